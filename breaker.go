@@ -1,0 +1,199 @@
+package fusebox
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Permit is what a caller holds while one attempt runs. It is handed back with
+// the attempt's Outcome to Record.
+type Permit struct {
+	Generation uint64
+	Lease      string // the probe lease ID when the attempt is a half-open probe
+	// Unprotected is set when the store could not be used and the attempt runs
+	// as if the circuit were closed; nothing is recorded for it.
+	Unprotected bool
+}
+
+// Outcome is the result of one attempt.
+type Outcome struct {
+	Failed bool
+	// Neutral outcomes count neither for nor against the breaker: a call
+	// cancelled by its user, a failure that is plainly local (no network), a
+	// 4xx that says the request, not the endpoint, was wrong.
+	Neutral bool
+	Attempt int
+	Reason  string
+	// OpenFor, on a counted failure, opens the circuit at once for that long
+	// (capped at OpenMax): a 429 with Retry-After asks every caller to wait.
+	OpenFor time.Duration
+}
+
+// Decide answers, from a state read without a lock, whether an attempt may
+// run. It returns a Permit for a closed circuit, ErrOpen (an *OpenError) for an
+// open one, and needLock when the decision must be made under the store's
+// lock with Acquire: the circuit is half-open, or its times must be rebased.
+func (s *State) Decide(now Instant) (Permit, error) {
+	v := s.View(now)
+	switch {
+	case !v.Settled:
+		return Permit{}, errNeedLock
+	case v.Phase == Closed && s.Phase == ForcedOpen:
+		return Permit{}, errNeedLock // the timed trip ended: record it
+	case v.Phase == Closed:
+		return Permit{Generation: s.Generation}, nil
+	case v.Phase == HalfOpen:
+		return Permit{}, errNeedLock
+	}
+	return Permit{}, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn}
+}
+
+// Acquire makes the decision of Decide under the store's lock, granting a
+// half-open probe lease (leaseID, for p.ProbeLease) while fewer than p.Probes
+// unexpired leases are held.
+func (s *State) Acquire(p BreakerPolicy, now Instant, leaseID string) (Permit, []Event, error) {
+	events := s.settle(now)
+	v := s.View(now)
+	switch v.Phase {
+	case Closed:
+		return Permit{Generation: s.Generation}, events, nil
+	case HalfOpen:
+		if len(s.Probes) < max(p.Probes, 1) {
+			s.Probes = append(s.Probes, Lease{ID: leaseID, Granted: now, For: Duration(p.ProbeLease)})
+			return Permit{Generation: s.Generation, Lease: leaseID}, events, nil
+		}
+	}
+	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: v.Phase == HalfOpen}
+}
+
+// Record applies an attempt's outcome. Totals and the failure log always
+// count it; the breaker moves only when the permit is from the current
+// generation.
+func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) []Event {
+	if permit.Unprotected {
+		return nil
+	}
+	events := s.settle(now)
+	if o.Failed {
+		kind := EventFailure
+		if o.Neutral {
+			kind = EventNeutralFailure
+		}
+		events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: kind, Attempt: o.Attempt, Reason: o.Reason})
+		if !o.Neutral {
+			s.TotalFailures++
+			s.LastFailureAt = now.Wall
+			s.LastFailure = o.Reason
+		}
+	} else if !o.Neutral {
+		s.TotalSuccesses++
+		s.LastSuccessAt = now.Wall
+	}
+	if permit.Lease != "" {
+		s.dropLease(permit.Lease)
+	}
+	if permit.Generation != s.Generation || o.Neutral {
+		return events
+	}
+
+	if permit.Lease != "" { // a half-open probe settles the circuit
+		if !o.Failed {
+			return append(events, s.transition(now, Closed, "probe succeeded"))
+		}
+		s.ConsecutiveFailures++
+		reopens := s.Reopens + 1
+		period := s.openPeriod(p, reopens)
+		if o.OpenFor > 0 {
+			period = min(o.OpenFor, p.OpenMax)
+		}
+		e := s.open(now, period, "probe failed: "+o.Reason)
+		s.Reopens = reopens
+		return append(events, e)
+	}
+	if s.Phase != Closed {
+		return events
+	}
+	if !o.Failed {
+		s.ConsecutiveFailures = 0
+		s.remember(p, 's')
+		return events
+	}
+	s.ConsecutiveFailures++
+	s.remember(p, 'f')
+	switch {
+	case o.OpenFor > 0:
+		return append(events, s.open(now, min(o.OpenFor, p.OpenMax), "asked to wait: "+o.Reason))
+	case s.tripped(p):
+		return append(events, s.open(now, min(p.OpenFor, p.OpenMax), s.tripReason(p)))
+	}
+	return events
+}
+
+// Trip forces the circuit open, for d or (d == 0) until Reset.
+func (s *State) Trip(now Instant, d time.Duration) []Event {
+	events := s.settle(now)
+	reason := "tripped by hand"
+	if d > 0 {
+		reason = fmt.Sprintf("tripped by hand for %s", d)
+	}
+	e := s.transition(now, ForcedOpen, reason)
+	s.OpenedAt, s.OpenPeriod, s.OpenUntil = now, Duration(d), time.Time{}
+	if d > 0 {
+		s.OpenUntil = now.Wall.Add(d)
+		e.For = Duration(d)
+	}
+	return append(events, e)
+}
+
+// Reset closes the circuit and forgets its failures; totals are kept.
+func (s *State) Reset(now Instant) []Event {
+	events := s.settle(now)
+	return append(events, s.transition(now, Closed, "reset by hand"))
+}
+
+func (s *State) dropLease(id string) {
+	for k, l := range s.Probes {
+		if l.ID == id {
+			s.Probes = append(s.Probes[:k], s.Probes[k+1:]...)
+			break
+		}
+	}
+	if len(s.Probes) == 0 {
+		s.Probes = nil
+	}
+}
+
+// openPeriod is OpenFor * OpenMultiplier^reopens, capped at OpenMax.
+func (s *State) openPeriod(p BreakerPolicy, reopens int) time.Duration {
+	return Backoff{First: p.OpenFor, Multiplier: p.OpenMultiplier, Max: p.OpenMax}.Exp(reopens + 1)
+}
+
+func (s *State) remember(p BreakerPolicy, outcome byte) {
+	if p.FailureRate == nil {
+		return
+	}
+	s.Recent += string(outcome)
+	if extra := len(s.Recent) - p.FailureRate.Window; extra > 0 {
+		s.Recent = s.Recent[extra:]
+	}
+}
+
+func (s *State) tripped(p BreakerPolicy) bool {
+	fr := p.FailureRate
+	if fr == nil {
+		return s.ConsecutiveFailures >= max(p.TripAfter, 1)
+	}
+	n := len(s.Recent)
+	if n == 0 || n < fr.MinAttempts {
+		return false
+	}
+	return float64(strings.Count(s.Recent, "f")) >= fr.Threshold*float64(n)
+}
+
+func (s *State) tripReason(p BreakerPolicy) string {
+	if fr := p.FailureRate; fr != nil {
+		return fmt.Sprintf("%d of the last %d attempts failed", strings.Count(s.Recent, "f"), len(s.Recent))
+	}
+	return fmt.Sprintf("%d consecutive failures", s.ConsecutiveFailures)
+}

@@ -1,0 +1,82 @@
+package fusebox
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Instant is a point in time as seen by one machine: the wall clock, plus the
+// boot ID and the CLOCK_BOOTTIME reading when the clock that took it knows them.
+// Within one boot, elapsed time is measured on the boot clock, which does not
+// jump when NTP corrects the wall clock.
+type Instant struct {
+	Wall     time.Time     `json:"wall"`
+	Boot     string        `json:"boot,omitempty"`
+	BootTime time.Duration `json:"boottime_ns,omitempty"`
+}
+
+// Since returns the time elapsed from earlier to i, and whether it could be
+// measured reliably: on the boot clock when both were taken in the same boot,
+// else on the wall clock. A wall clock that went backwards gives 0 and false.
+func (i Instant) Since(earlier Instant) (time.Duration, bool) {
+	if i.Boot != "" && i.Boot == earlier.Boot {
+		return max(i.BootTime-earlier.BootTime, 0), true
+	}
+	d := i.Wall.Sub(earlier.Wall)
+	if d < 0 {
+		return 0, false
+	}
+	return d, i.Boot == earlier.Boot
+}
+
+// Add returns i moved forward by d on every clock it carries.
+func (i Instant) Add(d time.Duration) Instant {
+	i.Wall = i.Wall.Add(d)
+	if i.Boot != "" {
+		i.BootTime += d
+	}
+	return i
+}
+
+// IsZero reports whether i was never set.
+func (i Instant) IsZero() bool { return i.Wall.IsZero() }
+
+// Clock tells the time. Implementations must be safe for concurrent use.
+type Clock interface {
+	Now() Instant
+}
+
+// WallClock is a Clock that knows only the wall clock. It is the default; the
+// sysclock package adds the boot clock.
+type WallClock struct{}
+
+// Now returns the wall time.
+func (WallClock) Now() Instant { return Instant{Wall: time.Now()} }
+
+// Duration is a time.Duration that reads as "1m30s" in JSON, so state files
+// stay readable with cat.
+type Duration time.Duration
+
+// MarshalJSON writes d as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a Go duration string or a number of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n int64
+		if err := json.Unmarshal(b, &n); err != nil {
+			return err
+		}
+		*d = Duration(n)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}

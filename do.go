@@ -1,0 +1,303 @@
+package fusebox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// Circuits runs calls under persistent circuit breakers kept in a Store. It is
+// safe for concurrent use.
+type Circuits struct {
+	store  Store
+	policy func(name string) Policy
+	clock  Clock
+	logger *slog.Logger
+	draw   func() float64
+}
+
+// Option configures Circuits.
+type Option func(*Circuits)
+
+// WithPolicy uses p (with defaults filled in) for every circuit.
+func WithPolicy(p Policy) Option {
+	p = p.WithDefaults()
+	return func(c *Circuits) { c.policy = func(string) Policy { return p } }
+}
+
+// WithPolicies looks up each circuit's policy by name; defaults are filled in.
+func WithPolicies(f func(name string) Policy) Option {
+	return func(c *Circuits) { c.policy = func(n string) Policy { return f(n).WithDefaults() } }
+}
+
+// WithClock sets the clock (default WallClock).
+func WithClock(clk Clock) Option { return func(c *Circuits) { c.clock = clk } }
+
+// WithLogger sets where attempts, waits, skips and transitions are logged
+// (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(c *Circuits) { c.logger = l } }
+
+// WithRand sets the source of jitter draws, uniform in [0, 1).
+func WithRand(draw func() float64) Option { return func(c *Circuits) { c.draw = draw } }
+
+// New returns Circuits that keep state in store.
+func New(store Store, opts ...Option) *Circuits {
+	c := &Circuits{
+		store:  store,
+		policy: func(string) Policy { return DefaultPolicy() },
+		clock:  WallClock{},
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		draw:   rand.Float64,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Store returns the store the circuits are kept in.
+func (c *Circuits) Store() Store { return c.store }
+
+// Policy returns the policy of the named circuit.
+func (c *Circuits) Policy(name string) Policy { return c.policy(name) }
+
+// Do calls fn under the named circuit's policy: each attempt asks the breaker
+// first, runs with the attempt timeout, and records its outcome; failures are
+// retried with backoff within the deadline.
+//
+// Do returns nil when an attempt succeeded; an error matching ErrOpen when the
+// circuit was open and fn never ran; an *ExhaustedError wrapping the last
+// attempt's error when the call failed; and ctx's error when ctx was cancelled,
+// which counts as neither success nor failure.
+//
+// fn's error steers the retry: wrap it in a *Failure to make it permanent,
+// neutral, or to pass on a server's Retry-After.
+func (c *Circuits) Do(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	call := &call{c: c, name: name, policy: c.policy(name), log: c.logger.With("circuit", name)}
+	return call.run(ctx, fn)
+}
+
+// call is the state of one Do.
+type call struct {
+	c      *Circuits
+	name   string
+	policy Policy
+	log    *slog.Logger
+	broken bool // the store failed: run unprotected, warn once
+}
+
+func (k *call) run(parent context.Context, fn func(context.Context) error) error {
+	r := k.policy.Retry
+	ctx, cancel := context.WithTimeout(parent, r.Deadline)
+	defer cancel()
+	var last error
+	var prev time.Duration
+	for attempt := 1; ; attempt++ {
+		permit, err := k.acquire(ctx)
+		if err != nil {
+			if attempt == 1 {
+				k.skip(ctx, err)
+				return err
+			}
+			k.log.Warn("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
+			return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Why: "circuit opened", Err: last}
+		}
+		if permit.Lease != "" {
+			k.log.Info("probing half-open circuit", "attempt", attempt)
+		}
+
+		actx, acancel := context.WithTimeout(ctx, r.Timeout)
+		err = fn(actx)
+		timedOut := actx.Err() == context.DeadlineExceeded
+		acancel()
+
+		if parent.Err() == context.Canceled {
+			k.record(permit, Outcome{Neutral: true, Attempt: attempt})
+			return fmt.Errorf("%s: %w", k.name, parent.Err())
+		}
+		if err == nil {
+			k.record(permit, Outcome{Attempt: attempt})
+			if attempt > 1 || permit.Lease != "" {
+				k.log.Info("attempt succeeded", "attempt", attempt)
+			}
+			return nil
+		}
+
+		var f *Failure
+		if !errors.As(err, &f) {
+			f = &Failure{Err: err}
+		}
+		reason := f.Error()
+		switch {
+		case ctx.Err() == context.DeadlineExceeded:
+			reason = fmt.Sprintf("deadline of %s reached: %s", r.Deadline, reason)
+		case timedOut:
+			reason = fmt.Sprintf("timeout after %s: %s", r.Timeout, reason)
+		}
+		k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
+		lvl := slog.LevelWarn
+		k.log.Log(ctx, lvl, "attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
+		last = &attemptError{reason: reason, err: err}
+
+		why := ""
+		switch {
+		case f.Permanent:
+			why = "not retryable"
+		case attempt >= r.Attempts:
+			why = "attempts exhausted"
+		case ctx.Err() != nil:
+			why = "deadline reached"
+		}
+		if why != "" {
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: why, Err: last}
+		}
+		wait, ok := r.Wait(attempt, prev, k.c.draw(), f.RetryAfter, remaining(ctx))
+		if !ok {
+			why = "deadline too close to retry"
+			if f.RetryAfter > 0 {
+				why = fmt.Sprintf("server asked to wait %s, past the deadline", roundDuration(f.RetryAfter))
+			}
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: why, Err: last}
+		}
+		k.log.Info("waiting before retry", "wait", roundDuration(wait))
+		if !sleep(ctx, wait) {
+			if parent.Err() == context.Canceled {
+				return fmt.Errorf("%s: %w", k.name, parent.Err())
+			}
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: "deadline reached", Err: last}
+		}
+		prev = wait
+	}
+}
+
+// attemptError keeps the last attempt's error with the reason Do logged for
+// it (which names timeouts and deadlines).
+type attemptError struct {
+	reason string
+	err    error
+}
+
+func (e *attemptError) Error() string { return e.reason }
+func (e *attemptError) Unwrap() error { return e.err }
+
+// acquire asks the breaker whether an attempt may run: lock-free for a closed
+// or open circuit, under the store's lock when a probe lease is at stake.
+func (k *call) acquire(ctx context.Context) (Permit, error) {
+	if k.broken {
+		return Permit{Unprotected: true}, nil
+	}
+	s := k.c.store
+	st, err := s.Load(ctx, k.name)
+	if err != nil {
+		k.storeFailed(err)
+		return Permit{Unprotected: true}, nil
+	}
+	permit, err := st.Decide(k.c.clock.Now())
+	if err != errNeedLock {
+		return permit, err
+	}
+	leaseID := strconv.FormatUint(rand.Uint64(), 36)
+	var aerr error
+	var events []Event
+	_, err = s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
+		before := *st
+		permit, events, aerr = st.Acquire(k.policy.Breaker, k.c.clock.Now(), leaseID)
+		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
+	})
+	if err != nil {
+		k.storeFailed(err)
+		return Permit{Unprotected: true}, nil
+	}
+	k.logEvents(events)
+	return permit, aerr
+}
+
+func sameAnchors(a, b *State) bool {
+	return a.OpenedAt == b.OpenedAt && len(a.Probes) == len(b.Probes)
+}
+
+// record stores an attempt's outcome.
+func (k *call) record(permit Permit, o Outcome) {
+	if k.broken || permit.Unprotected {
+		return
+	}
+	if !o.Failed && o.Neutral && permit.Lease == "" {
+		return // a cancelled ordinary attempt changes nothing
+	}
+	// Record even when ctx is done: the outcome happened.
+	var events []Event
+	_, err := k.c.store.Update(context.Background(), k.name, func(st *State) ([]Event, bool) {
+		events = st.Record(k.policy.Breaker, k.c.clock.Now(), permit, o)
+		return events, true
+	})
+	if err != nil {
+		k.storeFailed(err)
+		return
+	}
+	k.logEvents(events)
+}
+
+func (k *call) skip(ctx context.Context, err error) {
+	k.log.Warn("skipped: "+err.Error(), "reopens_in", reopensIn(err))
+	if serr := k.c.store.RecordSkip(ctx, k.name); serr != nil {
+		k.storeFailed(serr)
+	}
+}
+
+func (k *call) storeFailed(err error) {
+	if !k.broken {
+		k.log.Warn("state store unusable; running without circuit protection", "err", err)
+	}
+	k.broken = true
+}
+
+func (k *call) logEvents(events []Event) {
+	for _, e := range events {
+		if e.Kind != EventTransition {
+			continue
+		}
+		switch e.To {
+		case Open:
+			k.log.Warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+		case ForcedOpen:
+			k.log.Warn("circuit forced open", "reason", e.Reason)
+		case Closed:
+			k.log.Info("circuit closed", "reason", e.Reason)
+		}
+	}
+}
+
+func reopensIn(err error) time.Duration {
+	var oe *OpenError
+	if errors.As(err, &oe) {
+		return roundDuration(oe.ReopensIn)
+	}
+	return 0
+}
+
+func remaining(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return NoDeadline
+}
+
+// sleep waits for d or until ctx is done, reporting whether it slept fully.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,37 @@
+// Package fusebox keeps scripts and programs from hanging on, and hammering,
+// endpoints that are down: retries with exponential backoff and jitter under an
+// overall deadline, and circuit breakers whose state lives in a Store so that
+// every process on a host (or every host, with a shared store) sees the same
+// circuit.
+//
+// # Composition order
+//
+// A call made with [Circuits.Do] composes its policies from the outside in:
+//
+//	deadline (RetryPolicy.Deadline) ⊃ retry loop ⊃ breaker check ⊃ attempt timeout ⊃ fn
+//
+// Every attempt, not only the first, asks the breaker first: when other
+// processes open the circuit while a call waits out its backoff, the call stops
+// there instead of adding to a retry storm. Each attempt's result is recorded in
+// the store, which moves the circuit between closed, open and half-open.
+//
+// # Time
+//
+// Breaker state is shared between processes, so it is anchored to wall-clock
+// time, which can jump. Each stored time is an [Instant]: the wall time plus the
+// boot ID and CLOCK_BOOTTIME reading of the machine that took it. Elapsed time
+// within one boot is measured on the boot clock, which does not jump; across
+// boots the wall clock is used and clamped, so an open circuit never stays open
+// longer than its open period from now and no open period is skipped within a
+// boot.
+//
+// # Failing open
+//
+// fusebox must never be the reason a call is lost: when the Store cannot be
+// read or written, Do logs one warning and runs the call as if the circuit were
+// closed.
+//
+// This package is the domain: policies, the breaker state machine as pure
+// functions of (state, event, now), the [Store] contract and the Do loop. It
+// imports only the standard library. Stores live in subpackages (mem, file).
+package fusebox

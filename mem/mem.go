@@ -1,0 +1,159 @@
+// Package mem is an in-memory fusebox.Store, for Go programs that embed
+// fusebox in one long-running process, and for tests. State lives only as
+// long as the Store.
+package mem
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+var _ fusebox.Store = (*Store)(nil)
+
+// Store keeps circuit state in memory. It is safe for concurrent use.
+type Store struct {
+	mu      sync.Mutex
+	states  map[string]fusebox.State
+	skips   map[string]uint64
+	events  map[string][]fusebox.Event
+	answers map[string]fusebox.Answer
+}
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{
+		states:  map[string]fusebox.State{},
+		skips:   map[string]uint64{},
+		events:  map[string][]fusebox.Event{},
+		answers: map[string]fusebox.Answer{},
+	}
+}
+
+// Load returns the circuit's state.
+func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load(name), nil
+}
+
+func (s *Store) load(name string) fusebox.State {
+	st, ok := s.states[name]
+	if !ok {
+		return fusebox.State{Name: name}
+	}
+	st.Probes = slices.Clone(st.Probes)
+	return st
+}
+
+// Update applies fn under the Store's lock.
+func (s *Store) Update(_ context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.load(name)
+	events, changed := fn(&st)
+	if changed {
+		s.states[name] = st
+		s.events[name] = append(s.events[name], events...)
+	}
+	return st, nil
+}
+
+// RecordSkip counts a skipped call.
+func (s *Store) RecordSkip(_ context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.skips[name]++
+	return nil
+}
+
+// Skips returns the skipped calls counted.
+func (s *Store) Skips(_ context.Context, name string) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skips[name], nil
+}
+
+// Names lists the circuits with state, sorted.
+func (s *Store) Names(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.states))
+	for n := range s.states {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Events returns the circuit's events at or after since.
+func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fusebox.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fusebox.Event
+	for _, e := range s.events[name] {
+		if !e.Time.Before(since) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// SaveAnswer keeps a copy of a.
+func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.Body = slices.Clone(a.Body)
+	s.answers[key] = a
+	return nil
+}
+
+// LoadAnswer returns the kept answer.
+func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.answers[key]
+	a.Body = slices.Clone(a.Body)
+	return a, ok, nil
+}
+
+// GC drops what has not been updated for unusedFor and events older than
+// eventsFor.
+func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.Duration) (fusebox.GCReport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r fusebox.GCReport
+	for name, st := range s.states {
+		if now.Sub(st.UpdatedAt) > unusedFor {
+			delete(s.states, name)
+			delete(s.skips, name)
+			delete(s.events, name)
+			r.Circuits = append(r.Circuits, name)
+		}
+	}
+	for key, a := range s.answers {
+		if now.Sub(a.StoredAt) > unusedFor {
+			delete(s.answers, key)
+			r.Answers = append(r.Answers, key)
+		}
+	}
+	for name, evs := range s.events {
+		keep := evs[:0]
+		for _, e := range evs {
+			if now.Sub(e.Time) <= eventsFor {
+				keep = append(keep, e)
+			}
+		}
+		r.Events += len(evs) - len(keep)
+		s.events[name] = keep
+	}
+	slices.Sort(r.Circuits)
+	slices.Sort(r.Answers)
+	return r, nil
+}
+
+// Close does nothing.
+func (s *Store) Close() error { return nil }

@@ -1,0 +1,201 @@
+package fusebox
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Jitter names how a backoff delay is randomised, as defined in the AWS
+// Architecture Blog's "Exponential Backoff And Jitter".
+type Jitter string
+
+// The jitter kinds. The zero value means JitterFull.
+const (
+	JitterFull         Jitter = "full"         // uniform in [0, exp)
+	JitterEqual        Jitter = "equal"        // exp/2 + uniform in [0, exp/2)
+	JitterDecorrelated Jitter = "decorrelated" // uniform in [first, 3*previous), capped
+	JitterNone         Jitter = "none"         // exactly exp
+)
+
+// ParseJitter returns the Jitter named s.
+func ParseJitter(s string) (Jitter, error) {
+	switch j := Jitter(s); j {
+	case JitterFull, JitterEqual, JitterDecorrelated, JitterNone:
+		return j, nil
+	}
+	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
+}
+
+// Defaults applied by WithDefaults to zero fields.
+const (
+	DefaultAttempts       = 3
+	DefaultBackoff        = 2 * time.Second
+	DefaultMultiplier     = 2.0
+	DefaultMaxDelay       = 30 * time.Second
+	DefaultTimeout        = 10 * time.Second
+	DefaultDeadline       = 60 * time.Second
+	DefaultTripAfter      = 3
+	DefaultOpenFor        = 30 * time.Second
+	DefaultOpenMultiplier = 2.0
+	DefaultOpenMax        = 5 * time.Minute
+	DefaultProbes         = 1
+	// ProbeLeaseSlack is added to the attempt timeout to make the default
+	// probe lease: a probe is killed at its timeout (plus a grace), so its
+	// lease outlives it, and a probe killed with SIGKILL frees the circuit
+	// once its lease ends.
+	ProbeLeaseSlack = 2 * time.Second
+)
+
+// Backoff is the schedule of waits between attempts. The zero value means the
+// defaults: 2s, doubling, capped at 30s, full jitter.
+type Backoff struct {
+	First      time.Duration // the first wait before jitter (config: backoff)
+	Multiplier float64       // growth per attempt (config: multiplier)
+	Max        time.Duration // cap on any single wait (config: max_delay)
+	Jitter     Jitter        // config: jitter
+}
+
+// RetryPolicy says how often and for how long a call is attempted.
+type RetryPolicy struct {
+	Attempts int           // attempts in all, including the first
+	Backoff  Backoff       // waits between attempts
+	Timeout  time.Duration // per attempt
+	Deadline time.Duration // for the whole call, waits included; every wait is capped by it
+}
+
+// FailureRate trips a circuit when, over the last Window attempts (and at
+// least MinAttempts of them), the share that failed reaches Threshold.
+type FailureRate struct {
+	Threshold   float64 // 0 < Threshold <= 1
+	Window      int
+	MinAttempts int
+}
+
+// BreakerPolicy says when a circuit opens and how it recovers.
+type BreakerPolicy struct {
+	// TripAfter consecutive failed attempts open a closed circuit. It is not
+	// used when FailureRate is set.
+	TripAfter   int
+	FailureRate *FailureRate
+	// OpenFor is the first open period; each failed half-open probe
+	// multiplies the next one by OpenMultiplier, up to OpenMax. A success
+	// closes the circuit and resets the period.
+	OpenFor        time.Duration
+	OpenMultiplier float64
+	OpenMax        time.Duration
+	// Probes is how many callers, across all processes sharing the store,
+	// may try a half-open circuit at once. Each holds a lease of ProbeLease.
+	Probes     int
+	ProbeLease time.Duration
+}
+
+// Policy is the retry and breaker policy of one circuit. The zero value is
+// usable: every zero field means its default (see WithDefaults).
+type Policy struct {
+	Retry   RetryPolicy
+	Breaker BreakerPolicy
+}
+
+// DefaultPolicy returns the policy used when nothing is configured.
+func DefaultPolicy() Policy { return Policy{}.WithDefaults() }
+
+// WithDefaults returns p with every zero field set to its default.
+func (p Policy) WithDefaults() Policy {
+	r, b := &p.Retry, &p.Breaker
+	setDefault(&r.Attempts, DefaultAttempts)
+	setDefault(&r.Backoff.First, DefaultBackoff)
+	setDefault(&r.Backoff.Multiplier, DefaultMultiplier)
+	setDefault(&r.Backoff.Max, DefaultMaxDelay)
+	setDefault(&r.Backoff.Jitter, JitterFull)
+	setDefault(&r.Timeout, DefaultTimeout)
+	setDefault(&r.Deadline, DefaultDeadline)
+	setDefault(&b.TripAfter, DefaultTripAfter)
+	setDefault(&b.OpenFor, DefaultOpenFor)
+	setDefault(&b.OpenMultiplier, DefaultOpenMultiplier)
+	setDefault(&b.OpenMax, max(DefaultOpenMax, b.OpenFor))
+	setDefault(&b.Probes, DefaultProbes)
+	setDefault(&b.ProbeLease, r.Timeout+ProbeLeaseSlack)
+	return p
+}
+
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}
+
+// FieldError is one impossible value in a Policy. Field is the config key
+// (for example "open_max"), so a config loader can point at the line.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// Validate reports every impossible value in p, joined; each is a *FieldError.
+// Zero values are valid: they mean the default.
+func (p Policy) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	r, b := p.Retry, p.Breaker
+	if r.Attempts < 0 {
+		bad("attempts", "must be at least 1, got %d", r.Attempts)
+	}
+	if r.Backoff.First < 0 {
+		bad("backoff", "must not be negative, got %s", r.Backoff.First)
+	}
+	if r.Backoff.Multiplier != 0 && r.Backoff.Multiplier < 1 {
+		bad("multiplier", "must be at least 1, got %g", r.Backoff.Multiplier)
+	}
+	if r.Backoff.Max < 0 {
+		bad("max_delay", "must not be negative, got %s", r.Backoff.Max)
+	}
+	if r.Backoff.Jitter != "" {
+		if _, err := ParseJitter(string(r.Backoff.Jitter)); err != nil {
+			bad("jitter", "%s", err.Error())
+		}
+	}
+	if r.Timeout < 0 {
+		bad("timeout", "must not be negative, got %s", r.Timeout)
+	}
+	if r.Deadline < 0 {
+		bad("deadline", "must not be negative, got %s", r.Deadline)
+	}
+	if b.TripAfter < 0 {
+		bad("trip_after", "must be at least 1, got %d", b.TripAfter)
+	}
+	if fr := b.FailureRate; fr != nil {
+		if fr.Threshold <= 0 || fr.Threshold > 1 {
+			bad("failure_rate.threshold", "must be above 0%% and at most 100%%, got %g%%", fr.Threshold*100)
+		}
+		if fr.Window < 1 {
+			bad("failure_rate.window", "must be at least 1, got %d", fr.Window)
+		}
+		if fr.MinAttempts < 0 || fr.MinAttempts > fr.Window {
+			bad("failure_rate.min_attempts", "must be between 0 and the window (%d), got %d", fr.Window, fr.MinAttempts)
+		}
+	}
+	if b.OpenFor < 0 {
+		bad("open_for", "must not be negative, got %s", b.OpenFor)
+	}
+	if b.OpenMultiplier != 0 && b.OpenMultiplier < 1 {
+		bad("open_multiplier", "must be at least 1, got %g", b.OpenMultiplier)
+	}
+	if b.OpenMax < 0 {
+		bad("open_max", "must not be negative, got %s", b.OpenMax)
+	} else if b.OpenMax > 0 && b.OpenFor > b.OpenMax {
+		bad("open_max", "must be at least open_for (%s), got %s", b.OpenFor, b.OpenMax)
+	}
+	if b.Probes < 0 {
+		bad("probes", "must be at least 1, got %d", b.Probes)
+	}
+	if b.ProbeLease < 0 {
+		bad("probe_lease", "must not be negative, got %s", b.ProbeLease)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,177 @@
+package fusebox
+
+import (
+	"time"
+)
+
+// Phase is the state of a circuit.
+type Phase string
+
+// The phases. Closed, Open and ForcedOpen are stored; HalfOpen is derived: an
+// Open circuit whose open period has ended is half-open until a probe settles
+// it, whether or not any call has come since.
+const (
+	Closed     Phase = "closed"
+	Open       Phase = "open"
+	HalfOpen   Phase = "half_open"
+	ForcedOpen Phase = "forced_open"
+)
+
+// Lease is a half-open probe's claim on a circuit. It expires, so a probe
+// killed with SIGKILL does not wedge the circuit.
+type Lease struct {
+	ID      string   `json:"id"`
+	Granted Instant  `json:"granted"`
+	For     Duration `json:"for"`
+}
+
+// State is what a Store keeps for one circuit. Its methods are the breaker
+// state machine: pure functions of (state, event, now) that mutate the
+// receiver and return the events to record. A State is a value; it is not
+// safe for concurrent use, and Stores serialise updates to it.
+type State struct {
+	Name  string `json:"name"`
+	Phase Phase  `json:"state"` // Closed, Open or ForcedOpen; never HalfOpen
+	// Generation counts transitions. A result from a call that began in an
+	// older generation does not move the breaker.
+	Generation          uint64 `json:"generation"`
+	ConsecutiveFailures int    `json:"consecutive_failures"`
+	// Recent holds the outcomes of the last attempts while closed, oldest
+	// first, 's' for success and 'f' for failure; kept only when a failure
+	// rate is configured.
+	Recent string `json:"recent,omitempty"`
+
+	OpenedAt   Instant  `json:"opened_at,omitzero"`
+	OpenPeriod Duration `json:"open_period,omitzero"` // 0 with ForcedOpen: until reset
+	OpenUntil  time.Time `json:"open_until,omitzero"` // for people reading the file; OpenedAt+OpenPeriod rules
+	// Reopens counts failed probes since the circuit first opened.
+	Reopens int     `json:"reopens,omitempty"`
+	Probes  []Lease `json:"probes,omitempty"`
+
+	LastFailureAt  time.Time `json:"last_failure_at,omitzero"`
+	LastFailure    string    `json:"last_failure,omitempty"`
+	LastSuccessAt  time.Time `json:"last_success_at,omitzero"`
+	TotalFailures  uint64    `json:"total_failures"`
+	TotalSuccesses uint64    `json:"total_successes"`
+	UpdatedAt      time.Time `json:"updated_at,omitzero"`
+}
+
+// View is a circuit's state as of a moment, derived from the stored State.
+type View struct {
+	Phase Phase
+	// OpenUntil is when an open circuit becomes half-open (zero when closed
+	// or forced open with no end); ReopensIn is the time until then.
+	OpenUntil time.Time
+	ReopensIn time.Duration
+	// ActiveProbes counts unexpired probe leases.
+	ActiveProbes int
+	// Settled is false when the stored times come from another boot or a
+	// clock that went backwards: the state must be rebased under the lock
+	// before it is acted on.
+	Settled bool
+}
+
+// View derives the circuit's phase at now.
+func (s *State) View(now Instant) View {
+	v := View{Phase: s.Phase, Settled: true}
+	if s.Phase == "" {
+		v.Phase = Closed
+	}
+	if s.Phase == Closed || s.Phase == "" {
+		return v
+	}
+	if s.Phase == ForcedOpen && s.OpenPeriod == 0 {
+		return v
+	}
+	elapsed, ok := now.Since(s.OpenedAt)
+	v.Settled = ok
+	left := time.Duration(s.OpenPeriod) - elapsed
+	if left > 0 {
+		v.ReopensIn = left
+		v.OpenUntil = now.Wall.Add(left)
+		return v
+	}
+	if s.Phase == ForcedOpen {
+		v.Phase = Closed // a timed trip ends closed: it said nothing about health
+		return v
+	}
+	v.Phase = HalfOpen
+	for _, l := range s.Probes {
+		if d, _ := now.Since(l.Granted); d < time.Duration(l.For) {
+			v.ActiveProbes++
+		}
+	}
+	return v
+}
+
+// rebase re-anchors stored instants taken in another boot, or before a wall
+// clock that has since gone backwards, to now's clocks, keeping the elapsed
+// time the wall clock gives (never negative). From then on elapsed time is
+// measured on this boot's clock, so an open period is neither skipped by a
+// later jump nor stretched by an earlier one.
+func (s *State) rebase(now Instant) {
+	re := func(i *Instant) {
+		if i.IsZero() {
+			return
+		}
+		if _, ok := now.Since(*i); ok {
+			return
+		}
+		d, _ := now.Since(*i)
+		*i = Instant{Wall: now.Wall.Add(-d), Boot: now.Boot, BootTime: now.BootTime - d}
+	}
+	re(&s.OpenedAt)
+	for k := range s.Probes {
+		re(&s.Probes[k].Granted)
+	}
+}
+
+// settle applies the transitions that time alone makes: a timed trip that has
+// ended closes the circuit, and expired probe leases are dropped.
+func (s *State) settle(now Instant) []Event {
+	s.rebase(now)
+	s.UpdatedAt = now.Wall
+	if s.Phase == "" {
+		s.Phase = Closed
+	}
+	v := s.View(now)
+	if s.Phase == ForcedOpen && v.Phase == Closed {
+		return []Event{s.transition(now, Closed, "forced open period ended")}
+	}
+	live := s.Probes[:0]
+	for _, l := range s.Probes {
+		if d, _ := now.Since(l.Granted); d < time.Duration(l.For) {
+			live = append(live, l)
+		}
+	}
+	s.Probes = live
+	if len(s.Probes) == 0 {
+		s.Probes = nil
+	}
+	return nil
+}
+
+// transition moves the circuit to phase to, bumping the generation, and returns
+// the event that records it.
+func (s *State) transition(now Instant, to Phase, reason string) Event {
+	e := Event{Time: now.Wall, Circuit: s.Name, Kind: EventTransition, From: s.View(now).Phase, To: to, Reason: reason}
+	s.Generation++
+	s.Phase = to
+	s.Probes = nil
+	s.Recent = ""
+	if to == Closed {
+		s.ConsecutiveFailures = 0
+		s.OpenedAt, s.OpenPeriod, s.OpenUntil, s.Reopens = Instant{}, 0, time.Time{}, 0
+	}
+	return e
+}
+
+// open moves the circuit to Open for period, starting now.
+func (s *State) open(now Instant, period time.Duration, reason string) Event {
+	e := s.transition(now, Open, reason)
+	s.OpenedAt = now
+	s.OpenPeriod = Duration(period)
+	s.OpenUntil = now.Wall.Add(period)
+	e.For = Duration(period)
+	return e
+}
