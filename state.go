@@ -41,9 +41,9 @@ type State struct {
 	// rate is configured.
 	Recent string `json:"recent,omitempty"`
 
-	OpenedAt   Instant  `json:"opened_at,omitzero"`
-	OpenPeriod Duration `json:"open_period,omitzero"` // 0 with ForcedOpen: until reset
-	OpenUntil  time.Time `json:"open_until,omitzero"` // for people reading the file; OpenedAt+OpenPeriod rules
+	OpenedAt   Instant   `json:"opened_at,omitzero"`
+	OpenPeriod Duration  `json:"open_period,omitzero"` // 0 with ForcedOpen: until reset
+	OpenUntil  time.Time `json:"open_until,omitzero"`  // for people reading the file; OpenedAt+OpenPeriod rules
 	// Reopens counts failed probes since the circuit first opened.
 	Reopens int     `json:"reopens,omitempty"`
 	Probes  []Lease `json:"probes,omitempty"`
