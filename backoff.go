@@ -36,7 +36,7 @@ func (b Backoff) Delay(attempt int, prev time.Duration, draw float64) time.Durat
 		// sleep = min(cap, random_between(base, sleep*3))
 		prev = max(prev, b.First)
 		hi := b.Max
-		if prev < b.Max/3 {
+		if prev <= b.Max/3 { // 3*prev <= Max, without overflow
 			hi = prev * 3
 		}
 		if hi <= b.First {

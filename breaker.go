@@ -188,7 +188,9 @@ func (s *State) tripped(p BreakerPolicy) bool {
 	if n == 0 || n < fr.MinAttempts {
 		return false
 	}
-	return float64(strings.Count(s.Recent, "f")) >= fr.Threshold*float64(n)
+	// Divide rather than multiply the threshold: 0.55*100 is above 55 in
+	// floating point, while 55.0/100 == 0.55 exactly.
+	return float64(strings.Count(s.Recent, "f"))/float64(n) >= fr.Threshold
 }
 
 func (s *State) tripReason(p BreakerPolicy) string {

@@ -85,6 +85,28 @@ func (c *Circuits) Do(ctx context.Context, name string, fn func(ctx context.Cont
 	return call.run(ctx, fn)
 }
 
+// Check reports whether the named circuit is open right now, reading its state
+// without a lock and running nothing: an error matching ErrOpen (the skip is
+// logged and counted, as Do would) when it is open or forced open, else nil.
+// A half-open circuit, or state that cannot be read, gives nil: Do decides
+// those. It is the cheap first step of a short-lived process that wants to
+// exit at once on an open circuit before doing anything else.
+func (c *Circuits) Check(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	st, err := c.store.Load(ctx, name)
+	if err != nil {
+		return nil
+	}
+	if _, err := st.Decide(c.clock.Now()); err != nil && err != errNeedLock {
+		k := &call{c: c, name: name, log: c.logger.With("circuit", name)}
+		k.skip(ctx, err)
+		return err
+	}
+	return nil
+}
+
 // call is the state of one Do.
 type call struct {
 	c      *Circuits
@@ -119,7 +141,7 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		timedOut := actx.Err() == context.DeadlineExceeded
 		acancel()
 
-		if parent.Err() == context.Canceled {
+		if err != nil && parent.Err() == context.Canceled {
 			k.record(permit, Outcome{Neutral: true, Attempt: attempt})
 			return fmt.Errorf("%s: %w", k.name, parent.Err())
 		}
@@ -142,9 +164,8 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		case timedOut:
 			reason = fmt.Sprintf("timeout after %s: %s", r.Timeout, reason)
 		}
-		k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
-		lvl := slog.LevelWarn
-		k.log.Log(ctx, lvl, "attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
+		k.log.Warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
+		opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
 		last = &attemptError{reason: reason, err: err}
 
 		why := ""
@@ -153,6 +174,8 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			why = "not retryable"
 		case attempt >= r.Attempts:
 			why = "attempts exhausted"
+		case opened && f.RetryAfter == 0:
+			why = "circuit opened" // by this very failure: waiting out a backoff would be for nothing
 		case ctx.Err() != nil:
 			why = "deadline reached"
 		}
@@ -224,25 +247,27 @@ func sameAnchors(a, b *State) bool {
 	return a.OpenedAt == b.OpenedAt && len(a.Probes) == len(b.Probes)
 }
 
-// record stores an attempt's outcome.
-func (k *call) record(permit Permit, o Outcome) {
+// record stores an attempt's outcome and reports whether the circuit is now
+// open.
+func (k *call) record(permit Permit, o Outcome) (opened bool) {
 	if k.broken || permit.Unprotected {
-		return
+		return false
 	}
 	if !o.Failed && o.Neutral && permit.Lease == "" {
-		return // a cancelled ordinary attempt changes nothing
+		return false // a cancelled ordinary attempt changes nothing
 	}
 	// Record even when ctx is done: the outcome happened.
 	var events []Event
-	_, err := k.c.store.Update(context.Background(), k.name, func(st *State) ([]Event, bool) {
+	st, err := k.c.store.Update(context.Background(), k.name, func(st *State) ([]Event, bool) {
 		events = st.Record(k.policy.Breaker, k.c.clock.Now(), permit, o)
 		return events, true
 	})
 	if err != nil {
 		k.storeFailed(err)
-		return
+		return false
 	}
 	k.logEvents(events)
+	return st.Phase != Closed
 }
 
 func (k *call) skip(ctx context.Context, err error) {

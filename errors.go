@@ -82,8 +82,13 @@ func (f *Failure) Error() string {
 func (f *Failure) Unwrap() error { return f.Err }
 
 // Permanent marks err as not worth retrying. It still counts against the
-// breaker.
-func Permanent(err error) error { return &Failure{Err: err, Permanent: true} }
+// breaker. Permanent(nil) is nil, so `return Permanent(f())` keeps a success.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Failure{Err: err, Permanent: true}
+}
 
 func plural(n int) string {
 	if n == 1 {

@@ -106,7 +106,7 @@ func (p Policy) WithDefaults() Policy {
 	setDefault(&r.Attempts, DefaultAttempts)
 	setDefault(&r.Backoff.First, DefaultBackoff)
 	setDefault(&r.Backoff.Multiplier, DefaultMultiplier)
-	setDefault(&r.Backoff.Max, DefaultMaxDelay)
+	setDefault(&r.Backoff.Max, max(DefaultMaxDelay, r.Backoff.First))
 	setDefault(&r.Backoff.Jitter, JitterFull)
 	setDefault(&r.Timeout, DefaultTimeout)
 	setDefault(&r.Deadline, DefaultDeadline)
@@ -149,11 +149,13 @@ func (p Policy) Validate() error {
 	if r.Backoff.First < 0 {
 		bad("backoff", "must not be negative, got %s", r.Backoff.First)
 	}
-	if r.Backoff.Multiplier != 0 && r.Backoff.Multiplier < 1 {
+	if r.Backoff.Multiplier != 0 && !(r.Backoff.Multiplier >= 1) { // catches NaN
 		bad("multiplier", "must be at least 1, got %g", r.Backoff.Multiplier)
 	}
 	if r.Backoff.Max < 0 {
 		bad("max_delay", "must not be negative, got %s", r.Backoff.Max)
+	} else if r.Backoff.Max > 0 && r.Backoff.First > r.Backoff.Max {
+		bad("max_delay", "must be at least backoff (%s), got %s", r.Backoff.First, r.Backoff.Max)
 	}
 	if r.Backoff.Jitter != "" {
 		if _, err := ParseJitter(string(r.Backoff.Jitter)); err != nil {
@@ -170,7 +172,7 @@ func (p Policy) Validate() error {
 		bad("trip_after", "must be at least 1, got %d", b.TripAfter)
 	}
 	if fr := b.FailureRate; fr != nil {
-		if fr.Threshold <= 0 || fr.Threshold > 1 {
+		if !(fr.Threshold > 0 && fr.Threshold <= 1) { // catches NaN
 			bad("failure_rate.threshold", "must be above 0%% and at most 100%%, got %g%%", fr.Threshold*100)
 		}
 		if fr.Window < 1 {
@@ -183,7 +185,7 @@ func (p Policy) Validate() error {
 	if b.OpenFor < 0 {
 		bad("open_for", "must not be negative, got %s", b.OpenFor)
 	}
-	if b.OpenMultiplier != 0 && b.OpenMultiplier < 1 {
+	if b.OpenMultiplier != 0 && !(b.OpenMultiplier >= 1) { // catches NaN
 		bad("open_multiplier", "must be at least 1, got %g", b.OpenMultiplier)
 	}
 	if b.OpenMax < 0 {

@@ -121,6 +121,9 @@ func (s *State) rebase(now Instant) {
 		*i = Instant{Wall: now.Wall.Add(-d), Boot: now.Boot, BootTime: now.BootTime - d}
 	}
 	re(&s.OpenedAt)
+	if !s.OpenUntil.IsZero() {
+		s.OpenUntil = s.OpenedAt.Wall.Add(time.Duration(s.OpenPeriod))
+	}
 	for k := range s.Probes {
 		re(&s.Probes[k].Granted)
 	}

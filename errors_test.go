@@ -1,0 +1,84 @@
+package fusebox_test
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+func TestOpenErrorReadsWell(t *testing.T) {
+	tests := []struct {
+		err  fusebox.OpenError
+		want string
+	}{
+		{fusebox.OpenError{Name: "api", Phase: fusebox.Open, ReopensIn: 29*time.Second + 987*time.Millisecond}, "circuit api is open (probe in 30s)"},
+		{fusebox.OpenError{Name: "api", Phase: fusebox.Open, ReopensIn: 4*time.Minute + 31*time.Second + 400*time.Millisecond}, "circuit api is open (probe in 4m31s)"},
+		{fusebox.OpenError{Name: "api", Phase: fusebox.Open, ReopensIn: 1234567 * time.Nanosecond}, "circuit api is open (probe in 1ms)"},
+		{fusebox.OpenError{Name: "api", Phase: fusebox.HalfOpen, Probing: true}, "circuit api is half-open and another caller is probing it"},
+		{fusebox.OpenError{Name: "api", Phase: fusebox.ForcedOpen}, "circuit api is forced open until reset"},
+		{fusebox.OpenError{Name: "api", Phase: fusebox.ForcedOpen, ReopensIn: 90 * time.Second}, "circuit api is forced open (closes in 1m30s)"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+		if !errors.Is(&tt.err, fusebox.ErrOpen) {
+			t.Errorf("%q does not match ErrOpen", tt.want)
+		}
+	}
+	if errors.Is(&fusebox.OpenError{}, io.EOF) {
+		t.Error("an OpenError matches io.EOF")
+	}
+}
+
+func TestExhaustedErrorWrapsTheLastError(t *testing.T) {
+	last := &fusebox.Failure{Err: io.ErrUnexpectedEOF, Reason: "HTTP 503"}
+	err := error(&fusebox.ExhaustedError{Name: "api", Attempts: 3, Why: "attempts exhausted", Err: last})
+	if got, want := err.Error(), "api: attempts exhausted after 3 attempts: HTTP 503"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	var f *fusebox.Failure
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !errors.As(err, &f) || f != last {
+		t.Error("the last attempt's error is not reachable through errors.Is/As")
+	}
+}
+
+func TestPermanent(t *testing.T) {
+	err := fusebox.Permanent(io.EOF)
+	var f *fusebox.Failure
+	if !errors.As(err, &f) || !f.Permanent || !errors.Is(err, io.EOF) || err.Error() != "EOF" {
+		t.Errorf("Permanent(io.EOF) = %#v", err)
+	}
+	// A caller writing `return fusebox.Permanent(doIt())` must not turn a
+	// success into a failure (whose Error() would dereference nil).
+	if err := fusebox.Permanent(nil); err != nil {
+		t.Errorf("Permanent(nil) = %#v, want nil", err)
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for _, name := range []string{"a", "api.example.com", "db_primary-2", strings.Repeat("x", fusebox.MaxNameLen)} {
+		if err := fusebox.ValidateName(name); err != nil {
+			t.Errorf("ValidateName(%q) = %v", name, err)
+		}
+	}
+	tests := []struct{ name, want string }{
+		{"", "circuit name is empty"},
+		{".", `circuit name "." is not allowed`},
+		{"..", `circuit name ".." is not allowed`},
+		{"a/b", `circuit name "a/b" has "/" at byte 1: use only letters, digits, '.', '_' and '-'`},
+		{"café", `has "\xc3" at byte 3`},
+		{"has space", `has " " at byte 3`},
+		{strings.Repeat("x", fusebox.MaxNameLen+1), "is 65 characters long (at most 64)"},
+	}
+	for _, tt := range tests {
+		err := fusebox.ValidateName(tt.name)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ValidateName(%q) = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package fusebox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/mem"
+)
+
+func ExampleCircuits_Do() {
+	circuits := fusebox.New(mem.New(), fusebox.WithPolicy(fusebox.Policy{
+		Retry: fusebox.RetryPolicy{
+			Attempts: 3,
+			Backoff:  fusebox.Backoff{First: time.Millisecond, Jitter: fusebox.JitterNone},
+		},
+		Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: 30 * time.Second},
+	}))
+	ctx := context.Background()
+
+	// A flaky endpoint: the third attempt gets through.
+	attempts := 0
+	err := circuits.Do(ctx, "inventory", func(ctx context.Context) error {
+		attempts++
+		if attempts < 3 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	fmt.Printf("flaky: %v after %d attempts\n", err, attempts)
+
+	// An endpoint that is down: three failures in a row open the circuit...
+	err = circuits.Do(ctx, "inventory", func(ctx context.Context) error {
+		return errors.New("connection refused")
+	})
+	fmt.Println("down:", err)
+
+	// ...and from then on calls fail fast, without running.
+	err = circuits.Do(ctx, "inventory", func(ctx context.Context) error {
+		panic("not called while the circuit is open")
+	})
+	fmt.Println("open:", err)
+	fmt.Println("errors.Is(err, fusebox.ErrOpen):", errors.Is(err, fusebox.ErrOpen))
+
+	// Output:
+	// flaky: <nil> after 3 attempts
+	// down: inventory: attempts exhausted after 3 attempts: connection refused
+	// open: circuit inventory is open (probe in 30s)
+	// errors.Is(err, fusebox.ErrOpen): true
+}
+
+func ExampleBackoff_Delay() {
+	b := fusebox.Backoff{First: time.Second, Multiplier: 2, Max: 10 * time.Second}
+	// Delay is a pure function of the random draw: with a draw of 0.5, full
+	// jitter waits half the exponential delay and equal jitter three quarters.
+	equal := b
+	equal.Jitter = fusebox.JitterEqual
+	for attempt := 1; attempt <= 5; attempt++ {
+		fmt.Printf("after attempt %d: exp %-3s full %-4s equal %s\n",
+			attempt, b.Exp(attempt), b.Delay(attempt, 0, 0.5), equal.Delay(attempt, 0, 0.5))
+	}
+	// Output:
+	// after attempt 1: exp 1s  full 500ms equal 750ms
+	// after attempt 2: exp 2s  full 1s   equal 1.5s
+	// after attempt 3: exp 4s  full 2s   equal 3s
+	// after attempt 4: exp 8s  full 4s   equal 6s
+	// after attempt 5: exp 10s full 5s   equal 7.5s
+}

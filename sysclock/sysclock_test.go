@@ -1,0 +1,22 @@
+package sysclock
+
+import (
+	"testing"
+	"time"
+)
+
+func TestNowCarriesBootClock(t *testing.T) {
+	a := Clock{}.Now()
+	if a.Boot == "" {
+		t.Skip("SKIP: no boot ID on this system (" + bootIDPath + "); the clock degrades to wall time")
+	}
+	if a.BootTime <= 0 {
+		t.Fatalf("BootTime = %v, want > 0", a.BootTime)
+	}
+	time.Sleep(2 * time.Millisecond)
+	b := Clock{}.Now()
+	d, ok := b.Since(a)
+	if !ok || d < 2*time.Millisecond || d > time.Second {
+		t.Fatalf("Since = %v, %v; want about 2ms measured on the boot clock", d, ok)
+	}
+}
