@@ -63,6 +63,9 @@ func New(store Store, opts ...Option) *Circuits {
 // Store returns the store the circuits are kept in.
 func (c *Circuits) Store() Store { return c.store }
 
+// Clock returns the clock the circuits are timed by.
+func (c *Circuits) Clock() Clock { return c.clock }
+
 // Policy returns the policy of the named circuit.
 func (c *Circuits) Policy(name string) Policy { return c.policy(name) }
 
@@ -123,7 +126,13 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 	var last error
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil { // a caller's deadline may be gone already
+			return k.stopped(parent, attempt-1, last)
+		}
 		permit, err := k.acquire(ctx)
+		if err != nil && !errors.Is(err, ErrOpen) {
+			return k.stopped(parent, attempt-1, last)
+		}
 		if err != nil {
 			if attempt == 1 {
 				k.skip(ctx, err)
@@ -146,10 +155,12 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			return fmt.Errorf("%s: %w", k.name, parent.Err())
 		}
 		if err == nil {
-			k.record(permit, Outcome{Attempt: attempt})
 			if attempt > 1 || permit.Lease != "" {
 				k.log.Info("attempt succeeded", "attempt", attempt)
+			} else {
+				k.log.Debug("attempt succeeded", "attempt", attempt)
 			}
+			k.record(permit, Outcome{Attempt: attempt})
 			return nil
 		}
 
@@ -159,8 +170,10 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		}
 		reason := f.Error()
 		switch {
-		case ctx.Err() == context.DeadlineExceeded:
+		case ctx.Err() == context.DeadlineExceeded && parent.Err() == nil:
 			reason = fmt.Sprintf("deadline of %s reached: %s", r.Deadline, reason)
+		case ctx.Err() == context.DeadlineExceeded:
+			reason = "deadline reached: " + reason
 		case timedOut:
 			reason = fmt.Sprintf("timeout after %s: %s", r.Timeout, reason)
 		}
@@ -192,13 +205,22 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		}
 		k.log.Info("waiting before retry", "wait", roundDuration(wait))
 		if !sleep(ctx, wait) {
-			if parent.Err() == context.Canceled {
-				return fmt.Errorf("%s: %w", k.name, parent.Err())
-			}
-			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: "deadline reached", Err: last}
+			return k.stopped(parent, attempt, last)
 		}
 		prev = wait
 	}
+}
+
+// stopped is Do's result when its context ended between attempts: the
+// caller's cancellation, or a deadline.
+func (k *call) stopped(parent context.Context, attempts int, last error) error {
+	if parent.Err() == context.Canceled {
+		return fmt.Errorf("%s: %w", k.name, parent.Err())
+	}
+	if last == nil {
+		last = context.DeadlineExceeded
+	}
+	return &ExhaustedError{Name: k.name, Attempts: attempts, Why: "deadline reached", Err: last}
 }
 
 // attemptError keeps the last attempt's error with the reason Do logged for
@@ -219,6 +241,9 @@ func (k *call) acquire(ctx context.Context) (Permit, error) {
 	}
 	s := k.c.store
 	st, err := s.Load(ctx, k.name)
+	if err != nil && ctx.Err() != nil {
+		return Permit{}, ctx.Err()
+	}
 	if err != nil {
 		k.storeFailed(err)
 		return Permit{Unprotected: true}, nil
@@ -235,6 +260,9 @@ func (k *call) acquire(ctx context.Context) (Permit, error) {
 		permit, events, aerr = st.Acquire(k.policy.Breaker, k.c.clock.Now(), leaseID)
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})
+	if err != nil && ctx.Err() != nil {
+		return Permit{}, ctx.Err()
+	}
 	if err != nil {
 		k.storeFailed(err)
 		return Permit{Unprotected: true}, nil
@@ -271,7 +299,11 @@ func (k *call) record(permit Permit, o Outcome) (opened bool) {
 }
 
 func (k *call) skip(ctx context.Context, err error) {
-	k.log.Warn("skipped: "+err.Error(), "reopens_in", reopensIn(err))
+	if d := reopensIn(err); d > 0 {
+		k.log.Warn("skipped: "+err.Error(), "reopens_in", d)
+	} else {
+		k.log.Warn("skipped: " + err.Error())
+	}
 	if serr := k.c.store.RecordSkip(ctx, k.name); serr != nil {
 		k.storeFailed(serr)
 	}

@@ -72,10 +72,14 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string {
-	if f.Reason != "" {
+	switch {
+	case f.Reason != "":
 		return f.Reason
+	case f.Err != nil:
+		return f.Err.Error()
 	}
-	return f.Err.Error()
+	return "failed"
+
 }
 
 // Unwrap returns the wrapped error.

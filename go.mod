@@ -3,13 +3,16 @@ module github.com/fusebox-hq/fusebox
 go 1.26.8
 
 require (
-	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/goccy/go-yaml v1.19.2
+	github.com/itchyny/gojq v0.12.20
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.50.0
+	pgregory.net/rapid v1.3.0
+)
+
+require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/itchyny/gojq v0.12.20 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
 )
