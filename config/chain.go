@@ -1,0 +1,146 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/goccy/go-yaml/ast"
+)
+
+// chainDef is a chain as written, before nested chains are inlined.
+type chainDef struct {
+	entry
+	chain *httpcall.Chain
+	names []ast.Node // endpoints: circuit or chain names
+}
+
+// chains reads the chains: section into c. circuits says where each circuit
+// was named, so a chain cannot reuse the name.
+func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
+	defs := map[string]*chainDef{}
+	var order []*chainDef
+	entries, _ := l.mapping(sec.value, sec.path)
+	for _, e := range entries {
+		d := l.chainDef(e)
+		if err := fusebox.ValidateName(e.name); err != nil {
+			l.errorAt(e, e.path, "%v", err)
+			continue
+		}
+		if other, clash := circuits[e.name]; clash {
+			l.errorAt(e, e.path, "%s is also the name of a circuit (line %d): a chain needs a name of its own", e.name, other.key.Position.Line)
+			continue
+		}
+		defs[e.name] = d
+		order = append(order, d)
+	}
+	f := flattener{l: l, defs: defs, circuits: c.Circuits, done: map[string]bool{}}
+	for _, d := range order {
+		d.chain.Endpoints = f.flatten(d)
+		c.Chains[d.name] = d.chain
+	}
+}
+
+var chainKeys = []string{"endpoints", "fresh", "stale", "deadline"}
+
+func (l *loader) chainDef(e entry) *chainDef {
+	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}}
+	entries, ok := l.mapping(e.value, e.path)
+	hasEndpoints := false
+	for _, f := range entries {
+		switch f.name {
+		case "endpoints":
+			hasEndpoints = true
+			d.names = l.endpointNames(f)
+		case "fresh":
+			set(&d.chain.Fresh)(l.duration(f.value, f.path))
+		case "stale":
+			set(&d.chain.Stale)(l.duration(f.value, f.path))
+		case "deadline":
+			set(&d.chain.Deadline)(l.duration(f.value, f.path))
+		default:
+			l.unknownKey(f, chainKeys...)
+		}
+	}
+	if ok && !hasEndpoints {
+		l.errorAt(e, e.path, "endpoints is required: list the circuits (or chains) to try in turn")
+	}
+	return d
+}
+
+// endpointNames reads the endpoints: list, which names each entry once.
+func (l *loader) endpointNames(e entry) []ast.Node {
+	items, ok := l.list(e.value, e.path, "circuit or chain names, like [a, b]")
+	if ok && len(items) == 0 {
+		l.errorAt(e, e.path, "a chain needs at least one endpoint")
+	}
+	var seen []string
+	var names []ast.Node
+	for _, item := range items {
+		name, ok := l.text(item, e.path, "a circuit or chain name")
+		switch {
+		case !ok:
+		case slices.Contains(seen, name):
+			l.errorf(item, e.path, "%s is listed twice", name)
+		default:
+			seen = append(seen, name)
+			names = append(names, l.resolve(item, e.path))
+		}
+	}
+	return names
+}
+
+// flattener inlines nested chains, finding unknown names and cycles.
+type flattener struct {
+	l        *loader
+	defs     map[string]*chainDef
+	circuits map[string]*Circuit
+	done     map[string]bool
+	stack    []string // the chains being flattened, outermost first
+}
+
+// flatten returns the circuits d tries, in order, each once.
+func (f *flattener) flatten(d *chainDef) []string {
+	if f.done[d.name] {
+		return d.chain.Endpoints
+	}
+	f.stack = append(f.stack, d.name)
+	var out []string
+	for _, n := range d.names {
+		name := scalarText(n)
+		path := join(d.path, "endpoints")
+		if sub, ok := f.defs[name]; ok {
+			if i := slices.Index(f.stack, name); i >= 0 {
+				cycle := append(slices.Clone(f.stack[i:]), name)
+				f.l.errorf(n, path, "chains form a cycle: %s", strings.Join(cycle, " → "))
+				continue
+			}
+			out = appendNew(out, f.flatten(sub)...)
+			continue
+		}
+		circ, ok := f.circuits[name]
+		switch {
+		case !ok:
+			f.l.errorf(n, path, "no circuit or chain is named %s", name)
+		case circ.Endpoint == nil:
+			f.l.errorf(n, path, "circuit %s has no http: block, so a chain cannot call it", name)
+		default:
+			out = appendNew(out, name)
+		}
+	}
+	f.stack = f.stack[:len(f.stack)-1]
+	f.done[d.name] = true
+	d.chain.Endpoints = out
+	return out
+}
+
+// appendNew appends the names that list lacks.
+func appendNew(list []string, names ...string) []string {
+	for _, n := range names {
+		if !slices.Contains(list, n) {
+			list = append(list, n)
+		}
+	}
+	return list
+}

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"slices"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+var circuitKeys = append(slices.Clip(policyKeys), "fresh", "http")
+
+// circuits reads the circuits: section into c and returns where each valid
+// circuit name was found. reported are the problems of defaults:, not to be
+// reported again for every circuit that inherits them.
+func (l *loader) circuits(sec entry, c *Config, reported map[fusebox.FieldError]bool) map[string]entry {
+	where := map[string]entry{}
+	entries, _ := l.mapping(sec.value, sec.path)
+	for _, e := range entries {
+		circ := l.circuit(e, c.Defaults, reported)
+		if err := fusebox.ValidateName(e.name); err != nil {
+			l.errorAt(e, e.path, "%v", err)
+			continue
+		}
+		c.Circuits[e.name] = circ
+		where[e.name] = e
+	}
+	return where
+}
+
+// circuit reads one circuit: the defaults, then its own keys.
+func (l *loader) circuit(e entry, defaults fusebox.Policy, reported map[fusebox.FieldError]bool) *Circuit {
+	p := defaults
+	if fr := p.Breaker.FailureRate; fr != nil {
+		own := *fr
+		p.Breaker.FailureRate = &own
+	}
+	refs := keyRefs{}
+	var fresh, http *entry
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		if l.policyKey(f, &p, refs) {
+			continue
+		}
+		switch f.name {
+		case "fresh":
+			fresh = &f
+		case "http":
+			http = &f
+		default:
+			l.unknownKey(f, circuitKeys...)
+		}
+	}
+	circ := &Circuit{Name: e.name}
+	if http != nil {
+		circ.Endpoint = l.httpEndpoint(e.name, *http, &p, refs)
+	}
+	if fresh != nil {
+		if circ.Endpoint == nil {
+			l.errorAt(*fresh, fresh.path, "fresh needs an http: block in the same circuit")
+		} else {
+			set(&circ.Endpoint.Fresh)(l.duration(fresh.value, fresh.path))
+		}
+	}
+	l.validate(p, refs, &e, reported)
+	circ.Policy = p
+	if circ.Endpoint != nil {
+		circ.Endpoint.Policy = p
+	}
+	return circ
+}

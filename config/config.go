@@ -1,0 +1,177 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+)
+
+// Config is a loaded config file. It is not modified after Parse returns, so
+// it is safe for concurrent reads.
+type Config struct {
+	Path     string
+	State    string        // the state directory, a relative state: taken from the config file's directory; "" when not set
+	Fsync    bool          // default true
+	GCAfter  time.Duration // default fusebox.DefaultGCAfter
+	Defaults fusebox.Policy
+	Circuits map[string]*Circuit
+	Chains   map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
+	Secrets  []string                   // every value that came from ${VAR}, ${file:...} or !secret
+}
+
+// Circuit is one entry of circuits:.
+type Circuit struct {
+	Name string
+	// Policy is defaults: merged with the circuit's own keys, field by field
+	// (failure_rate as a whole). Zero fields still mean the built-in
+	// defaults: call WithDefaults to fill them.
+	Policy   fusebox.Policy
+	Endpoint *httpcall.Endpoint // nil without an http: block
+}
+
+// Env is what Parse may read besides the config text: environment variables
+// for ${VAR}, and files for ${file:...} and secrets.yaml. A nil Lookup sets
+// no variables; a nil ReadFile reads no files.
+type Env struct {
+	Lookup   func(string) (string, bool)
+	ReadFile func(string) ([]byte, error)
+}
+
+// Load reads the config file at path and, only when a !secret is used,
+// secrets.yaml beside it; ${VAR} comes from the process environment. A file
+// that cannot be read is a plain error wrapping the fs error; problems in its
+// content are *Error, joined.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data, Env{Lookup: os.LookupEnv, ReadFile: os.ReadFile})
+}
+
+// Parse parses the config text data, read from path (used in errors and to
+// find secrets.yaml and relative paths). It reads nothing but through env.
+// Every problem found is an *Error, and all of them are returned joined.
+func Parse(path string, data []byte, env Env) (*Config, error) {
+	if env.Lookup == nil {
+		env.Lookup = func(string) (string, bool) { return "", false }
+	}
+	if env.ReadFile == nil {
+		env.ReadFile = func(string) ([]byte, error) { return nil, errors.New("reading files is not allowed") }
+	}
+	probs := &problems{}
+	doc := parseYAML(path, data, probs)
+	if doc == nil {
+		return nil, probs.err()
+	}
+	l := &loader{yamlDoc: doc, env: env, dir: filepath.Dir(path), isSecret: map[string]bool{}}
+	c := l.config(path)
+	if err := probs.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Policy returns the merged policy of the named circuit, or the defaults for
+// a circuit the config does not name. Zero fields mean the built-in defaults.
+func (c *Config) Policy(name string) fusebox.Policy {
+	if c == nil {
+		return fusebox.Policy{}
+	}
+	if circ, ok := c.Circuits[name]; ok {
+		return circ.Policy
+	}
+	return c.Defaults
+}
+
+// loader holds the state of one Parse.
+type loader struct {
+	*yamlDoc
+	env           Env
+	dir           string // the config file's directory, for relative paths
+	secrets       []string
+	isSecret      map[string]bool
+	endpoint      *httpcall.Endpoint // the endpoint being read, if any: it keeps its own secrets
+	secretValues  map[string]string  // secrets.yaml, once read
+	secretsFailed bool               // secrets.yaml could not be read (reported once)
+}
+
+var topKeys = []string{"state", "fsync", "gc_after", "defaults", "circuits", "chains"}
+
+func (l *loader) config(path string) *Config {
+	c := &Config{
+		Path:     path,
+		Fsync:    true,
+		GCAfter:  fusebox.DefaultGCAfter,
+		Circuits: map[string]*Circuit{},
+		Chains:   map[string]*httpcall.Chain{},
+	}
+	sections := map[string]entry{}
+	entries, _ := l.mapping(l.body, "")
+	for _, e := range entries {
+		switch e.name {
+		case "state":
+			set(&c.State)(l.stateDir(e))
+		case "fsync":
+			set(&c.Fsync)(l.boolean(e.value, e.path))
+		case "gc_after":
+			set(&c.GCAfter)(l.positive(e))
+		case "defaults", "circuits", "chains":
+			sections[e.name] = e
+		default:
+			l.unknownKey(e, topKeys...)
+		}
+	}
+	refs := keyRefs{}
+	c.Defaults = l.defaults(sections["defaults"], refs)
+	reported := l.validate(c.Defaults, refs, nil, nil)
+	circuits := l.circuits(sections["circuits"], c, reported)
+	l.chains(sections["chains"], c, circuits)
+	c.Secrets = l.secrets
+	return c
+}
+
+// stateDir reads state:, relative to the config file's directory.
+func (l *loader) stateDir(e entry) (string, bool) {
+	s, ok := l.str(e.value, e.path)
+	if ok && s == "" {
+		l.errorAt(e, e.path, "must not be empty (leave it out for the default)")
+		return "", false
+	}
+	if ok && !filepath.IsAbs(s) {
+		s = filepath.Join(l.dir, s)
+	}
+	return s, ok
+}
+
+// positive reads a duration that must not be zero.
+func (l *loader) positive(e entry) (time.Duration, bool) {
+	d, ok := l.duration(e.value, e.path)
+	if ok && d == 0 {
+		l.errorf(e.value, e.path, "must be more than 0")
+		return 0, false
+	}
+	return d, ok
+}
+
+// defaults reads the defaults: section over a zero Policy.
+func (l *loader) defaults(e entry, refs keyRefs) fusebox.Policy {
+	var p fusebox.Policy
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		if !l.policyKey(f, &p, refs) {
+			l.unknownKey(f, policyKeys...)
+		}
+	}
+	return p
+}
+
+// errorAt reports a problem at the key of e.
+func (l *loader) errorAt(e entry, path, format string, args ...any) {
+	l.probs.add(l.file, e.key, path, format, args...)
+}

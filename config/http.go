@@ -1,0 +1,181 @@
+package config
+
+import (
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/goccy/go-yaml/ast"
+)
+
+var httpKeys = []string{
+	"url", "method", "headers", "body", "timeout", "retry_on",
+	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body",
+}
+
+// methods are the HTTP methods an endpoint may use.
+var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// httpEndpoint reads the http: block of the named circuit. Its timeout is
+// the circuit's, so it is set in p and recorded in refs.
+func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyRefs) *httpcall.Endpoint {
+	ep := &httpcall.Endpoint{Name: name, Method: "GET", RetryOn: httpcall.DefaultRetryOn(), MaxBody: httpcall.DefaultMaxBody}
+	l.endpoint = ep
+	defer func() { l.endpoint = nil }()
+	entries, ok := l.mapping(e.value, e.path)
+	hasURL := false
+	for _, f := range entries {
+		switch f.name {
+		case "url":
+			hasURL = true
+			set(&ep.URL)(l.url(f))
+		case "method":
+			set(&ep.Method)(l.method(f))
+		case "headers":
+			ep.Headers = l.headers(f)
+		case "body":
+			set(&ep.Body)(l.str(f.value, f.path))
+		case "timeout":
+			if other, dup := refs["timeout"]; dup {
+				l.errorAt(f, f.path, "the timeout is already set by %s (line %d): set it once", other.path, other.key.Position.Line)
+				continue
+			}
+			set(&p.Retry.Timeout)(l.duration(f.value, f.path))
+			refs["timeout"] = f
+		case "retry_on":
+			set(&ep.RetryOn)(l.retryOn(f))
+		case "trip_on_4xx":
+			set(&ep.TripOn4xx)(l.boolean(f.value, f.path))
+		case "retry_unsafe":
+			set(&ep.RetryUnsafe)(l.boolean(f.value, f.path))
+		case "expect":
+			ep.Expect = l.expect(f)
+		case "extract":
+			set(&ep.Extract)(l.jq(f))
+		case "max_body":
+			set(&ep.MaxBody)(l.maxBody(f))
+		default:
+			l.unknownKey(f, httpKeys...)
+		}
+	}
+	if ok && !hasURL {
+		l.errorAt(e, e.path, "url is required")
+	}
+	return ep
+}
+
+// url reads an http or https URL with a host.
+func (l *loader) url(e entry) (string, bool) {
+	s, ok := l.str(e.value, e.path)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		l.errorf(e.value, e.path, "invalid URL: %s", l.redact(err.Error()))
+		return "", false
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" {
+		l.errorf(e.value, e.path, "want an http:// or https:// URL with a host")
+		return "", false
+	}
+	return s, true
+}
+
+func (l *loader) method(e entry) (string, bool) {
+	s, ok := l.text(e.value, e.path, "an HTTP method")
+	if !ok {
+		return "", false
+	}
+	if m := strings.ToUpper(s); slices.Contains(methods, m) {
+		return m, true
+	}
+	l.errorf(e.value, e.path, "unknown method %q; want one of %s", s, strings.Join(methods, ", "))
+	return "", false
+}
+
+// headers reads a mapping of header names to text values.
+func (l *loader) headers(e entry) map[string]string {
+	entries, _ := l.mapping(e.value, e.path)
+	h := make(map[string]string, len(entries))
+	for _, f := range entries {
+		if !isToken(f.name) {
+			l.errorAt(f, f.path, "invalid header name %q", f.name)
+			continue
+		}
+		v, ok := l.str(f.value, f.path)
+		if ok && strings.ContainsAny(v, "\r\n\x00") {
+			l.errorf(f.value, f.path, "a header value must not contain a line break or NUL")
+			continue
+		}
+		if ok {
+			h[f.name] = v
+		}
+	}
+	return h
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110), as a header name
+// must be.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// retryOn reads a list of failures to retry: connect, timeout, 5xx, 429 or
+// status codes.
+func (l *loader) retryOn(e entry) (httpcall.RetryOn, bool) {
+	var r httpcall.RetryOn
+	items, ok := l.list(e.value, e.path, "failures to retry, like [connect, 5xx]")
+	for _, item := range items {
+		s, itemOK := l.text(item, e.path, "connect, timeout, 5xx, 429 or a status code")
+		if !itemOK {
+			ok = false
+			continue
+		}
+		switch s {
+		case "connect":
+			r.Connect = true
+		case "timeout":
+			r.Timeout = true
+		case "5xx":
+			r.ServerErrors = true
+		case "429":
+			r.TooManyRequests = true
+		default:
+			code, err := strconv.Atoi(s)
+			if err != nil {
+				l.errorf(item, e.path, "unknown failure %q; want connect, timeout, 5xx, 429 or a status code", s)
+				ok = false
+			} else if !l.statusCode(item, e.path, code) {
+				ok = false
+			} else if !slices.Contains(r.Codes, code) {
+				r.Codes = append(r.Codes, code)
+			}
+		}
+	}
+	return r, ok
+}
+
+// statusCode reports whether code is an HTTP status code, and says so when
+// it is not.
+func (l *loader) statusCode(item ast.Node, path string, code int) bool {
+	if 100 <= code && code <= 599 {
+		return true
+	}
+	l.errorf(item, path, "status code %d is outside 100–599", code)
+	return false
+}

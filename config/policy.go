@@ -1,0 +1,173 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/goccy/go-yaml/ast"
+)
+
+// policyKeys are the keys of fusebox.Policy, allowed in defaults: and in
+// every circuit.
+var policyKeys = []string{
+	"attempts", "backoff", "multiplier", "max_delay", "jitter", "timeout", "deadline",
+	"trip_after", "failure_rate", "open_for", "open_multiplier", "open_max", "probes", "probe_lease",
+}
+
+// keyRefs maps the policy keys set in one place (defaults: or a circuit),
+// "failure_rate.window" and the like included, to where they were set.
+type keyRefs map[string]entry
+
+// policyKey sets the field of p that e names and records it in refs. It
+// returns false when e is not a policy key.
+func (l *loader) policyKey(e entry, p *fusebox.Policy, refs keyRefs) bool {
+	r, b := &p.Retry, &p.Breaker
+	switch e.name {
+	case "attempts":
+		set(&r.Attempts)(l.integer(e.value, e.path))
+	case "backoff":
+		set(&r.Backoff.First)(l.duration(e.value, e.path))
+	case "multiplier":
+		set(&r.Backoff.Multiplier)(l.number(e.value, e.path))
+	case "max_delay":
+		set(&r.Backoff.Max)(l.duration(e.value, e.path))
+	case "jitter":
+		set(&r.Backoff.Jitter)(l.jitter(e))
+	case "timeout":
+		set(&r.Timeout)(l.duration(e.value, e.path))
+	case "deadline":
+		set(&r.Deadline)(l.duration(e.value, e.path))
+	case "trip_after":
+		set(&b.TripAfter)(l.integer(e.value, e.path))
+	case "failure_rate":
+		b.FailureRate = l.failureRate(e, refs)
+	case "open_for":
+		set(&b.OpenFor)(l.duration(e.value, e.path))
+	case "open_multiplier":
+		set(&b.OpenMultiplier)(l.number(e.value, e.path))
+	case "open_max":
+		set(&b.OpenMax)(l.duration(e.value, e.path))
+	case "probes":
+		set(&b.Probes)(l.integer(e.value, e.path))
+	case "probe_lease":
+		set(&b.ProbeLease)(l.duration(e.value, e.path))
+	default:
+		return false
+	}
+	refs[e.name] = e
+	return true
+}
+
+// set returns a function that stores a value read from the config in field
+// when it was read without a problem.
+func set[T any](field *T) func(T, bool) {
+	return func(v T, ok bool) {
+		if ok {
+			*field = v
+		}
+	}
+}
+
+func (l *loader) jitter(e entry) (fusebox.Jitter, bool) {
+	s, ok := l.text(e.value, e.path, "full, equal, decorrelated or none")
+	if !ok {
+		return "", false
+	}
+	j, err := fusebox.ParseJitter(s)
+	if err != nil {
+		l.errorf(e.value, e.path, "%v", err)
+		return "", false
+	}
+	return j, true
+}
+
+// failureRate reads failure_rate as a unit: null means none (to turn off a
+// failure rate set in defaults:).
+func (l *loader) failureRate(e entry, refs keyRefs) *fusebox.FailureRate {
+	if isNull(l.resolve(e.value, e.path)) {
+		return nil
+	}
+	entries, ok := l.mapping(e.value, e.path)
+	if !ok {
+		return nil
+	}
+	fr := &fusebox.FailureRate{}
+	for _, f := range entries {
+		switch f.name {
+		case "threshold":
+			set(&fr.Threshold)(l.threshold(f))
+		case "window":
+			set(&fr.Window)(l.integer(f.value, f.path))
+		case "min_attempts":
+			set(&fr.MinAttempts)(l.integer(f.value, f.path))
+		default:
+			l.unknownKey(f, "threshold", "window", "min_attempts")
+			continue
+		}
+		refs["failure_rate."+f.name] = f
+	}
+	return fr
+}
+
+// threshold reads a share as a fraction (0.5) or a percentage ("50%").
+func (l *loader) threshold(e entry) (float64, bool) {
+	if s, ok := l.resolve(e.value, e.path).(*ast.StringNode); ok && strings.HasSuffix(s.Value, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s.Value, "%")), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			l.errorf(s, e.path, "want a share like 50%% or 0.5, got %q", s.Value)
+			return 0, false
+		}
+		return v / 100, true
+	}
+	v, ok := l.number(e.value, e.path)
+	if ok && v > 1 && v <= 100 {
+		l.errorf(e.value, e.path, "want a share like 50%% or 0.5, got %g (write %g%% for a percentage)", v, v)
+		return 0, false
+	}
+	return v, ok
+}
+
+// validate reports the impossible values of p at the keys that set them,
+// unless a problem reading that key was reported already. A problem with a
+// key that refs lacks was inherited: it is reported at inheritor (the
+// circuit) unless it is in skip, the problems already reported for
+// defaults:. It returns the problems it found, reported or not.
+func (l *loader) validate(p fusebox.Policy, refs keyRefs, inheritor *entry, skip map[fusebox.FieldError]bool) map[fusebox.FieldError]bool {
+	found := map[fusebox.FieldError]bool{}
+	for _, err := range unjoin(p.Validate()) {
+		var fe *fusebox.FieldError
+		if !errors.As(err, &fe) {
+			continue
+		}
+		found[*fe] = true
+		e, own := refs[fe.Field]
+		path := e.path
+		if parent, sub, nested := strings.Cut(fe.Field, "."); !own && nested {
+			e, own = refs[parent] // failure_rate.window when window was left out
+			path = join(e.path, sub)
+		}
+		switch {
+		case own && l.probs.hasKey(path):
+		case own:
+			l.errorAt(e, path, "%s", fe.Msg)
+		case skip[*fe] || inheritor == nil:
+		default:
+			l.errorAt(*inheritor, join(inheritor.path, fe.Field), "%s (%s is inherited from defaults)", fe.Msg, fe.Field)
+		}
+	}
+	return found
+}
+
+// unjoin returns the errors joined in err.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
+}

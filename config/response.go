@@ -1,0 +1,66 @@
+package config
+
+import (
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/itchyny/gojq"
+)
+
+// expect reads what a good response looks like: status codes and a jq
+// condition.
+func (l *loader) expect(e entry) httpcall.Expect {
+	var x httpcall.Expect
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		switch f.name {
+		case "status":
+			items, _ := l.list(f.value, f.path, "status codes, like [200, 204]")
+			for _, item := range items {
+				if code, ok := l.integer(item, f.path); ok && l.statusCode(item, f.path, code) {
+					x.Status = append(x.Status, code)
+				}
+			}
+		case "jq":
+			set(&x.JQ)(l.jq(f))
+		default:
+			l.unknownKey(f, "status", "jq")
+		}
+	}
+	return x
+}
+
+// jq reads a gojq expression and checks that it compiles. Empty means none.
+func (l *loader) jq(e entry) (string, bool) {
+	s, ok := l.str(e.value, e.path)
+	if !ok || s == "" {
+		return s, ok
+	}
+	q, err := gojq.Parse(s)
+	if err == nil {
+		_, err = gojq.Compile(q)
+	}
+	if err != nil {
+		l.errorf(e.value, e.path, "invalid jq expression: %s", l.redact(err.Error()))
+		return "", false
+	}
+	return s, true
+}
+
+// maxBody reads a positive byte size.
+func (l *loader) maxBody(e entry) (int64, bool) {
+	s, ok := l.text(e.value, e.path, "a size like 10MiB")
+	if !ok {
+		return 0, false
+	}
+	n, err := parseSize(s)
+	switch {
+	case err != nil:
+		l.errorf(e.value, e.path, "%v", err)
+	case n < 0:
+		l.errorf(e.value, e.path, "must not be negative, got %s", s)
+	case n == 0:
+		l.errorf(e.value, e.path, "must be more than 0 (leave it out for the default, 10MiB)")
+	default:
+		return n, true
+	}
+	return 0, false
+}
