@@ -1,0 +1,264 @@
+package httpcall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// Sources of a Result answered from the stored response rather than by an
+// endpoint.
+const (
+	SourceFresh = "fresh"
+	SourceStale = "stale"
+)
+
+// Errors a failed Call matches with errors.Is.
+var (
+	// ErrAllFailed: every endpoint failed (some may have been skipped).
+	ErrAllFailed = errors.New("every endpoint failed")
+	// ErrAllSkipped: every endpoint was skipped, its circuit open; no
+	// request was made.
+	ErrAllSkipped = errors.New("every circuit is open")
+	// ErrUnknown: no endpoint or chain has the name.
+	ErrUnknown = errors.New("no such endpoint or chain")
+)
+
+// CallOptions adjust one Call.
+type CallOptions struct {
+	NoStale bool // fail rather than serve a stale stored answer
+}
+
+// Result is the answer to a Call, or, with a *CallError, what was tried.
+type Result struct {
+	Source   string        // the endpoint that answered, or SourceFresh or SourceStale
+	Answered string        // the endpoint whose response this is (for fresh and stale, the stored one's)
+	Status   int           // its HTTP status
+	Attempts int           // attempts made in this call, over all endpoints
+	Age      time.Duration // for fresh and stale: how old the stored answer is
+	Body     []byte        // the extraction, or the raw body
+	Errors   []EndpointError
+}
+
+// EndpointError says why an endpoint did not answer.
+type EndpointError struct {
+	Name    string
+	Reason  string // redacted
+	Skipped bool   // its circuit was open: no request was made
+}
+
+// CallError is returned when no endpoint answered and no stored answer could
+// stand in. It matches ErrAllSkipped when every circuit was open, and
+// ErrAllFailed otherwise.
+type CallError struct {
+	Name       string // the endpoint or chain called
+	Errors     []EndpointError
+	AllSkipped bool
+}
+
+func (e *CallError) Error() string {
+	if len(e.Errors) == 1 && e.Errors[0].Name == e.Name {
+		return e.Name + ": " + e.Errors[0].Reason
+	}
+	what := ErrAllFailed.Error()
+	if e.AllSkipped {
+		what = ErrAllSkipped.Error()
+	}
+	parts := make([]string, len(e.Errors))
+	for i, ee := range e.Errors {
+		parts[i] = ee.Name + ": " + ee.Reason
+	}
+	return fmt.Sprintf("%s: %s (%s)", e.Name, what, strings.Join(parts, "; "))
+}
+
+// Is makes errors.Is match ErrAllSkipped or ErrAllFailed.
+func (e *CallError) Is(target error) bool {
+	return target == ErrAllSkipped && e.AllSkipped || target == ErrAllFailed && !e.AllSkipped
+}
+
+// plan is what one Call tries.
+type plan struct {
+	name      string // the endpoint or chain called, and the key of its stored answer
+	endpoints []*endpoint
+	fresh     time.Duration
+	stale     time.Duration
+	deadline  time.Duration // 0: each endpoint's own
+	log       *slog.Logger
+}
+
+// Call calls the named endpoint, or tries the named chain's endpoints in
+// order until one answers. An endpoint whose circuit is open is skipped at
+// once.
+//
+// A stored answer younger than the endpoint's or chain's Fresh answers
+// without any request; one younger than Stale answers when every endpoint
+// failed or was skipped (unless opt.NoStale). A good answer is stored only
+// when Fresh or Stale is set.
+//
+// When nothing answered, Call returns a *CallError and a Result holding the
+// errors and the attempts made; when ctx is cancelled, ctx's error and the
+// same.
+func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Result, error) {
+	var p plan
+	if ep, ok := c.endpoints[name]; ok {
+		p = plan{name: name, endpoints: []*endpoint{ep}, fresh: ep.Fresh, stale: ep.Stale, log: c.log}
+	} else if ch, ok := c.chains[name]; ok {
+		p = plan{name: name, fresh: ch.Fresh, stale: ch.Stale, deadline: ch.Deadline, log: c.log.With("chain", name)}
+		for _, n := range ch.Endpoints {
+			p.endpoints = append(p.endpoints, c.endpoints[n])
+		}
+		if p.deadline == 0 {
+			for _, ep := range p.endpoints {
+				p.deadline += ep.policy.Retry.Deadline
+			}
+		}
+	} else {
+		return nil, fmt.Errorf("%w: %q", ErrUnknown, c.red.String(name))
+	}
+	return c.run(ctx, p, opt)
+}
+
+func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, error) {
+	if p.fresh > 0 {
+		if a, age, ok := c.stored(ctx, p); ok && age < p.fresh {
+			p.log.Info("answered from the stored response", "from", a.Source, "age", human(age))
+			return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, nil
+		}
+	}
+	if p.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.deadline)
+		defer cancel()
+	}
+	res := &Result{}
+	for _, ep := range p.endpoints {
+		if err := ctx.Err(); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return res, fmt.Errorf("%s: %w", p.name, err)
+			}
+			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: fmt.Sprintf("not tried: chain deadline of %s reached", human(p.deadline))})
+			continue
+		}
+		var got answer
+		err := c.circuits.Do(ctx, ep.Name, func(actx context.Context) error {
+			res.Attempts++
+			a, err := c.attempt(actx, ep)
+			if err == nil {
+				got = a
+			}
+			return err
+		})
+		switch {
+		case err == nil:
+			res.Source, res.Answered, res.Status, res.Body = ep.Name, ep.Name, got.status, got.body
+			p.log.Info("answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
+			if p.fresh > 0 || p.stale > 0 {
+				c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
+			}
+			return res, nil
+		case errors.Is(err, fusebox.ErrOpen):
+			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true})
+		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+			return res, err
+		default:
+			reason := strings.TrimPrefix(err.Error(), ep.Name+": ")
+			if ctx.Err() != nil && p.deadline > 0 {
+				// Do says a caller's deadline ran out: here, the chain's.
+				reason = strings.Replace(reason, "deadline reached",
+					fmt.Sprintf("chain deadline of %s reached", human(p.deadline)), 1)
+			}
+			reason = c.red.String(reason)
+			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: reason})
+			p.log.Warn("endpoint failed", "endpoint", ep.Name, "reason", reason)
+		}
+	}
+
+	if p.stale > 0 && !opt.NoStale {
+		if a, age, ok := c.stored(ctx, p); ok && age < p.stale {
+			p.log.Warn(fmt.Sprintf("serving a stale answer, %s old, from %s", human(age), a.Source),
+				"age", human(age), "from", a.Source)
+			res.Source, res.Answered, res.Status, res.Age, res.Body = SourceStale, a.Source, a.Status, age, a.Body
+			return res, nil
+		}
+	}
+	cerr := &CallError{Name: p.name, Errors: res.Errors, AllSkipped: true}
+	for _, e := range res.Errors {
+		cerr.AllSkipped = cerr.AllSkipped && e.Skipped
+	}
+	return res, cerr
+}
+
+// stored returns the stored answer and its age, if there is one of a known
+// age. A store that fails is warned about and treated as empty: the call
+// goes on without it.
+func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Duration, bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	a, ok, err := c.store.LoadAnswer(ctx, p.name)
+	if err != nil {
+		p.log.Warn("cannot read the stored answer", "err", err)
+		return a, 0, false
+	}
+	if !ok {
+		return a, 0, false
+	}
+	age := c.clock.Now().Wall.Sub(a.StoredAt)
+	if age < 0 {
+		// Stored "in the future": the wall clock has gone back since, and the
+		// answer's age is unknown.
+		p.log.Debug("ignoring a stored answer of unknown age", "stored_at", a.StoredAt)
+		return a, 0, false
+	}
+	return a, age, true
+}
+
+func (c *Client) save(ctx context.Context, p plan, a fusebox.Answer) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := c.store.SaveAnswer(ctx, p.name, a); err != nil {
+		p.log.Warn("cannot store the answer", "err", err)
+	}
+}
+
+// openReason says briefly why an open circuit was skipped.
+func openReason(err error) string {
+	var oe *fusebox.OpenError
+	if !errors.As(err, &oe) {
+		return "circuit open"
+	}
+	switch {
+	case oe.Probing:
+		return "circuit half-open, another caller is probing it"
+	case oe.Phase == fusebox.ForcedOpen && oe.ReopensIn == 0:
+		return "circuit forced open until reset"
+	case oe.Phase == fusebox.ForcedOpen:
+		return fmt.Sprintf("circuit forced open (closes in %s)", human(oe.ReopensIn))
+	}
+	return fmt.Sprintf("circuit open (probe in %s)", human(oe.ReopensIn))
+}
+
+// human writes a duration as a person reads it at a glance: "25s",
+// "1m30s", "2h", "150ms".
+func human(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+	case d >= time.Second:
+		d = d.Round(100 * time.Millisecond)
+	default:
+		d = d.Round(time.Millisecond)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,323 @@
+// Package httpcall calls HTTP endpoints for scripts: each attempt runs under
+// the endpoint's persistent circuit breaker (fusebox.Circuits.Do), responses
+// are checked (status, a jq condition) and reduced (a jq extraction), and
+// chains of endpoints fall back in order, answering from a stored response
+// when it is fresh enough or, when everything failed, stale but not too old.
+//
+// Nothing secret is logged or returned in an error: a Redactor built from
+// every endpoint's secrets, credential-looking headers and query parameters
+// filters the logger and every failure reason.
+package httpcall
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/redact"
+	"github.com/itchyny/gojq"
+)
+
+// Client calls the endpoints and chains it was made with. It is safe for
+// concurrent use.
+type Client struct {
+	circuits  *fusebox.Circuits
+	store     fusebox.Store
+	clock     fusebox.Clock
+	log       *slog.Logger
+	red       *redact.Redactor
+	http      *http.Client
+	endpoints map[string]*endpoint
+	chains    map[string]*Chain
+}
+
+// endpoint is an Endpoint checked and compiled by New.
+type endpoint struct {
+	Endpoint
+	safeURL string // redacted, for logs
+	expect  *gojq.Code
+	extract *gojq.Code
+	policy  fusebox.Policy
+}
+
+// Option configures a Client.
+type Option func(*settings)
+
+type settings struct {
+	logger     *slog.Logger
+	clock      fusebox.Clock
+	draw       func() float64
+	httpClient *http.Client
+	transport  http.RoundTripper
+	redactor   *redact.Redactor
+}
+
+// WithLogger logs calls, attempts, skips and circuit transitions to l, through
+// the Client's Redactor (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+
+// WithClock sets the clock of the breakers and of stored answers' ages
+// (default fusebox.WallClock).
+func WithClock(c fusebox.Clock) Option { return func(s *settings) { s.clock = c } }
+
+// WithRand sets the source of backoff jitter draws, uniform in [0, 1).
+func WithRand(draw func() float64) Option { return func(s *settings) { s.draw = draw } }
+
+// WithHTTPClient makes requests with a copy of hc. Per-attempt timeouts come
+// from the request's context, so hc needs no Timeout.
+func WithHTTPClient(hc *http.Client) Option { return func(s *settings) { s.httpClient = hc } }
+
+// WithTransport makes requests through rt (with WithHTTPClient too, rt
+// replaces that client's Transport).
+func WithTransport(rt http.RoundTripper) Option { return func(s *settings) { s.transport = rt } }
+
+// WithRedactor adds r's secrets to those the Client hides.
+func WithRedactor(r *redact.Redactor) Option { return func(s *settings) { s.redactor = r } }
+
+// New checks and compiles endpoints and chains, reporting every problem at
+// once, each naming its endpoint or chain, and returns a Client whose
+// breakers live in store. An endpoint's circuit uses its Policy; any other
+// name gets fusebox.DefaultPolicy.
+func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Option) (*Client, error) {
+	if store == nil {
+		return nil, errors.New("httpcall: no store")
+	}
+	s := settings{clock: fusebox.WallClock{}}
+	for _, o := range opts {
+		o(&s)
+	}
+	c := &Client{
+		store:     store,
+		clock:     s.clock,
+		red:       s.redactor.With(secretsOf(endpoints)...),
+		endpoints: map[string]*endpoint{},
+		chains:    map[string]*Chain{},
+	}
+	var errs []error
+	declared := map[string]bool{}
+	for _, e := range endpoints {
+		if e != nil {
+			declared[e.Name] = true
+		}
+	}
+	for _, e := range endpoints {
+		ep, err := c.compile(e)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.endpoints[ep.Name] = ep
+	}
+	for _, ch := range chains {
+		if err := c.checkChain(ch, declared); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cp := *ch
+		cp.Endpoints = slices.Clone(ch.Endpoints)
+		c.chains[ch.Name] = &cp
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	base := s.logger
+	if base == nil {
+		base = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c.log = slog.New(c.red.Handler(base.Handler()))
+	copts := []fusebox.Option{fusebox.WithPolicies(c.policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
+	if s.draw != nil {
+		copts = append(copts, fusebox.WithRand(s.draw))
+	}
+	c.circuits = fusebox.New(store, copts...)
+
+	c.http = &http.Client{}
+	if s.httpClient != nil {
+		hc := *s.httpClient
+		c.http = &hc
+	}
+	switch {
+	case s.transport != nil:
+		c.http.Transport = s.transport
+	case c.http.Transport == nil:
+		c.http.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return c, nil
+}
+
+// Circuits returns the breakers the Client runs its endpoints under.
+func (c *Client) Circuits() *fusebox.Circuits { return c.circuits }
+
+// Redactor returns the Redactor that hides the endpoints' secrets.
+func (c *Client) Redactor() *redact.Redactor { return c.red }
+
+// CloseIdleConnections closes the idle connections of the Client's HTTP
+// transport.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+func (c *Client) policy(name string) fusebox.Policy {
+	if ep, ok := c.endpoints[name]; ok {
+		return ep.policy
+	}
+	return fusebox.DefaultPolicy()
+}
+
+// secretsOf collects what must never be shown: each endpoint's Secrets, the
+// values of credential-looking headers (and the token after "Bearer "), and
+// the values of credential-looking query parameters and URL passwords.
+func secretsOf(endpoints []*Endpoint) []string {
+	var out []string
+	for _, e := range endpoints {
+		out = append(out, e.Secrets...)
+		for k, v := range e.Headers {
+			if redact.IsSecretName(k) {
+				out = append(out, v)
+				if _, token, ok := strings.Cut(v, " "); ok {
+					out = append(out, strings.TrimSpace(token))
+				}
+			}
+		}
+		u, err := url.Parse(e.URL)
+		if err != nil {
+			continue
+		}
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+		for _, part := range strings.Split(u.RawQuery, "&") {
+			name, value, _ := strings.Cut(part, "=")
+			if n, err := url.QueryUnescape(name); err == nil && redact.IsSecretName(n) {
+				out = append(out, value)
+				if v, err := url.QueryUnescape(value); err == nil {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// compile checks e and compiles its jq programs.
+func (c *Client) compile(e *Endpoint) (*endpoint, error) {
+	if e == nil {
+		return nil, errors.New("endpoint: nil")
+	}
+	ep := &endpoint{Endpoint: *e, policy: e.Policy.WithDefaults()}
+	ep.Headers = maps.Clone(e.Headers)
+	ep.Secrets = slices.Clone(e.Secrets)
+	ep.Expect.Status = slices.Clone(e.Expect.Status)
+	ep.RetryOn.Codes = slices.Clone(e.RetryOn.Codes)
+	ep.Method = strings.ToUpper(strings.TrimSpace(e.Method))
+	if ep.Method == "" {
+		ep.Method = http.MethodGet
+	}
+	if ep.MaxBody == 0 {
+		ep.MaxBody = DefaultMaxBody
+	}
+	ep.safeURL = c.red.URL(e.URL)
+
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	if err := fusebox.ValidateName(e.Name); err != nil {
+		bad("%v", err)
+	}
+	if _, dup := c.endpoints[e.Name]; dup {
+		bad("defined twice")
+	}
+	if u, err := url.Parse(e.URL); err != nil {
+		bad("url %s is not a valid URL", ep.safeURL)
+	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		bad("url %s: want http:// or https:// and a host", ep.safeURL)
+	}
+	if !validMethod(ep.Method) {
+		bad("method %q is not an HTTP method", e.Method)
+	}
+	if err := e.Policy.Validate(); err != nil {
+		bad("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if e.MaxBody < 0 {
+		bad("max_body must not be negative, got %d", e.MaxBody)
+	}
+	if e.Fresh < 0 || e.Stale < 0 {
+		bad("fresh and stale must not be negative")
+	}
+	for _, code := range slices.Concat(e.Expect.Status, e.RetryOn.Codes) {
+		if code < 100 || code > 599 {
+			bad("status code %d is not between 100 and 599", code)
+		}
+	}
+	var err error
+	if e.Expect.JQ != "" {
+		if ep.expect, err = compileJQ(e.Expect.JQ); err != nil {
+			bad("expect.jq: %v", err)
+		}
+	}
+	if e.Extract != "" {
+		if ep.extract, err = compileJQ(e.Extract); err != nil {
+			bad("extract: %v", err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("endpoint %s: %s", e.Name, c.red.String(strings.Join(errs, "; ")))
+	}
+	return ep, nil
+}
+
+func (c *Client) checkChain(ch *Chain, endpoints map[string]bool) error {
+	if ch == nil {
+		return errors.New("chain: nil")
+	}
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	if err := fusebox.ValidateName(ch.Name); err != nil {
+		bad("%v", err)
+	}
+	if _, dup := c.chains[ch.Name]; dup {
+		bad("defined twice")
+	}
+	if endpoints[ch.Name] {
+		bad("an endpoint has the same name")
+	}
+	if len(ch.Endpoints) == 0 {
+		bad("no endpoints")
+	}
+	for i, name := range ch.Endpoints {
+		if !endpoints[name] {
+			bad("no endpoint named %q", name)
+		}
+		if slices.Index(ch.Endpoints, name) < i {
+			bad("endpoint %q listed twice", name)
+		}
+	}
+	if ch.Fresh < 0 || ch.Stale < 0 || ch.Deadline < 0 {
+		bad("fresh, stale and deadline must not be negative")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("chain %s: %s", ch.Name, c.red.String(strings.Join(errs, "; ")))
+	}
+	return nil
+}
+
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		if m[i] < 'A' || m[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// storeTimeout bounds a store operation made after the call's own deadline.
+const storeTimeout = 5 * time.Second

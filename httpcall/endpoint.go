@@ -1,0 +1,63 @@
+package httpcall
+
+import (
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// DefaultMaxBody caps a response body unless an endpoint sets MaxBody.
+const DefaultMaxBody = 10 << 20
+
+// Endpoint is one HTTP endpoint: a circuit with an http: block in the config.
+// Values are already expanded (${VAR}, ${file:...}, !secret); Secrets lists
+// the expanded values that must never be shown.
+type Endpoint struct {
+	Name        string
+	URL         string
+	Method      string            // default GET
+	Headers     map[string]string // sent as given
+	Body        string
+	RetryOn     RetryOn
+	TripOn4xx   bool // a 4xx other than 429 counts against the breaker
+	RetryUnsafe bool // retry POST/PATCH even after the request may have reached the server
+	Expect      Expect
+	Extract     string        // gojq expression printed instead of the raw body
+	MaxBody     int64         // 0: DefaultMaxBody
+	Fresh       time.Duration // answer from the stored response while younger than this
+	Stale       time.Duration // serve the stored response when the call fails, while younger than this
+	Policy      fusebox.Policy
+	Secrets     []string
+}
+
+// RetryOn says which failures are retried. The zero value retries nothing;
+// DefaultRetryOn returns connect, timeout, 5xx and 429. Failures of the local
+// network are always retried, 401 and 403 never.
+type RetryOn struct {
+	Connect         bool  // refused, DNS failure, reset
+	Timeout         bool  // no answer within the attempt timeout
+	ServerErrors    bool  // any 5xx
+	TooManyRequests bool  // 429
+	Codes           []int // explicit status codes
+}
+
+// DefaultRetryOn retries what is usually passing: connection failures,
+// timeouts, 5xx and 429.
+func DefaultRetryOn() RetryOn {
+	return RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true}
+}
+
+// Expect says what a good response looks like.
+type Expect struct {
+	Status []int  // accepted status codes; empty means any 2xx
+	JQ     string // optional gojq condition on the JSON body, true when good
+}
+
+// Chain is an ordered list of endpoints tried in turn, with one deadline.
+type Chain struct {
+	Name      string
+	Endpoints []string
+	Fresh     time.Duration // answer from the stored response while younger than this
+	Stale     time.Duration // serve the stored response when every endpoint fails, while younger than this
+	Deadline  time.Duration // for the whole chain; 0: the sum of the endpoints' deadlines
+}

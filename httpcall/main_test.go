@@ -1,0 +1,259 @@
+package httpcall_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/mem"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fastPolicy retries within milliseconds, so tests never sleep for long.
+func fastPolicy() fusebox.Policy {
+	return fusebox.Policy{
+		Retry: fusebox.RetryPolicy{
+			Attempts: 3,
+			Backoff:  fusebox.Backoff{First: time.Millisecond, Max: 5 * time.Millisecond, Jitter: fusebox.JitterNone},
+			Timeout:  time.Second,
+			Deadline: 3 * time.Second,
+		},
+		Breaker: fusebox.BreakerPolicy{TripAfter: 5, OpenFor: time.Minute},
+	}
+}
+
+// endpoint returns a GET endpoint with the default retry_on and fastPolicy,
+// changed by mods.
+func endpoint(name, url string, mods ...func(*httpcall.Endpoint)) *httpcall.Endpoint {
+	e := &httpcall.Endpoint{Name: name, URL: url, RetryOn: httpcall.DefaultRetryOn(), Policy: fastPolicy()}
+	for _, m := range mods {
+		m(e)
+	}
+	return e
+}
+
+// logBuffer collects log output from concurrent writers.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// fakeClock is a fusebox.Clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() fusebox.Instant {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fusebox.Instant{Wall: c.now}
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// harness is a Client over an in-memory store, logging at debug level into a
+// buffer.
+type harness struct {
+	t      *testing.T
+	client *httpcall.Client
+	store  *mem.Store
+	logs   *logBuffer
+}
+
+func newHarness(t *testing.T, endpoints []*httpcall.Endpoint, chains []*httpcall.Chain, opts ...httpcall.Option) *harness {
+	t.Helper()
+	h := &harness{t: t, store: mem.New(), logs: &logBuffer{}}
+	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts = append([]httpcall.Option{httpcall.WithLogger(logger)}, opts...)
+	c, err := httpcall.New(h.store, endpoints, chains, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	h.client = c
+	return h
+}
+
+func (h *harness) call(name string) (*httpcall.Result, error) {
+	h.t.Helper()
+	return h.client.Call(context.Background(), name, httpcall.CallOptions{})
+}
+
+// mustCall calls name and fails the test unless it answers.
+func (h *harness) mustCall(name string) *httpcall.Result {
+	h.t.Helper()
+	res, err := h.call(name)
+	if err != nil {
+		h.t.Fatalf("Call(%s): %v\nlogs:\n%s", name, err, h.logs)
+	}
+	return res
+}
+
+// mustFail calls name and fails the test unless the call fails with a
+// *CallError.
+func (h *harness) mustFail(name string) (*httpcall.Result, *httpcall.CallError) {
+	h.t.Helper()
+	res, err := h.call(name)
+	var ce *httpcall.CallError
+	if !errors.As(err, &ce) {
+		h.t.Fatalf("Call(%s) = %+v, %v; want a *CallError", name, res, err)
+	}
+	if res == nil {
+		h.t.Fatalf("Call(%s) returned a nil Result with its error", name)
+	}
+	return res, ce
+}
+
+func (h *harness) state(name string) fusebox.State {
+	h.t.Helper()
+	st, err := h.store.Load(context.Background(), name)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+// trip forces a circuit open for an hour.
+func (h *harness) trip(name string) {
+	h.t.Helper()
+	_, err := h.store.Update(context.Background(), name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// server is an httptest server on 127.0.0.1 that counts requests.
+type server struct {
+	*httptest.Server
+	hits atomic.Int64
+}
+
+func serve(t *testing.T, h http.HandlerFunc) *server {
+	t.Helper()
+	s := &server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		h(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// status answers every request with code and body.
+func status(code int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+// sequence answers the n-th request with handlers[n], repeating the last.
+func sequence(handlers ...http.HandlerFunc) http.HandlerFunc {
+	var n atomic.Int64
+	return func(w http.ResponseWriter, r *http.Request) {
+		i := min(int(n.Add(1))-1, len(handlers)-1)
+		handlers[i](w, r)
+	}
+}
+
+// closedPort returns the address of a port that refuses connections: it was
+// listened on, then closed.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// silentServer accepts connections and never writes a byte.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+func reasons(errs []httpcall.EndpointError) string {
+	var parts []string
+	for _, e := range errs {
+		parts = append(parts, e.Name+": "+e.Reason)
+	}
+	return strings.Join(parts, " | ")
+}
+
+func wantContains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s does not contain %q:\n%s", what, w, got)
+		}
+	}
+}

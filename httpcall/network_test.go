@@ -1,0 +1,167 @@
+package httpcall_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+)
+
+func TestNetworkFailures(t *testing.T) {
+	reset := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_ = conn.(*net.TCPConn).SetLinger(0) // close with RST
+		conn.Close()
+	})
+	tests := []struct {
+		name       string
+		url        string
+		wantReason string
+	}{
+		{"connection refused", "http://" + closedPort(t), "attempts exhausted after 3 attempts: connection refused"},
+		{"connection reset", reset.URL, "attempts exhausted after 3 attempts: connection reset"},
+		{"server never answers", "http://" + silentServer(t), "attempts exhausted after 3 attempts: timeout after 50ms: no response"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", tt.url, func(e *httpcall.Endpoint) {
+				e.Policy.Retry.Timeout = 50 * time.Millisecond
+			})}, nil)
+			start := time.Now()
+			res, ce := h.mustFail("svc")
+			if took := time.Since(start); took > time.Second {
+				t.Errorf("took %s", took)
+			}
+			if ce.Error() != "svc: "+tt.wantReason {
+				t.Errorf("error %q, want %q", ce.Error(), "svc: "+tt.wantReason)
+			}
+			if res.Attempts != 3 || h.state("svc").TotalFailures != 3 {
+				t.Errorf("%d attempts, %d counted; want 3 and 3", res.Attempts, h.state("svc").TotalFailures)
+			}
+		})
+	}
+}
+
+func TestTimeoutNotInRetryOnIsNotRetried(t *testing.T) {
+	h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", "http://"+silentServer(t), func(e *httpcall.Endpoint) {
+		e.Policy.Retry.Timeout = 30 * time.Millisecond
+		e.RetryOn.Timeout = false
+	})}, nil)
+	if res, _ := h.mustFail("svc"); res.Attempts != 1 {
+		t.Errorf("%d attempts, want 1", res.Attempts)
+	}
+}
+
+// unreachable dials fail as they do on a machine whose network is down: the
+// one fake here, since such a network cannot be made on 127.0.0.1.
+func unreachable(errno syscall.Errno) *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", errno)}
+	}}
+}
+
+func TestLocalNetworkFailureDoesNotTrip(t *testing.T) {
+	for errno, reason := range map[syscall.Errno]string{
+		syscall.ENETUNREACH:  "local network: network unreachable",
+		syscall.EHOSTUNREACH: "local network: no route to host",
+	} {
+		t.Run(reason, func(t *testing.T) {
+			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", "http://192.0.2.1/", func(e *httpcall.Endpoint) {
+				e.Method = "POST" // a dial failure is retried even for a POST
+				e.Policy.Breaker.TripAfter = 1
+			})}, nil, httpcall.WithTransport(unreachable(errno)))
+			res, ce := h.mustFail("svc")
+			wantContains(t, "error", ce.Error(), "attempts exhausted after 3 attempts: "+reason)
+			st := h.state("svc")
+			if res.Attempts != 3 || st.Phase != fusebox.Closed || st.TotalFailures != 0 || st.ConsecutiveFailures != 0 {
+				t.Errorf("%d attempts, circuit %+v; want 3 attempts, closed, nothing counted", res.Attempts, st)
+			}
+		})
+	}
+}
+
+// dnsServer answers every query on 127.0.0.1 with NXDOMAIN.
+func dnsServer(t *testing.T) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		buf := make([]byte, 1500)
+		for {
+			n, addr, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if n < 12 {
+				continue
+			}
+			resp := append([]byte(nil), buf[:n]...)
+			resp[2] |= 0x84                   // a response, authoritative
+			resp[3] = resp[3]&0x70 | 0x80 | 3 // recursion available, NXDOMAIN
+			_, _ = pc.WriteTo(resp, addr)
+		}
+	})
+	t.Cleanup(func() {
+		pc.Close()
+		wg.Wait()
+	})
+	return pc.LocalAddr().String()
+}
+
+// resolvingTransport resolves names with Go's resolver, asking dnsAddr over
+// UDP.
+func resolvingTransport(dnsAddr string) *http.Transport {
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", dnsAddr)
+	}}
+	d := &net.Dialer{Resolver: r}
+	return &http.Transport{DialContext: d.DialContext}
+}
+
+func TestDNS(t *testing.T) {
+	tests := []struct {
+		name       string
+		dns        string
+		wantReason string
+		wantCount  uint64
+	}{
+		{"name not found counts", dnsServer(t), "attempts exhausted after 3 attempts: DNS: no such host ha.fusebox.test", 3},
+		{"no DNS server is local", closedUDPPort(t), "attempts exhausted after 3 attempts: local network: no DNS server reachable", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, []*httpcall.Endpoint{endpoint("ha", "http://ha.fusebox.test:8123/api/")}, nil,
+				httpcall.WithTransport(resolvingTransport(tt.dns)))
+			_, ce := h.mustFail("ha")
+			wantContains(t, "error", ce.Error(), tt.wantReason)
+			if got := h.state("ha").TotalFailures; got != tt.wantCount {
+				t.Errorf("%d failures counted, want %d", got, tt.wantCount)
+			}
+		})
+	}
+}
+
+func closedUDPPort(t *testing.T) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close()
+	return addr
+}
