@@ -1,0 +1,61 @@
+package file
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/fusebox-hq/fusebox"
+	"golang.org/x/sys/unix"
+)
+
+// SaveAnswer replaces answers/KEY.json. The rename makes it atomic, so it
+// needs no lock: the last writer wins. key must be a valid name
+// (fusebox.ValidateName).
+func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) error {
+	if err := fusebox.ValidateName(key); err != nil {
+		return fmt.Errorf("save answer: %w", err)
+	}
+	b, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save answer %s: %w", key, err)
+	}
+	if err := s.writeAtomic(s.answerPath(key), append(b, '\n')); err != nil {
+		return fmt.Errorf("save answer %s: %w", key, err)
+	}
+	return nil
+}
+
+// LoadAnswer reads answers/KEY.json. A damaged answer is moved aside and
+// reported missing.
+func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool, error) {
+	if err := fusebox.ValidateName(key); err != nil {
+		return fusebox.Answer{}, false, fmt.Errorf("load answer: %w", err)
+	}
+	path := s.answerPath(key)
+	b, err := readFile(path)
+	var a fusebox.Answer
+	problem := ""
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fusebox.Answer{}, false, nil
+	case errors.Is(err, unix.ELOOP):
+		problem = "it is a symlink"
+	case err != nil:
+		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
+	default:
+		if err := json.Unmarshal(b, &a); err != nil {
+			problem = describe(b, err)
+		}
+	}
+	if problem == "" {
+		return a, true, nil
+	}
+	// Two readers may both find the damage; the second rename finds nothing.
+	if err := s.moveAside(path, problem); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
+	}
+	return fusebox.Answer{}, false, nil
+}

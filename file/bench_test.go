@@ -1,0 +1,47 @@
+package file_test
+
+import (
+	"testing"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+)
+
+func BenchmarkLoad(b *testing.B) {
+	s := open(b, b.TempDir())
+	mustUpdate(b, s, "db")
+	for b.Loop() {
+		if _, err := s.Load(ctx, "db"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	for _, fsync := range []bool{true, false} {
+		name := "fsync=off"
+		if fsync {
+			name = "fsync=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := open(b, b.TempDir(), file.WithFsync(fsync))
+			for b.Loop() {
+				if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+					st.TotalSuccesses++
+					return nil, true
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRecordSkip(b *testing.B) {
+	s := open(b, b.TempDir())
+	for b.Loop() {
+		if err := s.RecordSkip(ctx, "db"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package file_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"golang.org/x/sys/unix"
+)
+
+func TestOpenCreatesAMissingDir0700(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b", "state")
+	open(t, dir)
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("dir after Open: %v, %v; want a dir with mode 0700", fi, err)
+	}
+}
+
+func TestOpenRefusesUnsafeDirs(t *testing.T) {
+	for _, mode := range []os.FileMode{0o777, 0o773, 0o702} {
+		t.Run(fmt.Sprintf("world-writable %04o without sticky bit", mode), func(t *testing.T) {
+			dir := t.TempDir()
+			chmod(t, dir, mode)
+			_, err := file.Open(dir)
+			var unsafe *file.UnsafeDirError
+			if !errors.As(err, &unsafe) {
+				t.Fatalf("Open = %v, want an *UnsafeDirError", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, dir) || !strings.Contains(msg, "--state DIR") || strings.Contains(msg, "\n") {
+				t.Errorf("error %q should be one line naming the dir and what to do", msg)
+			}
+		})
+	}
+	t.Run("world-writable with sticky bit is fine", func(t *testing.T) {
+		dir := t.TempDir()
+		chmod(t, dir, 0o777|os.ModeSticky)
+		open(t, dir)
+	})
+	t.Run("owned by another user", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("chown to another uid needs root")
+		}
+		dir := t.TempDir()
+		if err := os.Chown(dir, 1001, 1001); err != nil {
+			t.Fatal(err)
+		}
+		_, err := file.Open(dir)
+		var unsafe *file.UnsafeDirError
+		if !errors.As(err, &unsafe) || unsafe.Owner != 1001 {
+			t.Fatalf("Open = %v, want an *UnsafeDirError naming uid 1001", err)
+		}
+		want := fmt.Sprintf("state dir %s is owned by uid 1001, not by you (uid 0): refusing it; use a dir you own (--state DIR)", dir)
+		if err.Error() != want {
+			t.Errorf("error\n %s\nwant\n %s", err, want)
+		}
+	})
+}
+
+func chmod(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnusableDirIsAnError(t *testing.T) {
+	t.Run("a file where the dir should be", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "state")
+		writeFile(t, f, nil)
+		for _, dir := range []string{f, filepath.Join(f, "sub")} {
+			_, err := file.Open(dir)
+			var unsafe *file.UnsafeDirError
+			if err == nil || errors.As(err, &unsafe) {
+				t.Errorf("Open(%s) = %v, want an ordinary error", dir, err)
+			}
+		}
+	})
+	t.Run("a file where a subdir should be", func(t *testing.T) {
+		dir := t.TempDir()
+		s := open(t, dir)
+		mustUpdate(t, s, "db")
+		for _, sub := range []string{".locks", ".skips", "answers"} {
+			if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, sub), nil)
+		}
+		if _, err := s.Update(ctx, "db", succeed); err == nil {
+			t.Error("Update succeeded without a lock dir")
+		}
+		if err := s.RecordSkip(ctx, "db"); err == nil {
+			t.Error("RecordSkip succeeded without a skips dir")
+		}
+		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
+			t.Error("SaveAnswer succeeded without an answers dir")
+		}
+		if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+			t.Errorf("Load = %+v, %v; want the stored state: it needs no lock", st, err)
+		}
+	})
+	t.Run("a read-only dir", func(t *testing.T) {
+		dir := t.TempDir()
+		s := open(t, dir)
+		mustUpdate(t, s, "db")
+		writeFile(t, filepath.Join(dir, "damaged.json"), []byte("{"))
+		readOnly(t, dir)
+		if _, err := s.Update(ctx, "db", succeed); err == nil {
+			t.Error("Update succeeded")
+		}
+		if err := s.RecordSkip(ctx, "db"); err == nil {
+			t.Error("RecordSkip succeeded")
+		}
+		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
+			t.Error("SaveAnswer succeeded")
+		}
+		if _, err := file.Open(filepath.Join(dir, "missing")); err == nil {
+			t.Error("Open of a dir it cannot create succeeded")
+		}
+		if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+			t.Errorf("Load = %+v, %v; want the stored state", st, err)
+		}
+		if _, err := s.Load(ctx, "damaged"); err == nil {
+			t.Error("Load of a damaged file it cannot move aside succeeded")
+		}
+	})
+}
+
+// readOnly makes dir read-only: by its mode for an ordinary user, by a
+// read-only bind mount for root, whom modes do not stop.
+func readOnly(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		chmod(t, dir, 0o500)
+		t.Cleanup(func() { os.Chmod(dir, 0o700) })
+		return
+	}
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("running as root, a read-only dir needs a read-only bind mount, and mount failed: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+		t.Skipf("running as root, a read-only dir needs a read-only bind mount, and remount failed: %v", err)
+	}
+}

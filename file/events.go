@@ -1,0 +1,112 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"golang.org/x/sys/unix"
+)
+
+// appendEvents appends events to the circuit's log in one write. The caller
+// holds the circuit's lock, and so the log's only writer: a log whose last
+// byte is not a newline was torn or damaged, and is moved aside first so
+// that the new lines do not run into it.
+func (s *Store) appendEvents(name string, events []fusebox.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("encode event: %w", err)
+		}
+	}
+	path := s.eventsPath(name)
+	fd, err := s.openLog(path)
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, path, buf.Bytes())
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = &fs.PathError{Op: "close", Path: path, Err: cerr}
+	}
+	return err
+}
+
+// openLog opens an event log for appending, moving a damaged one aside.
+func (s *Store) openLog(path string) (int, error) {
+	const flags = unix.O_RDWR | unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	fd, err := openCreate(path, flags)
+	if errors.Is(err, unix.ELOOP) {
+		if err := s.moveAside(path, "it is a symlink"); err != nil {
+			return -1, err
+		}
+		return openCreate(path, flags)
+	}
+	if err != nil {
+		return -1, err
+	}
+	problem, err := tornTail(fd, path)
+	if err != nil || problem == "" {
+		return fd, err
+	}
+	unix.Close(fd)
+	if err := s.moveAside(path, problem); err != nil {
+		return -1, err
+	}
+	return openCreate(path, flags)
+}
+
+// tornTail says what is wrong with a log that does not end in a newline, or
+// "" when it is empty or ends well.
+func tornTail(fd int, path string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Size == 0 {
+		return "", nil
+	}
+	last := make([]byte, 1)
+	if _, err := unix.Pread(fd, last, st.Size-1); err != nil {
+		return "", &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	switch last[0] {
+	case '\n':
+		return "", nil
+	case 0:
+		return "it ends in zero bytes (a crash before the data reached the disk?)", nil
+	}
+	return "its last line is cut short or not an event", nil
+}
+
+// Events returns the circuit's events at or after since, oldest first. Lines
+// that do not decode (a person's edit) are skipped.
+func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fusebox.Event, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	b, err := readFile(s.eventsPath(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read events of %s: %w", name, err)
+	}
+	var out []fusebox.Event
+	for line := range bytes.Lines(b) {
+		var e fusebox.Event
+		if json.Unmarshal(line, &e) != nil || e.Time.Before(since) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

@@ -1,0 +1,116 @@
+package file_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"golang.org/x/sys/unix"
+)
+
+// holdLock takes the flock on path the way another process would, and
+// returns what releases it.
+func holdLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return func() { f.Close() }
+}
+
+func TestUpdateGivesUpAfterTheLockTimeout(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, file.WithLockTimeout(200*time.Millisecond))
+	release := holdLock(t, filepath.Join(dir, ".locks", "db.lock"))
+	start := time.Now()
+	_, err := s.Update(ctx, "db", succeed)
+	if err == nil || err.Error() != "lock db: timed out after 200ms" {
+		t.Fatalf("Update = %v, want lock db: timed out after 200ms", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Update gave up after %s", d)
+	}
+	release()
+	if st := mustUpdate(t, s, "db"); st.TotalSuccesses != 1 {
+		t.Errorf("Update after the lock came free stored %+v", st)
+	}
+}
+
+func TestUpdateGivesUpWhenCtxIsDone(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	holdLock(t, filepath.Join(dir, ".locks", "db.lock"))
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if _, err := s.Update(cctx, "db", succeed); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Update = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func TestRepeatedTimeoutsLeaveOneWaitingFlock(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, file.WithLockTimeout(20*time.Millisecond))
+	holdLock(t, filepath.Join(dir, ".locks", "db.lock"))
+	if _, err := s.Update(ctx, "db", succeed); err == nil {
+		t.Fatal("Update succeeded under a held lock")
+	}
+	before := runtime.NumGoroutine()
+	for range 10 {
+		if _, err := s.Update(ctx, "db", succeed); err == nil {
+			t.Fatal("Update succeeded under a held lock")
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("goroutines grew from %d to %d over 10 timed-out updates", before, after)
+	}
+}
+
+// TestLockFileRemovedWhileWaitedOn: GC removes a lock file while holding it.
+// A process waiting on the removed file must not trust the lock it then
+// gets, since a newcomer may hold the new file at the same path.
+func TestLockFileRemovedWhileWaitedOn(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	path := filepath.Join(dir, ".locks", "db.lock")
+	releaseOld := holdLock(t, path)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			st.TotalSuccesses++
+			return nil, true
+		})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the Update wait on the old file
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	releaseNew := holdLock(t, path)
+	releaseOld()
+	select {
+	case err := <-done:
+		t.Fatalf("Update went ahead (%v) while the new lock file was held", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	releaseNew()
+	if err := <-done; err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+		t.Errorf("Load = %+v, %v; want 1 success", st, err)
+	}
+}

@@ -1,0 +1,159 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/fusebox-hq/fusebox"
+	"golang.org/x/sys/unix"
+)
+
+// Load returns the circuit's state from DIR/NAME.json without a lock: one
+// open, read and close, as every fail-fast call makes it. A file that is
+// damaged or a symlink is moved aside under the lock, and the circuit starts
+// afresh.
+func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fusebox.State{}, fmt.Errorf("load: %w", err)
+	}
+	st, err := readState(s.statePath(name), name)
+	var d *damage
+	switch {
+	case err == nil:
+		return st, nil
+	case !errors.As(err, &d):
+		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
+	}
+	unlock, err := s.lock(ctx, name)
+	if err != nil {
+		return fusebox.State{}, err
+	}
+	defer unlock()
+	if st, err = s.readLocked(name); err != nil {
+		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
+	}
+	return st, nil
+}
+
+// Names lists the circuits with a state file, sorted.
+func (s *Store) Names(context.Context) ([]string, error) {
+	names, err := records(s.dir, ".json")
+	if err != nil {
+		return nil, fmt.Errorf("list circuits: %w", err)
+	}
+	return names, nil
+}
+
+// Update applies fn to the circuit's state under its lock. When fn reports a
+// change it replaces DIR/NAME.json and appends fn's events to the log. After
+// a write, at most once an hour, it runs GC with the configured retention.
+func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fusebox.State{}, fmt.Errorf("update: %w", err)
+	}
+	st, changed, err := s.update(ctx, name, fn)
+	if err != nil {
+		return fusebox.State{}, err
+	}
+	if changed {
+		s.maybeGC(ctx)
+	}
+	return st, nil
+}
+
+// update is Update under the lock; it reports whether it wrote.
+func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, bool, error) {
+	unlock, err := s.lock(ctx, name)
+	if err != nil {
+		return fusebox.State{}, false, err
+	}
+	defer unlock()
+	st, err := s.readLocked(name)
+	if err != nil {
+		return fusebox.State{}, false, fmt.Errorf("update %s: %w", name, err)
+	}
+	events, changed := fn(&st)
+	if !changed {
+		return st, false, nil
+	}
+	st.Name = name
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fusebox.State{}, false, fmt.Errorf("update %s: encode state: %w", name, err)
+	}
+	if err := s.writeAtomic(s.statePath(name), append(b, '\n')); err != nil {
+		return fusebox.State{}, false, fmt.Errorf("update %s: write state: %w", name, err)
+	}
+	if err := s.appendEvents(name, events); err != nil {
+		return fusebox.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
+	}
+	return st, true, nil
+}
+
+// readLocked reads the circuit's state under its lock, where no one else
+// writes it: damage seen now is real, and the file is moved aside.
+func (s *Store) readLocked(name string) (fusebox.State, error) {
+	path := s.statePath(name)
+	st, err := readState(path, name)
+	var d *damage
+	if !errors.As(err, &d) {
+		return st, err
+	}
+	if err := s.moveAside(path, d.problem); err != nil {
+		return fusebox.State{}, err
+	}
+	return fusebox.State{Name: name}, nil
+}
+
+// damage is a file that holds no usable record.
+type damage struct{ problem string }
+
+func (d *damage) Error() string { return d.problem }
+
+// readState reads a state file. A missing file is a fresh state; an
+// unparsable file or a symlink is a *damage.
+func readState(path, name string) (fusebox.State, error) {
+	b, err := readFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fusebox.State{Name: name}, nil
+	case errors.Is(err, unix.ELOOP):
+		return fusebox.State{}, &damage{"it is a symlink"}
+	case err != nil:
+		return fusebox.State{}, err
+	}
+	var st fusebox.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fusebox.State{}, &damage{describe(b, err)}
+	}
+	st.Name = name
+	return st, nil
+}
+
+// describe says what is wrong with a record that did not decode.
+func describe(b []byte, err error) string {
+	switch {
+	case len(b) == 0:
+		return "it is empty"
+	case len(bytes.TrimLeft(b, "\x00")) == 0:
+		return fmt.Sprintf("it holds %d zero bytes (a crash before the data reached the disk?)", len(b))
+	}
+	return "it is not a valid record: " + err.Error()
+}
+
+// moveAside renames a damaged file (or the symlink itself, never its target)
+// to PATH.corrupt-TIME, where a person can inspect it and GC removes it
+// later, and logs one warning.
+func (s *Store) moveAside(path, problem string) error {
+	to := path + ".corrupt-" + s.now().UTC().Format("20060102T150405Z")
+	if err := os.Rename(path, to); err != nil {
+		return fmt.Errorf("move damaged file aside: %w", err)
+	}
+	s.logger.Warn("moved a damaged file aside; starting afresh", "file", path, "problem", problem, "moved_to", to)
+	return nil
+}

@@ -1,0 +1,157 @@
+// Package file is fusebox's default Store: plain files in one directory,
+// shared by every process on the host that uses it. A person can ls and cat
+// it:
+//
+//	DIR/NAME.json              the circuit's State, indented JSON
+//	DIR/events/NAME.jsonl      its events, one JSON object a line, oldest first
+//	DIR/answers/KEY.json       the last good answer of an endpoint or chain
+//	DIR/.skips/NAME.skips      one byte per call skipped on an open circuit
+//	DIR/.locks/NAME.lock       the flock serialising the circuit's updates
+//	DIR/.gc                    its mtime is when the last automatic GC ran
+//
+// Every file name is a valid name (fusebox.ValidateName) plus a suffix, so no
+// name can reach outside DIR. Files are replaced by renaming a temporary file
+// over them, so a reader without the lock never sees a torn one; a file that
+// is damaged anyway (a crash without fsync, a person's edit) or replaced by a
+// symlink is renamed aside to FILE.corrupt-TIME with one warning.
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+var _ fusebox.Store = (*Store)(nil)
+
+// Store keeps circuit state in files under one directory. It is safe for
+// concurrent use by goroutines and by processes.
+type Store struct {
+	dir         string
+	fsync       bool
+	logger      *slog.Logger
+	gcAfter     time.Duration
+	eventsFor   time.Duration
+	lockTimeout time.Duration
+	now         func() time.Time
+	gates       gates
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithFsync sets whether writes are flushed to disk before they count (default
+// true): the temporary file before it is renamed into place, and the
+// directory after. Without it a crash can leave a zero-filled state file,
+// which is then moved aside and the circuit starts afresh.
+func WithFsync(on bool) Option { return func(s *Store) { s.fsync = on } }
+
+// WithLogger sets where warnings go, such as a damaged file moved aside
+// (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } }
+
+// WithRetention sets the automatic GC, run at most hourly after an Update:
+// circuits and answers unused for gcAfter and events older than eventsFor are
+// removed (defaults fusebox.DefaultGCAfter and fusebox.DefaultEventRetention).
+func WithRetention(gcAfter, eventsFor time.Duration) Option {
+	return func(s *Store) { s.gcAfter, s.eventsFor = gcAfter, eventsFor }
+}
+
+// WithLockTimeout sets how long Update waits for a circuit's lock (default 5s).
+func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
+
+// WithNow sets the clock used to name damaged files and to schedule the
+// automatic GC (default time.Now).
+func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open returns the Store in dir, creating dir (mode 0700) when it is missing.
+// It is cheap: one stat, and a mkdir only when needed.
+//
+// Open refuses, with an *UnsafeDirError, a dir another user could use to
+// plant state or symlinks: one owned by neither the caller nor root, or one
+// every user may write to without the sticky bit. Any other error means the
+// dir cannot be used (read-only, not a directory, no permission).
+func Open(dir string, opts ...Option) (*Store, error) {
+	s := &Store{
+		dir:         dir,
+		fsync:       true,
+		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		gcAfter:     fusebox.DefaultGCAfter,
+		eventsFor:   fusebox.DefaultEventRetention,
+		lockTimeout: 5 * time.Second,
+		now:         time.Now,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create state dir: %w", err)
+		}
+		fi, err = os.Stat(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open state dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open state dir: %s is not a directory", dir)
+	}
+	if err := checkDir(dir, fi); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close does nothing: a Store holds no open files between calls.
+func (s *Store) Close() error { return nil }
+
+// UnsafeDirError is returned by Open for a state dir that another user could
+// write to.
+type UnsafeDirError struct {
+	Dir   string
+	Owner int         // the dir's owner
+	Euid  int         // the caller's effective uid
+	Mode  fs.FileMode // the dir's mode
+}
+
+func (e *UnsafeDirError) Error() string {
+	if e.foreign() {
+		return fmt.Sprintf("state dir %s is owned by uid %d, not by you (uid %d): refusing it; use a dir you own (--state DIR)", e.Dir, e.Owner, e.Euid)
+	}
+	return fmt.Sprintf("state dir %s is writable by every user (mode %s) without the sticky bit: refusing it; run chmod o-w on it or use a dir you own (--state DIR)", e.Dir, e.Mode)
+}
+
+// checkDir refuses a dir owned by another user (other than root), or writable
+// by everyone without the sticky bit that stops them replacing our files.
+func checkDir(dir string, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	e := &UnsafeDirError{Dir: dir, Owner: int(st.Uid), Euid: os.Geteuid(), Mode: fi.Mode()}
+	if e.foreign() || e.Mode.Perm()&0o002 != 0 && e.Mode&fs.ModeSticky == 0 {
+		return e
+	}
+	return nil
+}
+
+// foreign reports whether the dir belongs to another user than the caller or
+// root.
+func (e *UnsafeDirError) foreign() bool { return e.Owner != e.Euid && e.Owner != 0 }
+
+// The paths of a circuit's files, for a name that passed
+// fusebox.ValidateName.
+func (s *Store) statePath(name string) string  { return filepath.Join(s.dir, name+".json") }
+func (s *Store) eventsPath(name string) string { return filepath.Join(s.dir, "events", name+".jsonl") }
+func (s *Store) answerPath(key string) string  { return filepath.Join(s.dir, "answers", key+".json") }
+func (s *Store) skipsPath(name string) string  { return filepath.Join(s.dir, ".skips", name+".skips") }
+func (s *Store) lockPath(name string) string   { return filepath.Join(s.dir, ".locks", name+".lock") }

@@ -1,0 +1,123 @@
+package file_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/storetest"
+)
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) fusebox.Store { return open(t, t.TempDir()) })
+}
+
+var ctx = context.Background()
+
+// open opens the Store in dir, failing the test when it cannot.
+func open(t testing.TB, dir string, opts ...file.Option) *file.Store {
+	t.Helper()
+	s, err := file.Open(dir, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+// logBuffer collects a Store's log, one line a record.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// warnings returns the lines logged at warning level.
+func (l *logBuffer) warnings() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for line := range strings.Lines(l.buf.String()) {
+		if strings.Contains(line, "level=WARN") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func withLog() (file.Option, *logBuffer) {
+	l := &logBuffer{}
+	return file.WithLogger(slog.New(slog.NewTextHandler(l, nil))), l
+}
+
+// fixedNow is the clock of tests that name damaged files. It is the real time
+// because it also dates the automatic GC.
+var (
+	fixedNow      = time.Now()
+	corruptSuffix = ".corrupt-" + fixedNow.UTC().Format("20060102T150405Z")
+)
+
+func succeed(st *fusebox.State) ([]fusebox.Event, bool) {
+	st.TotalSuccesses++
+	return []fusebox.Event{{Time: time.Now(), Circuit: st.Name, Kind: fusebox.EventTransition, Reason: "test"}}, true
+}
+
+func mustUpdate(t testing.TB, s *file.Store, name string) fusebox.State {
+	t.Helper()
+	st, err := s.Update(ctx, name, succeed)
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	return st
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// ls lists dir's entries, recursively, as paths relative to dir.
+func ls(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}

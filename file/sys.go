@@ -1,0 +1,149 @@
+package file
+
+import (
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// File access goes through raw system calls so that the hot paths (Load,
+// RecordSkip) stay at open, read or write, close. Every open refuses a symlink
+// (O_NOFOLLOW) and cannot hang on a FIFO planted in the dir (O_NONBLOCK).
+const (
+	readFlags   = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	appendFlags = unix.O_WRONLY | unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	tempFlags   = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+)
+
+func openFile(path string, flags int) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, 0o600)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// openCreate opens path with flags that include O_CREAT, making its directory
+// (0700) first when that is missing: subdirectories are created lazily.
+func openCreate(path string, flags int) (int, error) {
+	fd, err := openFile(path, flags)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fd, err
+	}
+	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return -1, err
+	}
+	return openFile(path, flags)
+}
+
+// readFile returns the content of the regular file at path. A symlink there
+// gives an error matching unix.ELOOP.
+func readFile(path string) ([]byte, error) {
+	fd, err := openFile(path, readFlags)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 0, 4096)
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, cap(buf))
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// writeAll writes b to fd. O_APPEND writes of a few kilobytes to a local
+// file complete in one call, which is what keeps concurrent appends whole.
+func writeAll(fd int, path string, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// appendFile appends b to the file at path, creating it when missing.
+func appendFile(path string, b []byte) error {
+	fd, err := openCreate(path, appendFlags)
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, path, b)
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = &fs.PathError{Op: "close", Path: path, Err: cerr}
+	}
+	return err
+}
+
+// writeAtomic replaces the file at path with b: it writes a temporary file
+// .BASE.tmp-PID-RANDOM beside it and renames it over path, so a reader sees
+// the old content or the new, never a mix. With fsync on, the data reaches
+// the disk before the rename, and the rename before writeAtomic returns.
+func (s *Store) writeAtomic(path string, b []byte) error {
+	dir, base := filepath.Split(path)
+	tmp := filepath.Join(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36))
+	fd, err := openCreate(tmp, tempFlags)
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, tmp, b)
+	if err == nil && s.fsync {
+		if serr := unix.Fsync(fd); serr != nil {
+			err = &fs.PathError{Op: "fsync", Path: tmp, Err: serr}
+		}
+	}
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = &fs.PathError{Op: "close", Path: tmp, Err: cerr}
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if s.fsync {
+		return syncDir(dir)
+	}
+	return nil
+}
+
+// syncDir flushes a directory's entries, making a rename in it durable.
+func syncDir(dir string) error {
+	fd, err := openFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return &fs.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
+}

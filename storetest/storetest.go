@@ -1,0 +1,476 @@
+// Package storetest is the contract suite every fusebox.Store passes. A
+// Store's tests call Run with a func that opens a fresh, empty store:
+//
+//	func TestStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) fusebox.Store { return mem.New() })
+//	}
+//
+// Stores judge a circuit's age each their own way (mem by State.UpdatedAt, file
+// by mtime), so the suite sets UpdatedAt to now whenever it stores a state,
+// as the breaker state machine does.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// Run runs the contract suite, each subtest on a store of its own from open.
+// Run closes the stores.
+func Run(t *testing.T, open func(t *testing.T) fusebox.Store) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := open(t)
+			c.test(t, s)
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+var cases = []struct {
+	name string
+	test func(*testing.T, fusebox.Store)
+}{
+	{"an unknown circuit loads as a zero state with its name", testLoadUnknown},
+	{"update stores the state fn changed and returns it", testUpdateStores},
+	{"every field of a state survives the store", testRoundTrip},
+	{"update stores nothing when fn reports no change", testUpdateUnchanged},
+	{"update hands fn the stored state", testUpdateSeesStored},
+	{"events are appended in order and read back from since", testEvents},
+	{"100 concurrent updates lose no increment", testConcurrentUpdates},
+	{"skips are counted per circuit, concurrently", testSkips},
+	{"names lists the circuits with state, sorted", testNames},
+	{"an answer round-trips, non-UTF-8 body included", testAnswerRoundTrip},
+	{"a missing answer loads with ok false", testAnswerMissing},
+	{"a saved answer replaces the previous one", testAnswerReplaced},
+	{"GC as of now removes nothing recent", testGCNow},
+	{"GC far in the future removes circuits with their events and skips, and answers", testGCFuture},
+	{"GC drops events older than eventsFor and keeps the circuit", testGCEvents},
+	{"the breaker state machine runs through Update", testBreaker},
+}
+
+var ctx = context.Background()
+
+func testLoadUnknown(t *testing.T, s fusebox.Store) {
+	st := load(t, s, "never-stored")
+	sameState(t, st, fusebox.State{Name: "never-stored"})
+}
+
+func testUpdateStores(t *testing.T, s fusebox.Store) {
+	now := time.Now()
+	got, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st.Phase = fusebox.Open
+		st.TotalFailures = 3
+		st.LastFailure = "connection refused"
+		st.LastFailureAt = now
+		st.UpdatedAt = now
+		return nil, true
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if got.Name != "db" || got.Phase != fusebox.Open || got.TotalFailures != 3 {
+		t.Errorf("Update returned %+v, want db open with 3 failures", got)
+	}
+	sameState(t, load(t, s, "db"), got)
+}
+
+func testRoundTrip(t *testing.T, s fusebox.Store) {
+	wall := time.Date(2031, 2, 3, 4, 5, 6, 7, time.UTC)
+	opened := fusebox.Instant{Wall: wall, Boot: "6f1b0c2e-boot", BootTime: 42 * time.Hour}
+	want := fusebox.State{
+		Name: "every-field", Phase: fusebox.Open, Generation: 7, ConsecutiveFailures: 2, Recent: "sfsff",
+		OpenedAt: opened, OpenPeriod: fusebox.Duration(90 * time.Second), OpenUntil: wall.Add(90 * time.Second),
+		Reopens: 1,
+		Probes: []fusebox.Lease{
+			{ID: "a1", Granted: opened.Add(time.Second), For: fusebox.Duration(12 * time.Second)},
+			{ID: "b2", Granted: opened.Add(2 * time.Second), For: fusebox.Duration(12 * time.Second)},
+		},
+		LastFailureAt: wall, LastFailure: `refused: "quoted" \ and ünïcode`, LastSuccessAt: wall.Add(-time.Hour),
+		TotalFailures: 1 << 40, TotalSuccesses: 1<<64 - 1, UpdatedAt: time.Now(),
+	}
+	update(t, s, "every-field", func(st *fusebox.State) { *st = want })
+	sameState(t, load(t, s, "every-field"), want)
+}
+
+func testUpdateUnchanged(t *testing.T, s fusebox.Store) {
+	got, err := s.Update(ctx, "idle", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st.TotalFailures = 1
+		return []fusebox.Event{{Time: time.Now(), Circuit: "idle", Kind: fusebox.EventFailure}}, false
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if got.Name != "idle" {
+		t.Errorf("Update returned name %q, want idle", got.Name)
+	}
+	sameState(t, load(t, s, "idle"), fusebox.State{Name: "idle"})
+	if evs := events(t, s, "idle", time.Time{}); len(evs) != 0 {
+		t.Errorf("events of an unchanged update were stored: %+v", evs)
+	}
+	if names := names(t, s); len(names) != 0 {
+		t.Errorf("Names = %q after an unchanged update, want none", names)
+	}
+}
+
+func testUpdateSeesStored(t *testing.T, s fusebox.Store) {
+	update(t, s, "db", func(st *fusebox.State) { st.TotalSuccesses = 41 })
+	var seen fusebox.State
+	update(t, s, "db", func(st *fusebox.State) {
+		seen = *st
+		st.TotalSuccesses++
+	})
+	if seen.Name != "db" || seen.TotalSuccesses != 41 {
+		t.Errorf("fn was handed %+v, want db with 41 successes", seen)
+	}
+	if got := load(t, s, "db").TotalSuccesses; got != 42 {
+		t.Errorf("TotalSuccesses = %d, want 42", got)
+	}
+}
+
+func testEvents(t *testing.T, s fusebox.Store) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev := func(sec int, reason string) fusebox.Event {
+		return fusebox.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: "db", Kind: fusebox.EventFailure, Attempt: sec + 1, Reason: reason}
+	}
+	first := []fusebox.Event{ev(0, "refused"), ev(1, "timeout")}
+	second := []fusebox.Event{ev(2, "reset"), {Time: t0.Add(3 * time.Second), Circuit: "db", Kind: fusebox.EventTransition,
+		From: fusebox.Closed, To: fusebox.Open, Reason: "3 consecutive failures", For: fusebox.Duration(30 * time.Second)}}
+	for _, evs := range [][]fusebox.Event{first, second} {
+		if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			st.UpdatedAt = time.Now()
+			return evs, true
+		}); err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+	}
+	all := append(slices.Clone(first), second...)
+	sameEvents(t, events(t, s, "db", time.Time{}), all)
+	sameEvents(t, events(t, s, "db", t0.Add(time.Second)), all[1:])
+	sameEvents(t, events(t, s, "db", t0.Add(time.Hour)), nil)
+	sameEvents(t, events(t, s, "other", time.Time{}), nil)
+}
+
+func testConcurrentUpdates(t *testing.T, s fusebox.Store) {
+	const n = 100
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			_, err := s.Update(ctx, "busy", func(st *fusebox.State) ([]fusebox.Event, bool) {
+				st.TotalSuccesses++
+				st.UpdatedAt = time.Now()
+				return nil, true
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("Update: %v", err)
+		}
+	}
+	if got := load(t, s, "busy").TotalSuccesses; got != n {
+		t.Errorf("TotalSuccesses = %d after %d concurrent increments", got, n)
+	}
+}
+
+func testSkips(t *testing.T, s fusebox.Store) {
+	const n = 50
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if err := s.RecordSkip(ctx, "down"); err != nil {
+				t.Errorf("RecordSkip: %v", err)
+			}
+		})
+	}
+	if err := s.RecordSkip(ctx, "other"); err != nil {
+		t.Fatalf("RecordSkip: %v", err)
+	}
+	wg.Wait()
+	for name, want := range map[string]uint64{"down": n, "other": 1, "never-skipped": 0} {
+		got, err := s.Skips(ctx, name)
+		if err != nil || got != want {
+			t.Errorf("Skips(%s) = %d, %v; want %d", name, got, err, want)
+		}
+	}
+}
+
+func testNames(t *testing.T, s fusebox.Store) {
+	for _, name := range []string{"b", "a.b", "a", "c-d", "a-b", "A", "_x"} {
+		update(t, s, name, func(st *fusebox.State) { st.TotalSuccesses++ })
+	}
+	if _, err := s.Update(ctx, "unchanged", func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false }); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	want := []string{"A", "_x", "a", "a-b", "a.b", "b", "c-d"}
+	if got := names(t, s); !slices.Equal(got, want) {
+		t.Errorf("Names = %q, want %q", got, want)
+	}
+}
+
+func testAnswerRoundTrip(t *testing.T, s fusebox.Store) {
+	want := fusebox.Answer{
+		Source:   "primary",
+		Status:   200,
+		StoredAt: time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC),
+		Body:     []byte{0xff, 0xfe, 'o', 'k', 0, '\n', 0xc3, 0x28},
+	}
+	saveAnswer(t, s, "weather", want)
+	got, ok, err := s.LoadAnswer(ctx, "weather")
+	if err != nil || !ok {
+		t.Fatalf("LoadAnswer = ok %v, %v; want the saved answer", ok, err)
+	}
+	sameAnswer(t, got, want)
+}
+
+func testAnswerMissing(t *testing.T, s fusebox.Store) {
+	a, ok, err := s.LoadAnswer(ctx, "never-saved")
+	if err != nil || ok {
+		t.Errorf("LoadAnswer = %+v, ok %v, %v; want ok false and no error", a, ok, err)
+	}
+}
+
+func testAnswerReplaced(t *testing.T, s fusebox.Store) {
+	saveAnswer(t, s, "weather", fusebox.Answer{Source: "primary", StoredAt: time.Now(), Body: []byte("old")})
+	want := fusebox.Answer{Source: "fallback", Status: 203, StoredAt: time.Now(), Body: []byte("new")}
+	saveAnswer(t, s, "weather", want)
+	got, ok, err := s.LoadAnswer(ctx, "weather")
+	if err != nil || !ok {
+		t.Fatalf("LoadAnswer = ok %v, %v", ok, err)
+	}
+	sameAnswer(t, got, want)
+}
+
+// populate stores two circuits with events and skips, and one answer, all
+// dated now.
+func populate(t *testing.T, s fusebox.Store) time.Time {
+	now := time.Now()
+	for _, name := range []string{"api", "db"} {
+		if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+			st.TotalFailures++
+			st.UpdatedAt = now
+			return []fusebox.Event{{Time: now, Circuit: name, Kind: fusebox.EventFailure, Reason: "refused"}}, true
+		}); err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		if err := s.RecordSkip(ctx, name); err != nil {
+			t.Fatalf("RecordSkip: %v", err)
+		}
+	}
+	saveAnswer(t, s, "weather", fusebox.Answer{Source: "primary", StoredAt: now, Body: []byte("sunny")})
+	return now
+}
+
+func testGCNow(t *testing.T, s fusebox.Store) {
+	populate(t, s)
+	r, err := s.GC(ctx, time.Now(), fusebox.DefaultGCAfter, fusebox.DefaultEventRetention)
+	if err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if len(r.Circuits)+len(r.Answers)+r.Events != 0 {
+		t.Errorf("GC removed %+v, want nothing", r)
+	}
+	if got := names(t, s); !slices.Equal(got, []string{"api", "db"}) {
+		t.Errorf("Names = %q after GC, want [api db]", got)
+	}
+	if evs := events(t, s, "db", time.Time{}); len(evs) != 1 {
+		t.Errorf("%d events after GC, want 1", len(evs))
+	}
+	if n, err := s.Skips(ctx, "db"); n != 1 || err != nil {
+		t.Errorf("Skips = %d, %v after GC; want 1", n, err)
+	}
+	if _, ok, err := s.LoadAnswer(ctx, "weather"); !ok || err != nil {
+		t.Errorf("LoadAnswer = ok %v, %v after GC; want the answer", ok, err)
+	}
+}
+
+func testGCFuture(t *testing.T, s fusebox.Store) {
+	now := populate(t, s)
+	r, err := s.GC(ctx, now.Add(365*24*time.Hour), time.Hour, time.Hour)
+	if err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if !slices.Equal(r.Circuits, []string{"api", "db"}) || !slices.Equal(r.Answers, []string{"weather"}) {
+		t.Errorf("GC removed circuits %q and answers %q; want [api db] and [weather]", r.Circuits, r.Answers)
+	}
+	if got := names(t, s); len(got) != 0 {
+		t.Errorf("Names = %q after GC, want none", got)
+	}
+	sameState(t, load(t, s, "db"), fusebox.State{Name: "db"})
+	if evs := events(t, s, "db", time.Time{}); len(evs) != 0 {
+		t.Errorf("events left after GC: %+v", evs)
+	}
+	if n, err := s.Skips(ctx, "db"); n != 0 || err != nil {
+		t.Errorf("Skips = %d, %v after GC; want 0", n, err)
+	}
+	if _, ok, err := s.LoadAnswer(ctx, "weather"); ok || err != nil {
+		t.Errorf("LoadAnswer = ok %v, %v after GC; want none", ok, err)
+	}
+}
+
+func testGCEvents(t *testing.T, s fusebox.Store) {
+	now := time.Now()
+	at := func(ago time.Duration, reason string) fusebox.Event {
+		return fusebox.Event{Time: now.Add(-ago), Circuit: "db", Kind: fusebox.EventFailure, Reason: reason}
+	}
+	evs := []fusebox.Event{at(3*time.Hour, "old"), at(2*time.Hour, "older than an hour"), at(30*time.Minute, "recent"), at(0, "now")}
+	if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st.UpdatedAt = now
+		return evs, true
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	r, err := s.GC(ctx, now, fusebox.DefaultGCAfter, time.Hour)
+	if err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if r.Events != 2 || len(r.Circuits) != 0 {
+		t.Errorf("GC report %+v, want 2 events and no circuit dropped", r)
+	}
+	sameEvents(t, events(t, s, "db", time.Time{}), evs[2:])
+	if got := names(t, s); !slices.Equal(got, []string{"db"}) {
+		t.Errorf("Names = %q after GC, want [db]", got)
+	}
+}
+
+func testBreaker(t *testing.T, s fusebox.Store) {
+	p := fusebox.DefaultPolicy().Breaker
+	now := fusebox.Instant{Wall: time.Now().Round(0)}
+	fail := fusebox.Outcome{Failed: true, Attempt: 1, Reason: "connection refused"}
+	var recorded []fusebox.Event
+	act := func(f func(st *fusebox.State) []fusebox.Event) fusebox.State {
+		t.Helper()
+		st, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			evs := f(st)
+			recorded = append(recorded, evs...)
+			return evs, true
+		})
+		if err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		return st
+	}
+	for range p.TripAfter {
+		act(func(st *fusebox.State) []fusebox.Event {
+			return st.Record(p, now, fusebox.Permit{Generation: st.Generation}, fail)
+		})
+	}
+	st := load(t, s, "api")
+	if st.Phase != fusebox.Open || st.TotalFailures != uint64(p.TripAfter) {
+		t.Fatalf("after %d failures: %+v, want open", p.TripAfter, st)
+	}
+	if _, err := st.Decide(now.Add(time.Second)); !errors.Is(err, fusebox.ErrOpen) {
+		t.Errorf("Decide on the loaded state = %v, want ErrOpen", err)
+	}
+
+	if st := act(func(st *fusebox.State) []fusebox.Event { return st.Trip(now, 0) }); st.Phase != fusebox.ForcedOpen {
+		t.Errorf("after Trip: phase %s, want forced_open", st.Phase)
+	}
+	if st := act(func(st *fusebox.State) []fusebox.Event { return st.Reset(now) }); st.Phase != fusebox.Closed {
+		t.Errorf("after Reset: phase %s, want closed", st.Phase)
+	}
+	st = load(t, s, "api")
+	if _, err := st.Decide(now); err != nil {
+		t.Errorf("Decide after Reset = %v, want a permit", err)
+	}
+	sameEvents(t, events(t, s, "api", time.Time{}), recorded)
+	if n := len(recorded); n != p.TripAfter+3 {
+		t.Errorf("%d events recorded, want %d failures and 3 transitions", n, p.TripAfter)
+	}
+}
+
+func load(t *testing.T, s fusebox.Store, name string) fusebox.State {
+	t.Helper()
+	st, err := s.Load(ctx, name)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", name, err)
+	}
+	return st
+}
+
+// update stores what f makes of the circuit's state, dated now.
+func update(t *testing.T, s fusebox.Store, name string, f func(*fusebox.State)) {
+	t.Helper()
+	if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st.UpdatedAt = time.Now()
+		f(st)
+		return nil, true
+	}); err != nil {
+		t.Fatalf("Update(%s): %v", name, err)
+	}
+}
+
+func events(t *testing.T, s fusebox.Store, name string, since time.Time) []fusebox.Event {
+	t.Helper()
+	evs, err := s.Events(ctx, name, since)
+	if err != nil {
+		t.Fatalf("Events(%s): %v", name, err)
+	}
+	return evs
+}
+
+func names(t *testing.T, s fusebox.Store) []string {
+	t.Helper()
+	names, err := s.Names(ctx)
+	if err != nil {
+		t.Fatalf("Names: %v", err)
+	}
+	return names
+}
+
+func saveAnswer(t *testing.T, s fusebox.Store, key string, a fusebox.Answer) {
+	t.Helper()
+	if err := s.SaveAnswer(ctx, key, a); err != nil {
+		t.Fatalf("SaveAnswer(%s): %v", key, err)
+	}
+}
+
+// sameState compares states as their JSON, which is what a store keeps: a
+// time's monotonic reading and location do not survive it and do not matter.
+func sameState(t *testing.T, got, want fusebox.State) {
+	t.Helper()
+	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
+		t.Errorf("state\n got %s\nwant %s", g, w)
+	}
+}
+
+func sameEvents(t *testing.T, got, want []fusebox.Event) {
+	t.Helper()
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
+		t.Errorf("events\n got %s\nwant %s", g, w)
+	}
+}
+
+func sameAnswer(t *testing.T, got, want fusebox.Answer) {
+	t.Helper()
+	if got.Source != want.Source || got.Status != want.Status || !got.StoredAt.Equal(want.StoredAt) || !bytes.Equal(got.Body, want.Body) {
+		t.Errorf("answer\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode %T: %v", v, err)
+	}
+	return string(b)
+}
