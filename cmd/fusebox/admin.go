@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// nameArg accepts exactly one valid circuit name.
+func nameArg(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("%s needs exactly one circuit name, got %d", cmd.Name(), len(args))
+	}
+	if err := fusebox.ValidateName(args[0]); err != nil {
+		return &usageError{msg: err.Error()}
+	}
+	return nil
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) != 0 {
+		return usageErrorf("%s takes no arguments, got %q", cmd.Name(), strings.Join(args, " "))
+	}
+	return nil
+}
+
+func newTripCmd(a *app) *cobra.Command {
+	var d time.Duration
+	cmd := &cobra.Command{
+		Use:   "trip NAME [--for DURATION]",
+		Short: "Force a circuit open (for maintenance), until reset or for a while",
+		Example: `  fusebox trip zigbee2mqtt --for 10m
+  fusebox trip nas-backup              # until 'fusebox reset nas-backup'`,
+		Args: nameArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runForce(cmd.Context(), a, args[0], func(st *fusebox.State, now fusebox.Instant) []fusebox.Event {
+				return st.Trip(now, d)
+			})
+		},
+	}
+	cmd.Flags().Var(durationValue{&d}, "for", "close again after `DURATION` (default: until reset)")
+	return cmd
+}
+
+func newResetCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reset NAME",
+		Short: "Close a circuit and forget its failures (totals are kept)",
+		Args:  nameArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runForce(cmd.Context(), a, args[0], func(st *fusebox.State, now fusebox.Instant) []fusebox.Event {
+				return st.Reset(now)
+			})
+		},
+	}
+}
+
+// runForce applies a forced transition and says what it did.
+func runForce(ctx context.Context, a *app, name string, apply func(*fusebox.State, fusebox.Instant) []fusebox.Event) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	store := a.openStore(cfg)
+	defer store.Close()
+	now := a.clock.Now()
+	st, err := store.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		return apply(st, now), true
+	})
+	if err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	v := st.View(now)
+	switch {
+	case v.Phase == fusebox.ForcedOpen && v.ReopensIn > 0:
+		fmt.Fprintf(a.stdout, "%s: forced open; closes in %s\n", name, v.ReopensIn.Round(time.Second))
+	case v.Phase == fusebox.ForcedOpen:
+		fmt.Fprintf(a.stdout, "%s: forced open until 'fusebox reset %s'\n", name, name)
+	default:
+		fmt.Fprintf(a.stdout, "%s: %s\n", name, v.Phase)
+	}
+	return nil
+}
+
+func newGCCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "gc",
+		Short: "Remove circuits unused for gc_after (7 days) and events older than 30 days",
+		Long: `Remove the state of circuits not used for gc_after (default 7 days), stored
+answers as old, and events older than 30 days. fusebox also does this by
+itself, at most once an hour, so there is rarely a need to run it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			store := a.openStore(cfg)
+			defer store.Close()
+			after := fusebox.DefaultGCAfter
+			if cfg != nil {
+				after = cfg.GCAfter
+			}
+			r, err := store.GC(cmd.Context(), a.clock.Now().Wall, after, fusebox.DefaultEventRetention)
+			if err != nil {
+				return fmt.Errorf("gc: %w", err)
+			}
+			fmt.Fprintf(a.stdout, "removed %d circuit(s), %d answer(s), %d event(s)\n", len(r.Circuits), len(r.Answers), r.Events)
+			for _, n := range r.Circuits {
+				fmt.Fprintf(a.stdout, "  circuit %s\n", n)
+			}
+			return nil
+		},
+	}
+}
+
+func newValidateCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate [--config FILE]",
+		Short: "Check the config and say what it defines",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if cfg == nil {
+				return &configError{err: fmt.Errorf("no config file found (looked at --config, $FUSEBOX_CONFIG, %s/.config/fusebox/config.yaml, /etc/fusebox/config.yaml)", a.home)}
+			}
+			endpoints := 0
+			for _, c := range cfg.Circuits {
+				if c.Endpoint != nil {
+					endpoints++
+				}
+			}
+			fmt.Fprintf(a.stdout, "%s: ok (%d circuits, %d of them HTTP endpoints, %d chains; state dir %s)\n",
+				cfg.Path, len(cfg.Circuits), endpoints, len(cfg.Chains), a.stateDir(cfg))
+			return nil
+		},
+	}
+}
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  noArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			fmt.Fprintln(a.stdout, "fusebox", versionString())
+		},
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v := bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+		if v != "" {
+			return v
+		}
+	}
+	return "(devel)"
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/redact"
+	"github.com/fusebox-hq/fusebox/sysclock"
+)
+
+// app is what every command shares: its streams, environment and global
+// flags. Tests build one with their own streams and environment.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	stderrFile     *os.File // for journald detection; nil in tests
+	getenv         func(string) string
+	lookupEnv      func(string) (string, bool)
+	euid           int
+	home           string
+	clock          fusebox.Clock
+
+	stateFlag  string
+	configFlag string
+	log        logOptions
+
+	logger   *slog.Logger
+	redactor *redact.Redactor
+}
+
+func newApp() *app {
+	home, _ := os.UserHomeDir()
+	return &app{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrFile: os.Stderr,
+		getenv: os.Getenv, lookupEnv: os.LookupEnv, euid: os.Geteuid(), home: home,
+		clock: sysclock.Clock{},
+		log:   logOptions{format: "text"},
+	}
+}
+
+// setup makes the logger once the global flags are parsed.
+func (a *app) setup(secrets ...string) error {
+	if err := a.log.validate(); err != nil {
+		return err
+	}
+	a.redactor = redact.New(secrets...)
+	a.logger = newLogger(a.stderr, a.log, a.redactor, journalStream(a.getenv, a.stderrFile))
+	return nil
+}
+
+// loadConfig finds and loads the config. No config at all is fine (nil);
+// one named by --config or $FUSEBOX_CONFIG must exist.
+func (a *app) loadConfig() (*config.Config, error) {
+	path, explicit := config.Find(a.configFlag, a.getenv, a.home)
+	if path == "" {
+		return nil, nil
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && explicit {
+			return nil, &configError{err: err}
+		}
+		return nil, &configError{err: err}
+	}
+	// Secrets from the config are known now: redact them from here on.
+	if err := a.setup(cfg.Secrets...); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// stateDir resolves where circuit state lives.
+func (a *app) stateDir(cfg *config.Config) string {
+	configured := ""
+	if cfg != nil {
+		configured = cfg.State
+	}
+	dir, _ := file.ResolveDir(a.stateFlag, configured, a.getenv, a.euid, a.home)
+	return dir
+}
+
+// openStore opens the state store. When it cannot be used, fusebox must still
+// let calls through: the returned store then fails every operation, and the
+// Do loop warns once and runs unprotected. A state dir refused as unsafe is
+// logged as an error naming it.
+func (a *app) openStore(cfg *config.Config) fusebox.Store {
+	dir := a.stateDir(cfg)
+	opts := []file.Option{file.WithLogger(a.logger)}
+	if cfg != nil {
+		opts = append(opts, file.WithFsync(cfg.Fsync), file.WithRetention(cfg.GCAfter, fusebox.DefaultEventRetention))
+	}
+	s, err := file.Open(dir, opts...)
+	if err != nil {
+		var unsafe *file.UnsafeDirError
+		if errors.As(err, &unsafe) {
+			a.logger.Error(err.Error())
+		}
+		return unavailable{err: err}
+	}
+	return s
+}
+
+// unavailable is the Store of a state dir that could not be opened.
+type unavailable struct{ err error }
+
+func (u unavailable) Load(context.Context, string) (fusebox.State, error) {
+	return fusebox.State{}, u.err
+}
+func (u unavailable) Update(context.Context, string, func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	return fusebox.State{}, u.err
+}
+func (u unavailable) RecordSkip(context.Context, string) error                 { return u.err }
+func (u unavailable) Skips(context.Context, string) (uint64, error)            { return 0, u.err }
+func (u unavailable) Names(context.Context) ([]string, error)                  { return nil, u.err }
+func (u unavailable) SaveAnswer(context.Context, string, fusebox.Answer) error { return u.err }
+func (u unavailable) LoadAnswer(context.Context, string) (fusebox.Answer, bool, error) {
+	return fusebox.Answer{}, false, u.err
+}
+func (u unavailable) Events(context.Context, string, time.Time) ([]fusebox.Event, error) {
+	return nil, u.err
+}
+func (u unavailable) GC(context.Context, time.Time, time.Duration, time.Duration) (fusebox.GCReport, error) {
+	return fusebox.GCReport{}, u.err
+}
+func (u unavailable) Close() error { return nil }
+
+// newRootCmd builds the command tree.
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fusebox",
+		Short: "Retries with backoff and persistent circuit breakers for scripts",
+		Long: `fusebox keeps scripts from hanging on, and hammering, APIs that are down.
+
+It retries a failing command or HTTP endpoint with exponential backoff and
+jitter, and keeps a circuit breaker per name in a state directory shared by
+every process on the host: once an endpoint has failed, the next runs skip it
+in milliseconds (exit 75) until exactly one caller probes whether it is back.
+
+Exit status:
+  0    success
+  N    run: the command's own exit status, when every attempt failed
+  124  run: the last attempt hit --timeout
+  126  run: the command cannot be executed; 127: not found
+  64   usage error (bad flag or argument)
+  69   call: every endpoint failed
+  75   the circuit is open (every endpoint skipped): nothing was run
+  78   config error
+  130  interrupted by SIGINT; 143 by SIGTERM
+
+State dir: --state, else $FUSEBOX_STATE_DIR, else the config's state:, else
+$STATE_DIRECTORY (systemd), else /var/lib/fusebox (root), else
+$XDG_STATE_HOME/fusebox (~/.local/state/fusebox).
+Config: --config, else $FUSEBOX_CONFIG, else ~/.config/fusebox/config.yaml,
+else /etc/fusebox/config.yaml; none is needed.`,
+		Example: `  fusebox demo                          # a 20-second tour on a flaky API of its own
+  fusebox run zigbee2mqtt -- curl -fsS http://zigbee.lan:8080/api/health
+  fusebox status
+  fusebox trip zigbee2mqtt --for 10m    # maintenance: skip it for 10 minutes`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q", args[0])
+			}
+			return nil
+		},
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return a.setup()
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.stateFlag, "state", "", "state `DIR` (see above for the default)")
+	pf.StringVar(&a.configFlag, "config", "", "config `FILE` (see above for the default)")
+	pf.StringVar(&a.log.format, "log-format", "text", "stderr log format: text or json")
+	pf.BoolVarP(&a.log.quiet, "quiet", "q", false, "log warnings and errors only")
+	pf.BoolVarP(&a.log.verbose, "verbose", "v", false, "log every attempt, also successful ones")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+
+	root.AddCommand(
+		newRunCmd(a),
+		newCallCmd(a),
+		newDemoCmd(a),
+		newStatusCmd(a),
+		newTripCmd(a),
+		newResetCmd(a),
+		newGCCmd(a),
+		newValidateCmd(a),
+		newVersionCmd(a),
+	)
+	return root
+}

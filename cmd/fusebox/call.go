@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/httpcall"
+)
+
+type callOptions struct {
+	name    string
+	url     string
+	asJSON  bool
+	noStale bool
+	policy  *policyFlags
+}
+
+func newCallCmd(a *app) *cobra.Command {
+	o := &callOptions{}
+	cmd := &cobra.Command{
+		Use:   "call [flags] NAME",
+		Short: "Call an HTTP endpoint or a fallback chain from the config",
+		Long: `Call NAME, an HTTP endpoint (a circuit with an http: block) or a chain of them
+from the config, and print the answer's body (or its extract:) on stdout.
+
+A chain tries its endpoints in order and skips, instantly, each one whose
+circuit is open. When every endpoint fails, a chain with stale: serves the last
+good answer while it is younger than that; with fresh:, a recent answer is
+served without calling at all. stderr says which endpoint answered, each
+failure with its reason, and each skip. Secrets never appear: values from
+${VAR}, ${file:...} and !secret, Authorization headers and secret-looking query
+parameters are shown as REDACTED.
+
+--json prints an envelope: source (the endpoint, or fresh / stale), status,
+attempts, age_seconds (answers from the store), body (parsed JSON when it is
+JSON, else a string) and errors (name and reason of each endpoint that failed or
+was skipped).
+
+Exit status: 0 answered (also from stale; --no-stale refuses it), 69 every
+endpoint failed, 75 every endpoint was skipped (circuits open) and nothing
+stale was kept, 64 usage error, 78 config error.`,
+		Example: `  fusebox call weather
+  fusebox call --json weather | jq .source
+  fusebox call --url http://192.168.1.50/json esp32-garage`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("call needs exactly one endpoint or chain name, got %d", len(args))
+			}
+			if err := fusebox.ValidateName(args[0]); err != nil {
+				return &usageError{msg: err.Error()}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.name = args[0]
+			return runCall(cmd.Context(), a, o)
+		},
+	}
+	fs := cmd.Flags()
+	o.policy = addPolicyFlags(fs)
+	fs.StringVar(&o.url, "url", "", "call `URL` as an ad-hoc endpoint named NAME, without config")
+	fs.BoolVar(&o.asJSON, "json", false, "print a JSON envelope instead of the body")
+	fs.BoolVar(&o.noStale, "no-stale", false, "never answer with a stale stored response")
+	return cmd
+}
+
+func runCall(ctx context.Context, a *app, o *callOptions) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	endpoints, chains, err := callTargets(cfg, o)
+	if err != nil {
+		return err
+	}
+	store := a.openStore(cfg)
+	defer store.Close()
+	client, err := httpcall.New(store, endpoints, chains,
+		httpcall.WithLogger(a.logger), httpcall.WithClock(a.clock), httpcall.WithRedactor(a.redactor))
+	if err != nil {
+		return &configError{err: err}
+	}
+	ctx, sig, stop := notifyInterrupt(ctx)
+	defer stop()
+	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale})
+	if s, ok := sig(); ok {
+		return &interrupted{signal: int(s)}
+	}
+	if o.asJSON && res != nil {
+		env, jerr := res.Envelope()
+		if jerr != nil {
+			return jerr
+		}
+		a.stdout.Write(append(env, '\n'))
+		return err
+	}
+	if err != nil {
+		var ce *httpcall.CallError
+		if errors.As(err, &ce) {
+			a.logger.Error(ce.Error())
+		}
+		return err
+	}
+	body := res.Body
+	if len(body) > 0 && body[len(body)-1] != '\n' {
+		body = append(body, '\n')
+	}
+	_, err = a.stdout.Write(body)
+	return err
+}
+
+// callTargets returns the endpoints and chains a call may use: those of the
+// config, with policy flags applied, or the ad-hoc --url endpoint.
+func callTargets(cfg *config.Config, o *callOptions) ([]*httpcall.Endpoint, []*httpcall.Chain, error) {
+	if o.url != "" {
+		u, err := url.Parse(o.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, nil, usageErrorf("--url: want an http:// or https:// URL, got %q", o.url)
+		}
+		policy := o.policy.apply(cfg.Policy(o.name))
+		if err := o.policy.validate(policy); err != nil {
+			return nil, nil, err
+		}
+		ep := &httpcall.Endpoint{
+			Name: o.name, URL: o.url, Method: "GET", RetryOn: httpcall.DefaultRetryOn(),
+			MaxBody: httpcall.DefaultMaxBody, Policy: policy,
+		}
+		return []*httpcall.Endpoint{ep}, nil, nil
+	}
+	if cfg == nil {
+		return nil, nil, usageErrorf("%s: no config file, so no endpoints: add it under circuits: with an http: block, or call it with --url URL", o.name)
+	}
+	var endpoints []*httpcall.Endpoint
+	for _, c := range cfg.Circuits {
+		if c.Endpoint == nil {
+			continue
+		}
+		ep := *c.Endpoint
+		ep.Policy = o.policy.apply(ep.Policy)
+		if err := o.policy.validate(ep.Policy); err != nil {
+			return nil, nil, err
+		}
+		endpoints = append(endpoints, &ep)
+	}
+	var chains []*httpcall.Chain
+	for _, c := range cfg.Chains {
+		chains = append(chains, c)
+	}
+	known := slices.ContainsFunc(endpoints, func(e *httpcall.Endpoint) bool { return e.Name == o.name }) ||
+		slices.ContainsFunc(chains, func(c *httpcall.Chain) bool { return c.Name == o.name })
+	if !known {
+		if c, ok := cfg.Circuits[o.name]; ok && c.Endpoint == nil {
+			return nil, nil, usageErrorf("%s is a circuit without an http: block in %s; use 'fusebox run' for commands", o.name, cfg.Path)
+		}
+		return nil, nil, usageErrorf("no endpoint or chain named %s in %s", o.name, cfg.Path)
+	}
+	return endpoints, chains, nil
+}

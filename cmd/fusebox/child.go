@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// killGrace is how long a child has between SIGTERM and SIGKILL.
+const killGrace = 1 * time.Second
+
+// child is one attempt of a wrapped command.
+type child struct {
+	argv   []string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// interrupt returns the signal the user sent fusebox, once it has.
+	interrupt func() (syscall.Signal, bool)
+}
+
+// childResult is how an attempt ended.
+type childResult struct {
+	code     int    // exit status as a shell reports it (128+N for signal N)
+	reason   string // for the log: "exit status 3", "killed by signal 9 (SIGKILL)"
+	timedOut bool
+	startErr error // the command could not be started
+}
+
+// run starts the command directly (never through a shell) in its own process
+// group and waits for it. When ctx ends (attempt timeout or deadline) the
+// whole group gets SIGTERM, then SIGKILL after killGrace; when the user
+// interrupts fusebox the group gets the same signal. Either way no grandchild
+// is left behind.
+func (c *child) run(ctx context.Context) childResult {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return startFailure(c.argv[0], err)
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var err error
+	stopped := false
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		stopped = true
+		sig := syscall.SIGTERM
+		if s, ok := c.interrupt(); ok {
+			sig = s
+		}
+		syscall.Kill(-pgid, sig)
+		select {
+		case err = <-done:
+		case <-time.After(killGrace):
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			err = <-done
+		}
+	}
+	if stopped {
+		syscall.Kill(-pgid, syscall.SIGKILL) // stragglers that ignored the signal
+	}
+	res := exitResult(err)
+	if stopped && ctx.Err() == context.DeadlineExceeded {
+		if _, user := c.interrupt(); !user {
+			res.timedOut = true
+		}
+	}
+	return res
+}
+
+func startFailure(name string, err error) childResult {
+	res := childResult{code: exitNotExec, startErr: err, reason: err.Error()}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		res.code = exitNotFound
+		res.reason = fmt.Sprintf("command not found: %s", name)
+	}
+	return res
+}
+
+func exitResult(err error) childResult {
+	if err == nil {
+		return childResult{}
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return childResult{code: 1, reason: err.Error()}
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		sig := ws.Signal()
+		return childResult{code: 128 + int(sig), reason: fmt.Sprintf("killed by signal %d (%s)", int(sig), signalName(sig))}
+	}
+	return childResult{code: ee.ExitCode(), reason: fmt.Sprintf("exit status %d", ee.ExitCode())}
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	}
+	return sig.String()
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/httpcall"
+)
+
+// Exit statuses. They are an interface: scripts test them, so they never
+// change once documented (README "Exit status").
+const (
+	exitOK          = 0
+	exitUnavailable = 69  // call: every endpoint failed (EX_UNAVAILABLE)
+	exitTimeout     = 124 // run: the last attempt hit --timeout, as timeout(1)
+	exitNotExec     = 126 // run: the command cannot be executed
+	exitNotFound    = 127 // run: the command was not found
+	exitUsage       = 64  // bad flags or arguments (EX_USAGE)
+	exitOpen        = 75  // the circuit is open; nothing was run (EX_TEMPFAIL)
+	exitConfig      = 78  // the config is invalid (EX_CONFIG)
+	exitInterrupted = 128 // + the signal number: 130 for SIGINT, 143 for SIGTERM
+)
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// configError is a config that cannot be used: missing, unreadable, invalid.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// exitError carries an exit status chosen by a command (for run: the child's).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// interrupted is returned when a signal ended the command.
+type interrupted struct{ signal int }
+
+func (e *interrupted) Error() string { return fmt.Sprintf("interrupted by signal %d", e.signal) }
+
+// exitCode is the one place that maps errors to exit statuses. It also says
+// whether the error still needs printing (commands that already logged why
+// they failed return quietly).
+func exitCode(err error) (code int, print bool) {
+	var (
+		ue  *usageError
+		ce  *config.Error
+		cfe *configError
+		ee  *exitError
+		ie  *interrupted
+		ae  *attemptExit
+		cle *httpcall.CallError
+	)
+	switch {
+	case err == nil:
+		return exitOK, false
+	case errors.As(err, &ie):
+		return exitInterrupted + ie.signal, false
+	case errors.As(err, &ue):
+		return exitUsage, true
+	case errors.As(err, &ce), errors.As(err, &cfe):
+		return exitConfig, true
+	case errors.As(err, &ee):
+		return ee.code, false
+	case errors.Is(err, fusebox.ErrOpen):
+		return exitOpen, false
+	case errors.As(err, &ae):
+		return ae.code, false
+	case errors.Is(err, httpcall.ErrAllSkipped):
+		return exitOpen, false
+	case errors.As(err, &cle), errors.Is(err, httpcall.ErrAllFailed):
+		return exitUnavailable, false
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted + 2, false
+	}
+	return 1, true
+}

@@ -1,0 +1,33 @@
+// Command fusebox runs commands and calls HTTP endpoints with retries, backoff
+// and circuit breakers whose state persists across runs. main only wires:
+// every command is a constructor plus a run function in its own file, and
+// exitCode is the one place errors become exit statuses.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+func main() {
+	if code, ok := fastSkip(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	a := newApp()
+	root := newRootCmd(a)
+	root.SetArgs(os.Args[1:])
+	err := root.ExecuteContext(context.Background())
+	code, print := exitCode(err)
+	if print {
+		msg := err.Error()
+		if a.redactor != nil {
+			msg = a.redactor.String(msg)
+		}
+		fmt.Fprintf(os.Stderr, "fusebox: %s\n", msg)
+		if code == exitUsage {
+			fmt.Fprintln(os.Stderr, "Run 'fusebox --help' for usage.")
+		}
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuseboxBin is the binary the process-level tests run, built once by
+// TestMain with CGO_ENABLED=0 as users get it.
+var fuseboxBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fusebox-test-bin-")
+	if err != nil {
+		panic(err)
+	}
+	fuseboxBin = filepath.Join(dir, "fusebox")
+	build := exec.Command("go", "build", "-o", fuseboxBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic("build fusebox: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is one finished fusebox process.
+type proc struct {
+	code           int
+	stdout, stderr string
+	took           time.Duration
+}
+
+// fb runs the fusebox binary with a clean environment: state in stateDir, no
+// config unless the test adds one.
+func fb(t *testing.T, stateDir string, args ...string) proc {
+	t.Helper()
+	return fbEnv(t, stateDir, nil, args...)
+}
+
+func fbEnv(t *testing.T, stateDir string, env []string, args ...string) proc {
+	t.Helper()
+	cmd := fbCmd(stateDir, env, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	p := proc{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		p.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("fusebox %v: %v", args, err)
+	}
+	return p
+}
+
+func fbCmd(stateDir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(fuseboxBin, args...)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Dir(stateDir), // no stray user config
+		"FUSEBOX_STATE_DIR=" + stateDir,
+		"FUSEBOX_CONFIG=",
+	}, env...)
+	return cmd
+}
+
+// statusOf returns the --json status row of one circuit.
+func statusOf(t *testing.T, stateDir, name string) map[string]any {
+	t.Helper()
+	p := fb(t, stateDir, "status", "--json", name)
+	if p.code != 0 {
+		t.Fatalf("status: exit %d: %s", p.code, p.stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json: %v: %q", err, p.stdout)
+	}
+	return rows[0]
+}
+
+func countLines(s, substr string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+		runtime.Gosched()
+	}
+}

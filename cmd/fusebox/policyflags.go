@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+)
+
+// durationValue is a pflag.Value that accepts config.ParseDuration's syntax
+// ("90s", "5m", "1d").
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) String() string {
+	if v.d == nil || *v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+func (v durationValue) Set(s string) error {
+	d, err := config.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*v.d = d
+	return nil
+}
+func (durationValue) Type() string { return "duration" }
+
+// policyFlags are the retry and breaker flags shared by run and call. A flag
+// given on the command line overrides the config, which overrides defaults.
+type policyFlags struct {
+	fs *pflag.FlagSet
+	p  fusebox.Policy
+}
+
+func addPolicyFlags(fs *pflag.FlagSet) *policyFlags {
+	pf := &policyFlags{fs: fs}
+	r, b := &pf.p.Retry, &pf.p.Breaker
+	fs.IntVar(&r.Attempts, "attempts", 0, "attempts in all, the first included (default 3)")
+	fs.Var(durationValue{&r.Backoff.First}, "backoff", "first wait between attempts, doubling each time (default 2s)")
+	fs.Var(durationValue{&r.Backoff.Max}, "max-delay", "longest single wait (default 30s)")
+	fs.Var(jitterValue{&r.Backoff.Jitter}, "jitter", "full, equal, decorrelated or none (default full)")
+	fs.Var(durationValue{&r.Timeout}, "timeout", "per attempt; then SIGTERM, and SIGKILL 1s later (default 10s)")
+	fs.Var(durationValue{&r.Deadline}, "deadline", "for the whole call, waits included (default 60s)")
+	fs.IntVar(&b.TripAfter, "trip-after", 0, "consecutive failed attempts that open the circuit (default 3)")
+	fs.Var(durationValue{&b.OpenFor}, "open-for", "first open period (default 30s)")
+	fs.Var(durationValue{&b.OpenMax}, "open-max", "longest open period after failed probes (default 5m)")
+	return pf
+}
+
+// apply overrides p with the flags given on the command line.
+func (pf *policyFlags) apply(p fusebox.Policy) fusebox.Policy {
+	r, b := &p.Retry, &p.Breaker
+	set := func(name string, apply func()) {
+		if pf.fs.Changed(name) {
+			apply()
+		}
+	}
+	set("attempts", func() { r.Attempts = pf.p.Retry.Attempts })
+	set("backoff", func() { r.Backoff.First = pf.p.Retry.Backoff.First })
+	set("max-delay", func() { r.Backoff.Max = pf.p.Retry.Backoff.Max })
+	set("jitter", func() { r.Backoff.Jitter = pf.p.Retry.Backoff.Jitter })
+	set("timeout", func() { r.Timeout = pf.p.Retry.Timeout })
+	set("deadline", func() { r.Deadline = pf.p.Retry.Deadline })
+	set("trip-after", func() { b.TripAfter = pf.p.Breaker.TripAfter })
+	set("open-for", func() { b.OpenFor = pf.p.Breaker.OpenFor })
+	set("open-max", func() { b.OpenMax = pf.p.Breaker.OpenMax })
+	if pf.fs.Changed("open-for") && !pf.fs.Changed("open-max") && b.OpenMax != 0 && b.OpenMax < b.OpenFor {
+		b.OpenMax = b.OpenFor
+	}
+	return p
+}
+
+// validate checks the policy after the flags were applied; a problem is named
+// by its flag when a flag set it, else by its config key.
+func (pf *policyFlags) validate(p fusebox.Policy) error {
+	err := p.Validate()
+	if err == nil {
+		return nil
+	}
+	var msgs []string
+	for _, e := range unjoin(err) {
+		var fe *fusebox.FieldError
+		if errors.As(e, &fe) {
+			flag := "--" + strings.ReplaceAll(fe.Field, "_", "-")
+			if pf.fs.Lookup(flag[2:]) != nil && pf.fs.Changed(flag[2:]) {
+				msgs = append(msgs, flag+": "+fe.Msg)
+				continue
+			}
+		}
+		msgs = append(msgs, e.Error())
+	}
+	return usageErrorf("%s", strings.Join(msgs, "; "))
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+type jitterValue struct{ j *fusebox.Jitter }
+
+func (v jitterValue) String() string { return string(*v.j) }
+func (v jitterValue) Set(s string) error {
+	j, err := fusebox.ParseJitter(s)
+	if err != nil {
+		return err
+	}
+	*v.j = j
+	return nil
+}
+func (jitterValue) Type() string { return "jitter" }
+
+// exitCodes is the --retry-on-exit list: "1,2,75" or ranges "1-3".
+type exitCodes struct{ codes []int }
+
+func (e *exitCodes) String() string {
+	s := make([]string, len(e.codes))
+	for i, c := range e.codes {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
+}
+
+func (e *exitCodes) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 1 || a > 255 {
+			return errors.New("want exit codes 1-255 like 1,2 or 1-3, got " + strconv.Quote(part))
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b > 255 {
+				return errors.New("bad range " + strconv.Quote(part))
+			}
+		}
+		for c := a; c <= b; c++ {
+			e.codes = append(e.codes, c)
+		}
+	}
+	return nil
+}
+
+func (e *exitCodes) Type() string { return "codes" }
+
+// retryable reports whether exit status code may be retried: any non-zero one
+// when no list was given.
+func (e *exitCodes) retryable(code int) bool {
+	if len(e.codes) == 0 {
+		return true
+	}
+	for _, c := range e.codes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}

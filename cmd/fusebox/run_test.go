@@ -1,0 +1,354 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// fast policy flags so process tests take milliseconds, not minutes.
+var fastPolicy = []string{"--backoff", "1ms", "--max-delay", "5ms"}
+
+func runArgs(name string, policy []string, command ...string) []string {
+	args := append([]string{"run"}, policy...)
+	args = append(args, name, "--")
+	return append(args, command...)
+}
+
+func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := fb(t, state, runArgs("zigbee2mqtt", fastPolicy, "sh", "-c", "echo trying; exit 3")...)
+	if p.code != 3 {
+		t.Fatalf("exit = %d, want the command's own 3; stderr:\n%s", p.code, p.stderr)
+	}
+	if got := countLines(p.stderr, "attempt failed"); got != 3 {
+		t.Errorf("logged %d failed attempts, want 3:\n%s", got, p.stderr)
+	}
+	if !strings.Contains(p.stderr, "circuit opened") || !strings.Contains(p.stderr, "exit status 3") {
+		t.Errorf("stderr does not say the circuit opened and why:\n%s", p.stderr)
+	}
+	if p.stdout != "trying\n" {
+		t.Errorf("stdout = %q, want only the last attempt's output once", p.stdout)
+	}
+	if st := statusOf(t, state, "zigbee2mqtt"); st["state"] != "open" || st["last_failure"] != "exit status 3" {
+		t.Errorf("status = %v, want open with the reason", st)
+	}
+
+	marker := filepath.Join(t.TempDir(), "ran")
+	p = fb(t, state, runArgs("zigbee2mqtt", nil, "touch", marker)...)
+	if p.code != exitOpen {
+		t.Fatalf("exit = %d, want 75 (circuit open); stderr:\n%s", p.code, p.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran although the circuit is open")
+	}
+	if p.took > time.Second {
+		t.Errorf("fail-fast run took %v", p.took)
+	}
+	if !strings.Contains(p.stderr, "skipped") {
+		t.Errorf("stderr does not log the skip:\n%s", p.stderr)
+	}
+	if st := statusOf(t, state, "zigbee2mqtt"); st["skipped"] != float64(1) {
+		t.Errorf("skipped = %v, want 1", st["skipped"])
+	}
+}
+
+func TestRunSucceedsQuietlyAndPrintsOnlyTheLastAttempt(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := fb(t, state, runArgs("healthy", fastPolicy, "echo", "hello")...)
+	if p.code != 0 || p.stdout != "hello\n" || p.stderr != "" {
+		t.Fatalf("got exit %d, stdout %q, stderr %q; want 0, hello, and nothing on stderr (cron sends no mail)", p.code, p.stdout, p.stderr)
+	}
+
+	// Fails once, then succeeds: the failed attempt's stdout is discarded.
+	flag := filepath.Join(t.TempDir(), "flag")
+	script := fmt.Sprintf(`if [ -e %[1]s ]; then echo second; else touch %[1]s; echo first; exit 1; fi`, flag)
+	p = fb(t, state, runArgs("flaky", fastPolicy, "sh", "-c", script)...)
+	if p.code != 0 || p.stdout != "second\n" {
+		t.Fatalf("got exit %d, stdout %q; want 0 and only the second attempt's output\n%s", p.code, p.stdout, p.stderr)
+	}
+	st := statusOf(t, state, "flaky")
+	if st["total_successes"] != float64(1) || st["total_failures"] != float64(1) || st["state"] != "closed" {
+		t.Errorf("status = %v", st)
+	}
+}
+
+func TestRunArgumentsAreExecutedLiterallyNeverByAShell(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	args := []string{"a b", `"quoted"`, "$(touch /tmp/fusebox-pwned)", "; rm -rf /", "`id`"}
+	p := fb(t, state, runArgs("literal", nil, append([]string{"printf", "%s\n"}, args...)...)...)
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	if want := strings.Join(args, "\n") + "\n"; p.stdout != want {
+		t.Errorf("stdout = %q, want %q", p.stdout, want)
+	}
+	if _, err := os.Stat("/tmp/fusebox-pwned"); err == nil {
+		os.Remove("/tmp/fusebox-pwned")
+		t.Fatal("an argument was run by a shell")
+	}
+}
+
+func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	pidFile := filepath.Join(t.TempDir(), "grandchild")
+	// The grandchild ignores SIGTERM; it must still be gone afterwards.
+	script := fmt.Sprintf(`sh -c 'trap "" TERM; echo $$ > %s; sleep 30' & wait`, pidFile)
+	p := fb(t, state, runArgs("slow", []string{"--attempts", "1", "--timeout", "200ms"}, "sh", "-c", script)...)
+	if p.code != exitTimeout {
+		t.Fatalf("exit = %d, want 124; stderr:\n%s", p.code, p.stderr)
+	}
+	if !strings.Contains(p.stderr, "timeout after 200ms") {
+		t.Errorf("stderr does not name the timeout:\n%s", p.stderr)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	waitFor(t, "the grandchild to be killed", func() bool { return syscall.Kill(pid, 0) != nil })
+}
+
+func TestRunRetryOnExitLimitsRetries(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := fb(t, state, runArgs("picky", append([]string{"--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
+	if p.code != 2 || countLines(p.stderr, "attempt failed") != 1 {
+		t.Fatalf("exit %d, want 2 after one attempt (2 is not retryable):\n%s", p.code, p.stderr)
+	}
+}
+
+func TestRunCommandNotFoundExits127WithoutTripping(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	for range 4 {
+		p := fb(t, state, runArgs("typo", fastPolicy, "no-such-command-fusebox")...)
+		if p.code != exitNotFound {
+			t.Fatalf("exit = %d, want 127:\n%s", p.code, p.stderr)
+		}
+	}
+	if st := statusOf(t, state, "typo"); st["state"] != "closed" {
+		t.Errorf("a missing command tripped the circuit: %v", st)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	for _, args := range [][]string{
+		{"run", "onlyname"},
+		{"run", "bad/name", "--", "true"},
+		{"run", "--attempts", "-1", "x", "--", "true"},
+		{"run", "--jitter", "wobbly", "x", "--", "true"},
+		{"run", "--nope", "x", "--", "true"},
+		{"trip"},
+		{"nonsense-command"},
+	} {
+		p := fb(t, state, args...)
+		if p.code != exitUsage {
+			t.Errorf("fusebox %v: exit %d, want 64; stderr %q", args, p.code, p.stderr)
+			continue
+		}
+		if lines := strings.Count(strings.TrimSpace(p.stderr), "\n") + 1; lines > 2 || !strings.HasPrefix(p.stderr, "fusebox: ") {
+			t.Errorf("fusebox %v: want a one-line error, got %q", args, p.stderr)
+		}
+	}
+}
+
+func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1"}
+	if p := fb(t, state, runArgs("bridge", policy, "false")...); p.code != 1 {
+		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
+	}
+	time.Sleep(350 * time.Millisecond) // the open period ends
+	if st := statusOf(t, state, "bridge"); st["state"] != "half_open" {
+		t.Fatalf("status after open_for = %v, want half_open without any call", st["state"])
+	}
+
+	ran := t.TempDir()
+	var wg sync.WaitGroup
+	codes := make([]int, 20)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := fb(t, state, runArgs("bridge", policy, "sh", "-c", fmt.Sprintf("touch %s/%d; sleep 0.3", ran, i))...)
+			codes[i] = p.code
+		}()
+	}
+	wg.Wait()
+	entries, _ := os.ReadDir(ran)
+	zeros, skips := 0, 0
+	for _, c := range codes {
+		switch c {
+		case 0:
+			zeros++
+		case exitOpen:
+			skips++
+		}
+	}
+	if len(entries) != 1 || zeros != 1 || skips != 19 {
+		t.Fatalf("%d commands ran, exits %v; want exactly one probe (0) and 19 skips (75)", len(entries), codes)
+	}
+	if st := statusOf(t, state, "bridge"); st["state"] != "closed" {
+		t.Errorf("after a successful probe: %v, want closed", st["state"])
+	}
+}
+
+func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	policy := []string{"--attempts", "1", "--open-for", "100ms", "--trip-after", "1", "--timeout", "300ms"}
+	if p := fb(t, state, runArgs("wedge", policy, "false")...); p.code != 1 {
+		t.Fatalf("tripping run: exit %d", p.code)
+	}
+	time.Sleep(150 * time.Millisecond)
+
+	started := filepath.Join(t.TempDir(), "started")
+	probe := fbCmd(state, nil, runArgs("wedge", policy, "sh", "-c", "touch "+started+"; exec sleep 30")...)
+	if err := probe.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the probe to start", func() bool { _, err := os.Stat(started); return err == nil })
+	probe.Process.Kill() // SIGKILL: fusebox gets no chance to release the lease
+	probe.Wait()
+
+	if p := fb(t, state, runArgs("wedge", policy, "true")...); p.code != exitOpen {
+		t.Fatalf("while the dead probe's lease lasts: exit %d, want 75", p.code)
+	}
+	// The lease is the attempt timeout plus a slack of 2s.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p := fb(t, state, runArgs("wedge", policy, "true")...)
+		if p.code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("circuit still wedged 5s after the probe was killed: exit %d\n%s", p.code, p.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st := statusOf(t, state, "wedge"); st["state"] != "closed" {
+		t.Errorf("state = %v, want closed", st["state"])
+	}
+}
+
+func TestRunFiftyConcurrentRunsLoseNoCount(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	var wg sync.WaitGroup
+	errs := make(chan string, 50)
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p := fb(t, state, runArgs("busy", nil, "true")...); p.code != 0 || p.stderr != "" {
+				errs <- fmt.Sprintf("exit %d: %s", p.code, p.stderr)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if st := statusOf(t, state, "busy"); st["total_successes"] != float64(50) {
+		t.Fatalf("total_successes = %v, want 50", st["total_successes"])
+	}
+}
+
+func TestRunFailsOpenOnACorruptStateFile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(state, "garage.json"), []byte("{\"state\": \"op\x00\x00"), 0o600)
+	p := fb(t, state, runArgs("garage", nil, "echo", "ran")...)
+	if p.code != 0 || p.stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q: the command must run\n%s", p.code, p.stdout, p.stderr)
+	}
+	if n := countLines(p.stderr, "level=WARN"); n != 1 {
+		t.Errorf("want exactly one warning, got %d:\n%s", n, p.stderr)
+	}
+	moved, _ := filepath.Glob(filepath.Join(state, "garage.json.corrupt-*"))
+	if len(moved) != 1 {
+		t.Errorf("corrupt file not moved aside: %v", moved)
+	}
+}
+
+func TestRunFailsOpenOnAReadOnlyStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	os.MkdirAll(state, 0o700)
+	if os.Geteuid() == 0 {
+		// root ignores permissions: make the dir really read-only.
+		if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m,mode=0700", "tmpfs", state).CombinedOutput(); err != nil {
+			testenv.Skip(t, "cannot mount a read-only tmpfs as root here: %v %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("umount", state).Run() })
+	} else {
+		os.Chmod(state, 0o500)
+		t.Cleanup(func() { os.Chmod(state, 0o700) })
+	}
+	for range 4 { // would trip if anything were recorded
+		p := fb(t, state, runArgs("nas", fastPolicy, "sh", "-c", "echo ran; exit 1")...)
+		if p.code != 1 || p.stdout != "ran\n" {
+			t.Fatalf("exit %d, stdout %q: the command must run\n%s", p.code, p.stdout, p.stderr)
+		}
+		if n := countLines(p.stderr, "state store unusable"); n != 1 {
+			t.Fatalf("want exactly one store warning, got %d:\n%s", n, p.stderr)
+		}
+	}
+}
+
+func TestRunInterruptForwardsTheSignalAndExits130(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		want int
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+		got := filepath.Join(t.TempDir(), "got")
+		script := fmt.Sprintf(`trap 'echo signalled > %s; exit 9' INT TERM; touch %s.started; while :; do sleep 0.01; done`, got, got)
+		cmd := fbCmd(state, nil, runArgs("interrupted", nil, "sh", "-c", script)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the child to start", func() bool { _, err := os.Stat(got + ".started"); return err == nil })
+		cmd.Process.Signal(tc.sig)
+		err := cmd.Wait()
+		ee, _ := err.(*exec.ExitError)
+		if ee == nil || ee.ExitCode() != tc.want {
+			t.Fatalf("%v: exit %v, want %d", tc.sig, err, tc.want)
+		}
+		if _, err := os.Stat(got); err != nil {
+			t.Errorf("%v was not forwarded to the child", tc.sig)
+		}
+	}
+	if st := statusOf(t, state, "interrupted"); st["total_failures"] != float64(0) {
+		t.Errorf("an interrupted call counted as a failure: %v", st)
+	}
+}
+
+func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	started := filepath.Join(t.TempDir(), "started")
+	cmd := fbCmd(state, nil, runArgs("waiting", []string{"--backoff", "20s", "--jitter", "none"}, "sh", "-c", "touch "+started+"; exit 1")...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first attempt", func() bool { _, err := os.Stat(started); return err == nil })
+	time.Sleep(50 * time.Millisecond) // now in the 20s backoff
+	begin := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130", err)
+	}
+	if took := time.Since(begin); took > 2*time.Second {
+		t.Errorf("took %v to exit from a backoff sleep", took)
+	}
+}
