@@ -178,7 +178,7 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			reason = fmt.Sprintf("timeout after %s: %s", r.Timeout, reason)
 		}
 		k.log.Warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
-		opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
+		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
 		last = &attemptError{reason: reason, err: err}
 
 		why := ""
@@ -187,8 +187,6 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			why = "not retryable"
 		case attempt >= r.Attempts:
 			why = "attempts exhausted"
-		case opened && f.RetryAfter == 0:
-			why = "circuit opened" // by this very failure: waiting out a backoff would be for nothing
 		case ctx.Err() != nil:
 			why = "deadline reached"
 		}
@@ -202,6 +200,11 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 				why = fmt.Sprintf("server asked to wait %s, past the deadline", roundDuration(f.RetryAfter))
 			}
 			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: why, Err: last}
+		}
+		if opened && reopensIn > wait {
+			// Opened by this very failure, or while it ran: the next attempt
+			// would be refused, so waiting for it would be for nothing.
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: "circuit opened", Err: last}
 		}
 		k.log.Info("waiting before retry", "wait", roundDuration(wait))
 		if !sleep(ctx, wait) {
@@ -276,13 +279,13 @@ func sameAnchors(a, b *State) bool {
 }
 
 // record stores an attempt's outcome and reports whether the circuit is now
-// open.
-func (k *call) record(permit Permit, o Outcome) (opened bool) {
+// open, and for how long.
+func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened bool) {
 	if k.broken || permit.Unprotected {
-		return false
+		return 0, false
 	}
 	if !o.Failed && o.Neutral && permit.Lease == "" {
-		return false // a cancelled ordinary attempt changes nothing
+		return 0, false // a cancelled ordinary attempt changes nothing
 	}
 	// Record even when ctx is done: the outcome happened.
 	var events []Event
@@ -292,10 +295,20 @@ func (k *call) record(permit Permit, o Outcome) (opened bool) {
 	})
 	if err != nil {
 		k.storeFailed(err)
-		return false
+		return 0, false
 	}
 	k.logEvents(events)
-	return st.Phase != Closed
+	v := st.View(k.c.clock.Now())
+	switch v.Phase {
+	case Open:
+		return v.ReopensIn, true
+	case ForcedOpen:
+		if v.ReopensIn == 0 {
+			return NoDeadline, true // until reset
+		}
+		return v.ReopensIn, true
+	}
+	return 0, false
 }
 
 func (k *call) skip(ctx context.Context, err error) {

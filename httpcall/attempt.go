@@ -110,7 +110,7 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 		return nil
 	}
 	reason := fmt.Sprintf("status %d %s", code, http.StatusText(code))
-	if len(ep.Expect.Status) > 0 {
+	if len(ep.Expect.Status) > 0 && code < 400 {
 		reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
 	}
 	listed := slices.Contains(ep.RetryOn.Codes, code)

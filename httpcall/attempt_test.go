@@ -137,7 +137,7 @@ func TestExpect(t *testing.T) {
 	}{
 		{"default expects 2xx", 204, "", httpcall.Expect{}, ""},
 		{"status list", 201, "", httpcall.Expect{Status: []int{200}}, "status 201 not in [200]"},
-		{"status list with 5xx", 500, "", httpcall.Expect{Status: []int{200}}, "status 500 not in [200]"},
+		{"status list with 5xx", 500, "", httpcall.Expect{Status: []int{200}}, "status 500 Internal Server Error"},
 		{"status list accepts a 404", 404, "gone", httpcall.Expect{Status: []int{200, 404}}, ""},
 		{"jq true", 200, `{"main":{"temp":3}}`, httpcall.Expect{JQ: ".main.temp != null"}, ""},
 		{"jq false", 200, `{"main":{}}`, httpcall.Expect{JQ: ".main.temp != null"}, `expect.jq ".main.temp != null" was false`},

@@ -32,6 +32,7 @@ var (
 // CallOptions adjust one Call.
 type CallOptions struct {
 	NoStale bool // fail rather than serve a stale stored answer
+	NoFresh bool // call even when a fresh stored answer exists
 }
 
 // Result is the answer to a Call, or, with a *CallError, what was tried.
@@ -124,7 +125,7 @@ func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Resul
 }
 
 func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, error) {
-	if p.fresh > 0 {
+	if p.fresh > 0 && !opt.NoFresh {
 		if a, age, ok := c.stored(ctx, p); ok && age < p.fresh {
 			p.log.Info("answered from the stored response", "from", a.Source, "age", human(age))
 			return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, nil

@@ -18,6 +18,7 @@ type callOptions struct {
 	url     string
 	asJSON  bool
 	noStale bool
+	noFresh bool
 	policy  *policyFlags
 }
 
@@ -67,6 +68,7 @@ stale was kept, 64 usage error, 78 config error.`,
 	fs.StringVar(&o.url, "url", "", "call `URL` as an ad-hoc endpoint named NAME, without config")
 	fs.BoolVar(&o.asJSON, "json", false, "print a JSON envelope instead of the body")
 	fs.BoolVar(&o.noStale, "no-stale", false, "never answer with a stale stored response")
+	fs.BoolVar(&o.noFresh, "no-fresh", false, "call the endpoints even when a fresh stored answer exists")
 	return cmd
 }
 
@@ -88,7 +90,7 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	}
 	ctx, sig, stop := notifyInterrupt(ctx)
 	defer stop()
-	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale})
+	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale, NoFresh: o.noFresh})
 	if s, ok := sig(); ok {
 		return &interrupted{signal: int(s)}
 	}
