@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
@@ -97,7 +98,11 @@ func fastSkip(args []string) (int, bool) {
 	// The only line logged here is the skip: a validated name and a duration,
 	// nothing to redact.
 	a.logger = newLogger(a.stderr, a.log, nil, journalStream(a.getenv, a.stderrFile))
-	store, err := file.Open(a.stateDir(cfg), file.WithLogger(a.logger))
+	dir := a.stateDir(cfg)
+	if _, err := os.Stat(dir); err != nil {
+		return 0, false // no state yet, so no open circuit; and nothing is created here
+	}
+	store, err := file.Open(dir, file.WithLogger(a.logger))
 	if err != nil {
 		return 0, false
 	}

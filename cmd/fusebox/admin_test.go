@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox/redact"
+)
+
+func TestTripForAndResetSteerEveryRun(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := fb(t, state, "trip", "zigbee2mqtt", "--for", "10m")
+	if p.code != 0 || !strings.Contains(p.stdout, "forced open; closes in 10m") {
+		t.Fatalf("trip: exit %d, %q %q", p.code, p.stdout, p.stderr)
+	}
+	if p = fb(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != exitOpen {
+		t.Fatalf("run on a tripped circuit: exit %d, want 75", p.code)
+	}
+	st := statusOf(t, state, "zigbee2mqtt")
+	if st["state"] != "forced_open" || st["open_until"] == nil || st["opened_at"] == nil {
+		t.Errorf("status after trip --for: %v", st)
+	}
+	if p = fb(t, state, "reset", "zigbee2mqtt"); p.code != 0 || !strings.Contains(p.stdout, "closed") {
+		t.Fatalf("reset: exit %d, %q", p.code, p.stdout)
+	}
+	if p = fb(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
+		t.Fatalf("run after reset: exit %d", p.code)
+	}
+	if p = fb(t, state, "trip", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
+		t.Errorf("trip without --for: %q", p.stdout)
+	}
+}
+
+func TestStatusJSONHasTheDocumentedFields(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	fb(t, state, runArgs("esp32-garage", fastPolicy, "false")...)
+	p := fb(t, state, "status", "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json = %q: %v", p.stdout, err)
+	}
+	for _, key := range []string{"name", "state", "consecutive_failures", "opened_at", "open_until",
+		"last_failure_at", "last_failure", "total_failures", "total_successes", "skipped"} {
+		if _, ok := rows[0][key]; !ok {
+			t.Errorf("status --json lacks %q: %v", key, rows[0])
+		}
+	}
+	if _, ok := rows[0]["last_success_at"]; ok {
+		t.Errorf("last_success_at present although the circuit never succeeded: %v", rows[0])
+	}
+	table := fb(t, state, "status").stdout
+	for _, want := range []string{"NAME", "esp32-garage", "open", "exit status 1"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("status table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_for: 3m\n"), 0o600)
+	if p := fb(t, state, "validate", "--config", good); p.code != 0 || !strings.Contains(p.stdout, "ok (1 circuits") {
+		t.Fatalf("validate good config: exit %d %q %q", p.code, p.stdout, p.stderr)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_fro: 3m\n"), 0o600)
+	for _, args := range [][]string{{"validate", "--config", bad}, {"run", "--config", bad, "x", "--", "true"}} {
+		p := fb(t, state, args...)
+		if p.code != exitConfig || !strings.Contains(p.stderr, "bad.yaml:5:") || !strings.Contains(p.stderr, "open_fro") {
+			t.Errorf("%v: exit %d, stderr %q; want 78 naming bad.yaml:5 and the key", args, p.code, p.stderr)
+		}
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("a config error wrote to the state dir")
+	}
+}
+
+func TestRunUsesPerCircuitConfigAndFlagsOverrideIt(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("defaults:\n  backoff: 1ms\n  max_delay: 2ms\ncircuits:\n  flaky:\n    attempts: 2\n"), 0o600)
+	p := fbEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", nil, "false")...)
+	if n := countLines(p.stderr, "attempt failed"); n != 2 {
+		t.Errorf("config attempts: 2, got %d attempts:\n%s", n, p.stderr)
+	}
+	p = fbEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"--attempts", "1"}, "false")...)
+	if n := countLines(p.stderr, "attempt failed"); n != 1 {
+		t.Errorf("--attempts 1 over the config's 2, got %d attempts:\n%s", n, p.stderr)
+	}
+}
+
+func TestGCVersionAndCompletion(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	fb(t, state, runArgs("old", nil, "true")...)
+	if p := fb(t, state, "gc"); p.code != 0 || !strings.Contains(p.stdout, "removed 0 circuit(s)") {
+		t.Errorf("gc: exit %d %q %q", p.code, p.stdout, p.stderr)
+	}
+	if p := fb(t, state, "version"); p.code != 0 || !strings.HasPrefix(p.stdout, "fusebox ") {
+		t.Errorf("version: %q", p.stdout)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		if p := fb(t, state, "completion", shell); p.code != 0 || !strings.Contains(p.stdout, "fusebox") {
+			t.Errorf("completion %s: exit %d", shell, p.code)
+		}
+	}
+}
+
+func TestLogFormats(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := fb(t, state, append([]string{"--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	for _, line := range strings.Split(strings.TrimSpace(p.stderr), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m["time"] == nil || m["circuit"] != "j" {
+			t.Errorf("--log-format json line %q: %v", line, err)
+		}
+	}
+	p = fb(t, state, append([]string{"--quiet"}, runArgs("q", fastPolicy, "false")...)...)
+	if strings.Contains(p.stderr, "level=INFO") || !strings.Contains(p.stderr, "level=WARN") {
+		t.Errorf("--quiet: want warnings only:\n%s", p.stderr)
+	}
+}
+
+func TestJournaldLinesCarryPriorityAndNoTimestamp(t *testing.T) {
+	var buf bytes.Buffer
+	log := newLogger(&buf, logOptions{format: "text"}, redact.New("hunter22"), true)
+	log.Warn("attempt failed", "circuit", "x", "reason", "token hunter22 refused")
+	log.Info("waiting before retry")
+	log.Error("refused")
+	want := "<4>msg=\"attempt failed\" circuit=x reason=\"token REDACTED refused\"\n<6>msg=\"waiting before retry\"\n<3>msg=refused\n"
+	if buf.String() != want {
+		t.Errorf("journald lines:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
