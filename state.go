@@ -104,6 +104,11 @@ func (s *State) View(now Instant) View {
 	return v
 }
 
+// TrippedUntilReset reports whether the circuit was forced open by hand with
+// no end: a deliberate state that garbage collection must keep however long
+// the circuit goes unused.
+func (s *State) TrippedUntilReset() bool { return s.Phase == ForcedOpen && s.OpenPeriod == 0 }
+
 // rebase re-anchors stored instants taken in another boot, or before a wall
 // clock that has since gone backwards, to now's clocks, keeping the elapsed
 // time the wall clock gives (never negative). From then on elapsed time is

@@ -25,7 +25,8 @@ type Store interface {
 	// every process sharing the store and, when fn reports a change, stores
 	// the result and appends the events fn returns. fn may be called more
 	// than once (an optimistic store retries on conflict), so it must depend
-	// only on its argument. Update returns the state as stored.
+	// only on its argument. Update returns the state as fn left it (stored
+	// only when fn reported a change).
 	Update(ctx context.Context, name string, fn func(*State) (events []Event, changed bool)) (State, error)
 
 	// RecordSkip counts one call failed fast on an open circuit. It is on the
@@ -49,7 +50,8 @@ type Store interface {
 	LoadAnswer(ctx context.Context, key string) (a Answer, ok bool, err error)
 
 	// GC removes circuits and answers not updated for unusedFor, and events
-	// older than eventsFor, as of now.
+	// older than eventsFor, as of now. A circuit tripped until reset is kept:
+	// someone meant it.
 	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
 
 	// Close releases the store's resources.

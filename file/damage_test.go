@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,5 +205,24 @@ func TestSymlinksAreNeverFollowed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestConcurrentReadersOfADamagedFileWarnOnce(t *testing.T) {
+	dir := t.TempDir()
+	logOpt, log := withLog()
+	s := open(t, dir, logOpt)
+	writeFile(t, filepath.Join(dir, "db.json"), make([]byte, 100))
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if st, err := s.Load(ctx, "db"); err != nil || st.Name != "db" {
+				t.Errorf("Load = %+v, %v", st, err)
+			}
+		})
+	}
+	wg.Wait()
+	if w := log.warnings(); len(w) != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", len(w), strings.Join(w, ""))
 	}
 }

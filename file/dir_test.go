@@ -71,6 +71,11 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 }
 
 func TestUnusableDirIsAnError(t *testing.T) {
+	t.Run("no dir at all", func(t *testing.T) {
+		if _, err := file.Open(""); err == nil {
+			t.Error(`Open("") succeeded`)
+		}
+	})
 	t.Run("a file where the dir should be", func(t *testing.T) {
 		f := filepath.Join(t.TempDir(), "state")
 		writeFile(t, f, nil)

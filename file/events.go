@@ -54,10 +54,13 @@ func (s *Store) openLog(path string) (int, error) {
 		return -1, err
 	}
 	problem, err := tornTail(fd, path)
-	if err != nil || problem == "" {
-		return fd, err
+	if err == nil && problem == "" {
+		return fd, nil
 	}
 	unix.Close(fd)
+	if err != nil {
+		return -1, err
+	}
 	if err := s.moveAside(path, problem); err != nil {
 		return -1, err
 	}

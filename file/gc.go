@@ -98,8 +98,8 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 // so a circuit that never stored a state leaves nothing behind either.
 func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error) {
 	var names []string
-	for _, d := range []struct{ dir, suffix string }{{s.dir, ".json"}, {filepath.Join(s.dir, ".skips"), ".skips"}, {filepath.Join(s.dir, ".locks"), ".lock"}} {
-		found, err := records(d.dir, d.suffix)
+	for dir, suffix := range map[string]string{s.dir: ".json", filepath.Join(s.dir, ".skips"): ".skips", filepath.Join(s.dir, ".locks"): ".lock"} {
+		found, err := records(dir, suffix)
 		if err != nil {
 			return nil, err
 		}
@@ -155,6 +155,9 @@ func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (
 	defer unlock()
 	if unused, err := s.unused(name, old); err != nil || !unused {
 		return false, err
+	}
+	if st, err := readState(s.statePath(name), name); err == nil && st.TrippedUntilReset() {
+		return false, nil
 	}
 	err = os.Remove(s.statePath(name))
 	had := err == nil

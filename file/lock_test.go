@@ -34,12 +34,12 @@ func holdLock(t *testing.T, path string) (release func()) {
 
 func TestUpdateGivesUpAfterTheLockTimeout(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir, file.WithLockTimeout(200*time.Millisecond))
+	s := open(t, dir, file.WithLockTimeout(500*time.Millisecond))
 	release := holdLock(t, filepath.Join(dir, ".locks", "db.lock"))
 	start := time.Now()
 	_, err := s.Update(ctx, "db", succeed)
-	if err == nil || err.Error() != "lock db: timed out after 200ms" {
-		t.Fatalf("Update = %v, want lock db: timed out after 200ms", err)
+	if err == nil || err.Error() != "lock db: timed out after 500ms" {
+		t.Fatalf("Update = %v, want lock db: timed out after 500ms", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Update gave up after %s", d)

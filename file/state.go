@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/fusebox-hq/fusebox"
 	"golang.org/x/sys/unix"
@@ -151,7 +150,7 @@ func describe(b []byte, err error) string {
 // later, and logs one warning.
 func (s *Store) moveAside(path, problem string) error {
 	to := path + ".corrupt-" + s.now().UTC().Format("20060102T150405Z")
-	if err := os.Rename(path, to); err != nil {
+	if err := rename(path, to); err != nil {
 		return fmt.Errorf("move damaged file aside: %w", err)
 	}
 	s.logger.Warn("moved a damaged file aside; starting afresh", "file", path, "problem", problem, "moved_to", to)

@@ -60,13 +60,28 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } 
 
 // WithRetention sets the automatic GC, run at most hourly after an Update:
 // circuits and answers unused for gcAfter and events older than eventsFor are
-// removed (defaults fusebox.DefaultGCAfter and fusebox.DefaultEventRetention).
+// removed (defaults fusebox.DefaultGCAfter and fusebox.DefaultEventRetention;
+// a duration that is not positive keeps its default).
 func WithRetention(gcAfter, eventsFor time.Duration) Option {
-	return func(s *Store) { s.gcAfter, s.eventsFor = gcAfter, eventsFor }
+	return func(s *Store) {
+		if gcAfter > 0 {
+			s.gcAfter = gcAfter
+		}
+		if eventsFor > 0 {
+			s.eventsFor = eventsFor
+		}
+	}
 }
 
-// WithLockTimeout sets how long Update waits for a circuit's lock (default 5s).
-func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
+// WithLockTimeout sets how long Update waits for a circuit's lock (default 5s;
+// a d that is not positive keeps it).
+func WithLockTimeout(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.lockTimeout = d
+		}
+	}
+}
 
 // WithNow sets the clock used to name damaged files and to schedule the
 // automatic GC (default time.Now).
@@ -91,6 +106,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	}
 	for _, o := range opts {
 		o(s)
+	}
+	if dir == "" {
+		return nil, errors.New("open state dir: no dir given")
 	}
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {

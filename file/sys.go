@@ -123,7 +123,7 @@ func (s *Store) writeAtomic(path string, b []byte) error {
 		err = &fs.PathError{Op: "close", Path: tmp, Err: cerr}
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -131,6 +131,15 @@ func (s *Store) writeAtomic(path string, b []byte) error {
 	}
 	if s.fsync {
 		return syncDir(dir)
+	}
+	return nil
+}
+
+// rename is os.Rename without its stat of newpath, which is never a
+// directory here.
+func rename(oldpath, newpath string) error {
+	if err := unix.Rename(oldpath, newpath); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	return nil
 }

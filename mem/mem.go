@@ -127,7 +127,7 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 	defer s.mu.Unlock()
 	var r fusebox.GCReport
 	for name, st := range s.states {
-		if now.Sub(st.UpdatedAt) > unusedFor {
+		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TrippedUntilReset() {
 			delete(s.states, name)
 			delete(s.skips, name)
 			delete(s.events, name)

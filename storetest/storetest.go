@@ -57,6 +57,7 @@ var cases = []struct {
 	{"GC as of now removes nothing recent", testGCNow},
 	{"GC far in the future removes circuits with their events and skips, and answers", testGCFuture},
 	{"GC drops events older than eventsFor and keeps the circuit", testGCEvents},
+	{"GC keeps a circuit tripped until reset, however long unused", testGCKeepsTrip},
 	{"the breaker state machine runs through Update", testBreaker},
 }
 
@@ -473,4 +474,20 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatalf("encode %T: %v", v, err)
 	}
 	return string(b)
+}
+
+func testGCKeepsTrip(t *testing.T, s fusebox.Store) {
+	now := time.Now()
+	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		return st.Trip(fusebox.Instant{Wall: now}, 0), true
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	r, err := s.GC(ctx, now.Add(365*24*time.Hour), time.Hour, time.Hour)
+	if err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if len(r.Circuits) != 0 || load(t, s, "nas").Phase != fusebox.ForcedOpen {
+		t.Errorf("GC removed %q; a trip until reset must stay", r.Circuits)
+	}
 }
