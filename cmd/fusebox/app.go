@@ -58,17 +58,15 @@ func (a *app) setup(secrets ...string) error {
 }
 
 // loadConfig finds and loads the config. No config at all is fine (nil);
-// one named by --config or $FUSEBOX_CONFIG must exist.
+// one named by --config or $FUSEBOX_CONFIG must exist (Find returns it
+// whether or not it does, and Load says it is missing).
 func (a *app) loadConfig() (*config.Config, error) {
-	path, explicit := config.Find(a.configFlag, a.getenv, a.home)
+	path, _ := config.Find(a.configFlag, a.getenv, a.home)
 	if path == "" {
 		return nil, nil
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && explicit {
-			return nil, &configError{err: err}
-		}
 		return nil, &configError{err: err}
 	}
 	// Secrets from the config are known now: redact them from here on.
@@ -179,8 +177,8 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.stateFlag, "state", "", "state `DIR` (see above for the default)")
-	pf.StringVar(&a.configFlag, "config", "", "config `FILE` (see above for the default)")
+	pf.StringVar(&a.stateFlag, "state", "", "state `DIR` (default: see fusebox --help)")
+	pf.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
 	pf.StringVar(&a.log.format, "log-format", "text", "stderr log format: text or json")
 	pf.BoolVarP(&a.log.quiet, "quiet", "q", false, "log warnings and errors only")
 	pf.BoolVarP(&a.log.verbose, "verbose", "v", false, "log every attempt, also successful ones")
