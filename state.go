@@ -85,8 +85,10 @@ func (s *State) View(now Instant) View {
 	}
 	elapsed, ok := now.Since(s.OpenedAt)
 	v.Settled = ok
-	left := time.Duration(s.OpenPeriod) - elapsed
-	if left > 0 {
+	// Compare before subtracting: a nonsense period (a hand edit, a bit
+	// flip) must end the open state, not wrap around to centuries.
+	if period := time.Duration(s.OpenPeriod); period > 0 && elapsed < period {
+		left := period - elapsed
 		v.ReopensIn = left
 		v.OpenUntil = now.Wall.Add(left)
 		return v

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -13,6 +14,12 @@ import (
 
 // killGrace is how long a child has between SIGTERM and SIGKILL.
 const killGrace = 1 * time.Second
+
+// pipeDrain is how long fusebox reads a command's stdout after the command
+// exited. A background job it started ('cmd &') may hold the pipe open for
+// hours; fusebox waits for the command, not for its jobs, whose later output
+// is cut off.
+const pipeDrain = 50 * time.Millisecond
 
 // child is one attempt of a wrapped command.
 type child struct {
@@ -41,6 +48,7 @@ func (c *child) run(ctx context.Context) childResult {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = pipeDrain
 	if err := cmd.Start(); err != nil {
 		return startFailure(c.argv[0], err)
 	}
@@ -69,10 +77,13 @@ func (c *child) run(ctx context.Context) childResult {
 	if stopped {
 		syscall.Kill(-pgid, syscall.SIGKILL) // stragglers that ignored the signal
 	}
-	res := exitResult(err)
+	res := exitResult(cmd.ProcessState, err)
 	if stopped && ctx.Err() == context.DeadlineExceeded {
 		if _, user := c.interrupt(); !user {
 			res.timedOut = true
+			if res.reason == "" {
+				res.reason = "the command was still running" // it exited 0 just as time ran out
+			}
 		}
 	}
 	return res
@@ -87,20 +98,23 @@ func startFailure(name string, err error) childResult {
 	return res
 }
 
-func exitResult(err error) childResult {
-	if err == nil {
-		return childResult{}
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
+// exitResult reads how the command ended from its process state. err is
+// Wait's: exec.ErrWaitDelay only says a background job kept stdout open.
+func exitResult(ps *os.ProcessState, err error) childResult {
+	if ps == nil {
 		return childResult{code: 1, reason: err.Error()}
 	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
 		sig := ws.Signal()
 		return childResult{code: 128 + int(sig), reason: fmt.Sprintf("killed by signal %d (%s)", int(sig), signalName(sig))}
+	case ps.ExitCode() != 0:
+		return childResult{code: ps.ExitCode(), reason: fmt.Sprintf("exit status %d", ps.ExitCode())}
+	case err != nil && !errors.Is(err, exec.ErrWaitDelay):
+		return childResult{code: 1, reason: err.Error()} // stdout could not be copied
 	}
-	return childResult{code: ee.ExitCode(), reason: fmt.Sprintf("exit status %d", ee.ExitCode())}
+	return childResult{}
 }
 
 func signalName(sig syscall.Signal) string {

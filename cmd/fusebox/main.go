@@ -22,7 +22,13 @@ func main() {
 	if print {
 		msg := err.Error()
 		if a.redactor != nil {
-			msg = a.redactor.String(msg)
+			if code == exitConfig {
+				// The config loader hides the values it expanded; here the
+				// credential patterns would only garble "!secret NAME".
+				msg = a.redactor.Secrets(msg)
+			} else {
+				msg = a.redactor.String(msg)
+			}
 		}
 		fmt.Fprintf(os.Stderr, "fusebox: %s\n", msg)
 		if code == exitUsage {
