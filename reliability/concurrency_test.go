@@ -1,0 +1,136 @@
+package reliability
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// TestConcurrentProcesses starts n fusebox processes whose commands all
+// block on one pipe, so that every process is past its start-up and waiting
+// to record its outcome when the pipe closes: they all go for the state
+// update at the same instant. Half the commands fail (exit 3) and half
+// succeed. No update may be lost, no error surfaced, no lock wait time out.
+func TestConcurrentProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		processes int
+		circuits  int
+	}{
+		{"200 processes on one circuit", 200, 1},
+		{"50 processes on 50 circuits", 50, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.processes
+			if testing.Short() {
+				n = min(n, 50)
+			}
+			runConcurrently(t, n, tc.circuits)
+		})
+	}
+}
+
+func runConcurrently(t *testing.T, n, circuits int) {
+	state := filepath.Join(t.TempDir(), "state")
+	ready := t.TempDir()
+	barrier, release, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer barrier.Close()
+	defer release.Close()
+	policy := []string{"--attempts", "1", "--trip-after", "100000"}
+	circuit := func(i int) string { return fmt.Sprintf("shared-%d", i%circuits) }
+	fails := func(i int) bool { return i%2 == 1 }
+
+	cmds := make([]*exec.Cmd, n)
+	stderr := make([]bytes.Buffer, n)
+	for i := range cmds {
+		// The command says it is ready, then waits for the barrier to close.
+		script := `touch "$1"; cat; exit $2`
+		code := "0"
+		if fails(i) {
+			code = "3"
+		}
+		cmd := fbCmd(state, nil, runArgs(circuit(i), policy, "sh", "-c", script, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
+		cmd.Stdin, cmd.Stderr = barrier, &stderr[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	waitFor(t, "every command to start", 60*time.Second, func() bool {
+		entries, _ := os.ReadDir(ready)
+		return len(entries) == n
+	})
+	release.Close()
+	start := time.Now()
+	var slowest time.Duration
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		slowest = max(slowest, time.Since(start))
+		want := 0
+		if fails(i) {
+			want = 3
+		}
+		p := finished(cmd, err, 0)
+		if p.code != want {
+			t.Errorf("process %d: exit %d, want %d:\n%s", i, p.code, want, stderr[i].String())
+		}
+		lines := logLines(stderr[i].String())
+		switch {
+		case !fails(i) && len(lines) > 0:
+			t.Errorf("process %d succeeded but logged:\n%s", i, stderr[i].String())
+		case fails(i) && (len(lines) != 1 || !strings.Contains(lines[0], `msg="attempt failed"`)):
+			t.Errorf("process %d: want only its failed attempt logged, got:\n%s", i, stderr[i].String())
+		}
+	}
+	t.Logf("%d processes on %d circuit(s), all waiting on one pipe: the last one exited %s after the pipe closed",
+		n, circuits, slowest.Round(time.Millisecond))
+
+	for c := range circuits {
+		name := circuit(c)
+		var wantOK, wantFailed uint64
+		for i := range n {
+			if circuit(i) != name {
+				continue
+			}
+			if fails(i) {
+				wantFailed++
+			} else {
+				wantOK++
+			}
+		}
+		st, err := decodeState(filepath.Join(state, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.TotalSuccesses != wantOK || st.TotalFailures != wantFailed {
+			t.Errorf("%s: %d successes and %d failures stored, want %d and %d: lost updates",
+				name, st.TotalSuccesses, st.TotalFailures, wantOK, wantFailed)
+		}
+		events, err := decodeEvents(filepath.Join(state, "events", name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		failures := 0
+		for _, e := range events {
+			if e.Kind == fusebox.EventFailure {
+				failures++
+			}
+		}
+		if uint64(failures) != wantFailed {
+			t.Errorf("%s: %d failure events, want %d", name, failures, wantFailed)
+		}
+	}
+	if temps, corrupt := leftovers(t, state); len(temps)+len(corrupt) > 0 {
+		t.Errorf("left behind: %v %v", temps, corrupt)
+	}
+}

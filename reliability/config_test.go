@@ -1,0 +1,107 @@
+package reliability
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// malformedConfigs are configs with one problem each, with where fusebox
+// must say it is: "LINE:COL: KEY: ", KEY absent for YAML syntax errors,
+// which are found before any key is.
+var malformedConfigs = []struct {
+	name    string
+	yaml    string
+	secrets string // secrets.yaml beside the config, when not ""
+	at      string
+	msg     string
+}{
+	{"bad YAML", "defaults:\n  attempts: [1, 2\n  backoff: 2s\n", "",
+		"3:3: ", "',' or ']' must be specified"},
+	{"unknown key", "defaults:\n  atempts: 3\n", "",
+		"2:3: defaults.atempts: ", "did you mean attempts?"},
+	{"bad duration", "circuits:\n  z2m:\n    open_for: 3 minutes\n", "",
+		"3:15: circuits.z2m.open_for: ", `invalid duration "3 minutes"`},
+	{"negative attempts", "defaults:\n  attempts: -1\n", "",
+		"2:3: defaults.attempts: ", "must be at least 1, got -1"},
+	{"chain naming an unknown endpoint", "circuits:\n  owm:\n    http: {url: 'http://127.0.0.1:9/'}\nchains:\n  weather: {endpoints: [owm, wttr]}\n", "",
+		"5:30: chains.weather.endpoints: ", "no circuit or chain is named wttr"},
+	{"missing secret", "circuits:\n  ha:\n    http:\n      url: http://127.0.0.1:9/\n      headers: {Authorization: !secret ha_token}\n", "other: x\n",
+		"5:32: circuits.ha.http.headers.Authorization: ", "!secret ha_token: no key ha_token in "},
+	{"missing secrets.yaml", "circuits:\n  ha:\n    http:\n      url: http://127.0.0.1:9/\n      headers: {Authorization: !secret ha_token}\n", "",
+		"5:32: circuits.ha.http.headers.Authorization: ", "secrets.yaml: no such file or directory"},
+	{"missing environment variable", "circuits:\n  owm:\n    http: {url: 'http://127.0.0.1:9/?appid=${FUSEBOX_TEST_UNSET}'}\n", "",
+		"3:17: circuits.owm.http.url: ", "environment variable FUSEBOX_TEST_UNSET is not set"},
+	{"missing file", "circuits:\n  owm:\n    http:\n      url: http://127.0.0.1:9/\n      body: ${file:/nonexistent/body.json}\n", "",
+		"5:13: circuits.owm.http.body: ", "cannot read /nonexistent/body.json"},
+	{"chain cycle", "circuits:\n  x: {http: {url: 'http://127.0.0.1:9/'}}\nchains:\n  a: {endpoints: [x, b]}\n  b: {endpoints: [a]}\n", "",
+		"5:19: chains.b.endpoints: ", "cycle: a → b → a"},
+}
+
+// TestMalformedConfig runs every command that reads the config on each
+// malformed config: exit 78 and one line naming the file, line and key;
+// nothing is run and nothing is written to the state dir.
+func TestMalformedConfig(t *testing.T) {
+	for _, tc := range malformedConfigs {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.yaml")
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.secrets != "" {
+				if err := os.WriteFile(filepath.Join(dir, "secrets.yaml"), []byte(tc.secrets), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			state := filepath.Join(dir, "state")
+			marker := filepath.Join(dir, "ran")
+			want := "fusebox: " + path + ":" + tc.at
+			for _, args := range [][]string{
+				{"validate", "--config", path},
+				{"run", "--config", path, "x", "--", "touch", marker},
+				{"call", "--config", path, "owm"},
+				{"status", "--config", path},
+				{"trip", "--config", path, "x"},
+			} {
+				p := fb(t, state, args...)
+				lines := logLines(p.stderr)
+				if p.code != 78 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], tc.msg) {
+					t.Errorf("fusebox %s: exit %d, stderr:\n%s\nwant exit 78 and one line %q…%q", args[0], p.code, p.stderr, want, tc.msg)
+				}
+				if p.stdout != "" {
+					t.Errorf("fusebox %s: stdout %q", args[0], p.stdout)
+				}
+			}
+			if exists(marker) {
+				t.Error("the command ran")
+			}
+			if got := tree(t, state); got != nil {
+				t.Errorf("state dir holds %v, want it never created", got)
+			}
+			if exists(state) {
+				t.Error("the state dir was created")
+			}
+		})
+	}
+}
+
+// TestConfigErrorAboutASecretIsReadable: the error for a missing !secret in
+// an Authorization header names what is missing in words.
+func TestConfigErrorAboutASecretIsReadable(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	yaml := "circuits:\n  ha:\n    http:\n      url: http://127.0.0.1:9/\n      headers: {Authorization: !secret ha_token}\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secrets.yaml"), []byte("other: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := fb(t, filepath.Join(dir, "state"), "validate", "--config", path)
+	want := "circuits.ha.http.headers.Authorization: !secret ha_token: no key ha_token in " + filepath.Join(dir, "secrets.yaml")
+	if p.code != 78 || !strings.Contains(p.stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant 78 and %q", p.code, p.stderr, want)
+	}
+}

@@ -1,0 +1,23 @@
+// Package reliability is fusebox's crash, fault and hostile-input suite
+// (issue 4). It holds no code of its own: its tests build the fusebox binary
+// (CGO_ENABLED=0, as users get it) and break things around it on purpose —
+// processes killed with SIGKILL in the middle of state updates, hundreds of
+// processes on one circuit, read-only, full, foreign-owned and booby-trapped
+// state dirs, damaged state files, upstreams that refuse, reset, stall, drip
+// or flood, signals, malformed configs, planted secrets and hostile names —
+// and check that fusebox loses no update, never wedges a circuit, never
+// loses the call to itself, and never leaks a secret.
+//
+// Run it with
+//
+//	go test ./reliability/            # the whole suite, well under 3 minutes on 2 cores
+//	go test -race ./reliability/      # the same under the race detector
+//	go test -short ./reliability/     # smaller counts: 100 kills instead of 500, 50 processes instead of 200
+//
+// FUSEBOX_RELIABILITY_KILLS=N sets the number of SIGKILLs of the kill loop
+// (default 500; CI does not use -short). Tests that need root (tmpfs mounts,
+// chown) skip loudly without it, and fail instead when FUSEBOX_TEST_NO_SKIP
+// is set, as CI does. A test that shows a known bug in fusebox skips with a
+// message starting "BUG:". docs/reliability.md lists every case with the
+// figures of the last run.
+package reliability

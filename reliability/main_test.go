@@ -1,0 +1,401 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// fuseboxBin is the binary every test runs, built once by TestMain with
+// CGO_ENABLED=0 as users get it.
+var fuseboxBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fusebox-reliability-bin-")
+	if err != nil {
+		panic(err)
+	}
+	fuseboxBin = filepath.Join(dir, "fusebox")
+	build := exec.Command("go", "build", "-o", fuseboxBin, "github.com/fusebox-hq/fusebox/cmd/fusebox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic("build fusebox: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is one finished fusebox process.
+type proc struct {
+	code   int            // exit status; -1 when killed by a signal
+	signal syscall.Signal // the signal that killed it, or 0
+	stdout string
+	stderr string
+	took   time.Duration
+	// maxRSS is rusage's peak resident set, in bytes. On Linux it is the
+	// largest of the process's own, its waited-for children's, and the
+	// resident set of the process that started it at the time of the exec:
+	// os/exec starts children with CLONE_VM|CLONE_VFORK, so exec records the
+	// parent's high-water mark as the child's. An upper bound only; hwm is
+	// fusebox's own (when watched).
+	maxRSS int64
+	hwm    int64 // the process's own peak resident set (VmHWM), in bytes; 0 when not watched
+}
+
+// fb runs the fusebox binary with a clean environment: state in stateDir, no
+// config unless the test adds one.
+func fb(t testing.TB, stateDir string, args ...string) proc {
+	t.Helper()
+	return fbEnv(t, stateDir, nil, args...)
+}
+
+func fbEnv(t testing.TB, stateDir string, env []string, args ...string) proc {
+	t.Helper()
+	cmd := fbCmd(stateDir, env, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	p := finished(cmd, err, time.Since(start))
+	p.stdout, p.stderr = out.String(), errb.String()
+	if err != nil && cmd.ProcessState == nil {
+		t.Fatalf("fusebox %q: %v", args, err)
+	}
+	return p
+}
+
+// fbCmd returns the command running fusebox with args. HOME is the state
+// dir's parent, so no stray user config is found; FUSEBOX_CONFIG is empty.
+func fbCmd(stateDir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(fuseboxBin, args...)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Dir(stateDir),
+		"FUSEBOX_STATE_DIR=" + stateDir,
+		"FUSEBOX_CONFIG=",
+	}, env...)
+	return cmd
+}
+
+// finished describes a command that has been waited for.
+func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
+	p := proc{code: -1, took: took}
+	ps := cmd.ProcessState
+	if ps == nil {
+		return p
+	}
+	p.code = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		p.signal = ws.Signal()
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		p.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return p
+}
+
+// runWatched runs cmd, polling its VmHWM (the peak resident set of its own
+// address space, which exec starts afresh) every millisecond until it exits.
+// The peak is kept until exit, so the last reading misses only growth in the
+// last millisecond of the process's life.
+func runWatched(cmd *exec.Cmd) (proc, error) {
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return proc{}, err
+	}
+	stop := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		status := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "status")
+		var hwm int64
+		for {
+			if v := vmHWM(status); v > hwm {
+				hwm = v
+			}
+			select {
+			case <-stop:
+				peak <- hwm
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(stop)
+	p := finished(cmd, err, time.Since(start))
+	p.hwm = <-peak
+	return p, nil
+}
+
+// vmHWM returns the VmHWM in a /proc/PID/status file, in bytes, or 0.
+func vmHWM(status string) int64 {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func runArgs(name string, policy []string, command ...string) []string {
+	args := append([]string{"run"}, policy...)
+	args = append(args, name, "--")
+	return append(args, command...)
+}
+
+// statusOf returns the --json status row of one circuit.
+func statusOf(t testing.TB, stateDir, name string) map[string]any {
+	t.Helper()
+	p := fb(t, stateDir, "status", "--json", name)
+	if p.code != 0 {
+		t.Fatalf("status: exit %d: %s", p.code, p.stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json: %v: %q", err, p.stdout)
+	}
+	return rows[0]
+}
+
+// countLines counts the lines of s that hold substr.
+func countLines(s, substr string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// logLines returns the non-empty lines of s.
+func logLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// warnings returns the lines of a text log at WARN or ERROR.
+func warnings(stderr string) []string {
+	var out []string
+	for _, l := range logLines(stderr) {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+		runtime.Gosched()
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// decodeState reads a state file strictly: every byte must be one JSON
+// object of fusebox.State's fields.
+func decodeState(path string) (fusebox.State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fusebox.State{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var st fusebox.State
+	if err := dec.Decode(&st); err != nil {
+		return fusebox.State{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if dec.More() {
+		return fusebox.State{}, fmt.Errorf("%s: more than one JSON value", path)
+	}
+	return st, nil
+}
+
+// decodeEvents reads an event log strictly: every line one fusebox.Event,
+// the last one ending in a newline. A missing log holds no events.
+func decodeEvents(path string) ([]fusebox.Event, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		return nil, fmt.Errorf("%s does not end in a newline", path)
+	}
+	var out []fusebox.Event
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var e fusebox.Event
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w: %q", path, n, err, sc.Bytes())
+		}
+		if e.Time.IsZero() || e.Kind == "" || e.Circuit == "" {
+			return nil, fmt.Errorf("%s:%d: incomplete event %q", path, n, sc.Bytes())
+		}
+		out = append(out, e)
+	}
+	return out, sc.Err()
+}
+
+// tree lists every path under dir (relative, sorted), or nil when dir does
+// not exist.
+func tree(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == dir {
+			return fs.SkipAll
+		}
+		if err != nil {
+			return err
+		}
+		if path != dir {
+			rel, _ := filepath.Rel(dir, path)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// leftovers returns the temporary and moved-aside files under dir.
+func leftovers(t testing.TB, dir string) (temps, corrupt []string) {
+	t.Helper()
+	for _, p := range tree(t, dir) {
+		base := filepath.Base(p)
+		switch {
+		case strings.HasPrefix(base, ".") && strings.Contains(base, ".tmp-"):
+			temps = append(temps, filepath.Join(dir, p))
+		case strings.Contains(base, ".corrupt-"):
+			corrupt = append(corrupt, filepath.Join(dir, p))
+		}
+	}
+	return temps, corrupt
+}
+
+// groupMembers lists the live (not zombie) processes in process group pgid.
+func groupMembers(pgid int) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			out = append(out, fmt.Sprintf("%d %s", pid, s[:i+1]))
+		}
+	}
+	return out
+}
+
+// mountTmpfs mounts a tmpfs with opts on dir until the test ends; a machine
+// where that is impossible (not root, no CAP_SYS_ADMIN) skips loudly.
+func mountTmpfs(t testing.TB, dir, opts string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "mounting a tmpfs needs root")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
+		testenv.Skip(t, "cannot mount a tmpfs (-o %s) here: %v %s", opts, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+}
+
+// needRoot skips loudly unless the test runs as root.
+func needRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "%s needs root", why)
+	}
+}
+
+// envInt returns the integer in the environment variable name, or def.
+func envInt(t testing.TB, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("$%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// showBugs, set, runs the tests that show known bugs in fusebox instead of
+// skipping them ("BUG: ..."), to watch them fail, or pass once fixed.
+const showBugs = "FUSEBOX_RELIABILITY_BUGS"

@@ -1,0 +1,190 @@
+package reliability
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/mem"
+)
+
+// hostileNames are circuit names that must be refused: each would escape the
+// state dir, collide with a file fusebox keeps, or be unreadable in ls.
+var hostileNames = []string{
+	"a/b", "../etc/passwd", "..", ".", "/abs", "a b", "tab\tname", "new\nline",
+	strings.Repeat("a", 65), strings.Repeat("x", 1000),
+	"ünïcode", "名前", "emoji-🔥", "$(touch pwned)", "*", "a\\b", "",
+}
+
+// TestHostileCircuitNames: every command that takes a name refuses each
+// hostile one with a usage error (64) and writes nothing.
+func TestHostileCircuitNames(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, name := range hostileNames {
+		for _, args := range [][]string{
+			runArgs(name, nil, "touch", marker),
+			{"call", "--url", "http://127.0.0.1:9/", name},
+			{"status", name},
+			{"status", "--json", name},
+			{"trip", name},
+			{"reset", name},
+		} {
+			p := fb(t, state, args...)
+			if p.code != 64 || p.stdout != "" || !strings.HasPrefix(p.stderr, "fusebox: ") {
+				t.Errorf("fusebox %q: exit %d, stdout %q, stderr %q; want a usage error (64)", args, p.code, p.stdout, p.stderr)
+			}
+			if strings.Count(p.stderr, "\n") > 2 {
+				t.Errorf("fusebox %q: the error runs over lines: %q", args, p.stderr)
+			}
+		}
+	}
+	if exists(marker) {
+		t.Error("a command ran under a hostile name")
+	}
+	if exists(state) {
+		t.Errorf("the state dir was created: %v", tree(t, state))
+	}
+	if p := fb(t, state, runArgs(strings.Repeat("a", 64), nil, "true")...); p.code != 0 {
+		t.Errorf("a name of 64 characters: exit %d, want 0 (the longest allowed)\n%s", p.code, p.stderr)
+	}
+}
+
+// TestHostileCircuitNamesInTheLibrary covers what cannot be passed in argv
+// (a NUL byte): Do and Check refuse such names before any store sees them,
+// and the file store refuses them itself.
+func TestHostileCircuitNamesInTheLibrary(t *testing.T) {
+	names := append([]string{"a\x00b", "\x00", "ok\x00/../../etc"}, hostileNames...)
+	dir := filepath.Join(t.TempDir(), "state")
+	fs, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, store := range []fusebox.Store{fs, mem.New()} {
+		c := fusebox.New(store)
+		for _, name := range names {
+			if err := fusebox.ValidateName(name); err == nil {
+				t.Errorf("ValidateName(%q) = nil", name)
+			} else if strings.ContainsAny(err.Error(), "\x00\n") {
+				t.Errorf("ValidateName(%q) = %q: the message holds a raw control byte", name, err)
+			}
+			ran := false
+			err := c.Do(ctx, name, func(context.Context) error { ran = true; return nil })
+			if err == nil || ran {
+				t.Errorf("Do(%q) = %v, ran %v; want an error and nothing run", name, err, ran)
+			}
+			if err := c.Check(ctx, name); err == nil || errors.Is(err, fusebox.ErrOpen) {
+				t.Errorf("Check(%q) = %v, want a name error", name, err)
+			}
+			if store != fusebox.Store(fs) {
+				continue // the in-memory store has no files to escape from
+			}
+			if _, err := store.Load(ctx, name); err == nil {
+				t.Errorf("Load(%q) succeeded", name)
+			}
+			if _, err := store.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) { return nil, true }); err == nil {
+				t.Errorf("Update(%q) succeeded", name)
+			}
+			if err := store.RecordSkip(ctx, name); err == nil {
+				t.Errorf("RecordSkip(%q) succeeded", name)
+			}
+			if err := store.SaveAnswer(ctx, name, fusebox.Answer{}); err == nil {
+				t.Errorf("SaveAnswer(%q) succeeded", name)
+			}
+		}
+	}
+	if got := tree(t, dir); len(got) > 0 {
+		t.Errorf("the store wrote %v", got)
+	}
+}
+
+// TestArgumentsAreExecutedLiterally: a command's arguments reach it byte for
+// byte, never through a shell, and arguments after the circuit name are the
+// command's even when they look like fusebox's flags.
+func TestArgumentsAreExecutedLiterally(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	m := func(n string) string { return filepath.Join(dir, "pwned-"+n) }
+	args := []string{
+		"a b", "  leading and trailing  ", `"double quoted"`, `'single quoted'`, `it's`,
+		"$(touch " + m("1") + ")", "`touch " + m("2") + "`", "; touch " + m("3"), "&& touch " + m("4"),
+		"| tee " + m("5"), "> " + m("6"), "$HOME", "${PATH}", "*", "~", `\`, "line1\nline2", "",
+		"--state=" + m("7"), "-v", "--", "NAME=value", "ünïcode 名前",
+	}
+	p := fb(t, state, runArgs("literal", nil, append([]string{"printf", "[%s]\n"}, args...)...)...)
+	if p.code != 0 {
+		t.Fatalf("exit %d\n%s", p.code, p.stderr)
+	}
+	var want strings.Builder
+	for _, a := range args {
+		want.WriteString("[" + a + "]\n")
+	}
+	if p.stdout != want.String() {
+		t.Errorf("the command got\n%s\nwant\n%s", p.stdout, want.String())
+	}
+
+	// No "--": everything after NAME is still the command's.
+	p = fb(t, state, "run", "literal", "printf", "%s\n", "--state="+m("8"), "--attempts", "9")
+	if p.code != 0 || p.stdout != "--state="+m("8")+"\n--attempts\n9\n" {
+		t.Errorf("exit %d, stdout %q: flags after the name were not left to the command\n%s", p.code, p.stdout, p.stderr)
+	}
+
+	// A command line is not split: "echo hi" is one (missing) program.
+	if p := fb(t, state, runArgs("literal", nil, "echo hi")...); p.code != 127 || p.stdout != "" {
+		t.Errorf(`"echo hi": exit %d, stdout %q; want 127 (no such command), not a shell running it`, p.code, p.stdout)
+	}
+
+	// A program whose path holds spaces and quotes runs as it is named.
+	odd := filepath.Join(dir, `my dir`, `it's "here"`)
+	if err := os.MkdirAll(odd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(odd, "say $(id)")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho \"ok:$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p := fb(t, state, runArgs("literal", nil, prog, "x y")...); p.code != 0 || p.stdout != "ok:x y\n" {
+		t.Errorf("exit %d, stdout %q; want the program at %q run\n%s", p.code, p.stdout, prog, p.stderr)
+	}
+
+	for n := range 9 {
+		if exists(m(string(rune('0' + n)))) {
+			t.Errorf("%s exists: an argument was interpreted", m(string(rune('0'+n))))
+		}
+	}
+	if st := statusOf(t, state, "literal"); st["total_successes"] != float64(3) {
+		t.Errorf("status %v, want 3 successes", st)
+	}
+}
+
+// TestCommandLeavingABackgroundProcess: a command that starts a background
+// process and exits has ended; its attempt is over.
+func TestCommandLeavingABackgroundProcess(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	for _, stream := range [][]string{nil, {"--stream"}} {
+		policy := append([]string{"--attempts", "1", "--timeout", "2s"}, stream...)
+		// stdout is a file: a pipe would keep this test waiting for the
+		// background process too, whatever fusebox does.
+		out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := fbCmd(state, nil, runArgs("bg", policy, "sh", "-c", "sleep 5 & echo hi")...)
+		cmd.Stdout = out
+		start := time.Now()
+		err = cmd.Run()
+		p := finished(cmd, err, time.Since(start))
+		out.Close()
+		got, _ := os.ReadFile(out.Name())
+		if p.code != 0 || string(got) != "hi\n" || p.took > time.Second {
+			t.Errorf("%v: exit %d, stdout %q after %s; want 0 and hi at once", stream, p.code, got, p.took.Round(time.Millisecond))
+		}
+	}
+}

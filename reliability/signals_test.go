@@ -1,0 +1,241 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// trappingChild is a command that, sent SIGINT or SIGTERM, writes which in
+// $1/got, takes 200ms to finish, writes the time it ends in $1/end and exits
+// 9. It leaves a grandchild (sleep 30) in its process group, which a
+// non-interactive shell starts with SIGINT ignored: only fusebox's sweep of
+// the group ends it. The grandchild's output goes to $2 (/dev/null, or
+// nowhere else: it then holds the command's stdout).
+const trappingChild = `d=$1
+trap 'echo INT > "$d/got"; sleep 0.2; date +%s%N > "$d/end"; exit 9' INT
+trap 'echo TERM > "$d/got"; sleep 0.2; date +%s%N > "$d/end"; exit 9' TERM
+echo $$ > "$d/pgid"
+if [ "$2" ]; then sleep 30 >"$2" 2>&1 & else sleep 30 & fi
+touch "$d/started"
+while :; do sleep 0.01; done`
+
+var signals = []struct {
+	sig  syscall.Signal
+	name string
+	code int
+}{{syscall.SIGINT, "INT", 130}, {syscall.SIGTERM, "TERM", 143}}
+
+// TestSignalDuringRunningChild: the signal reaches the command, fusebox
+// waits for it and exits within 100ms of its end with 128+signal, the
+// command's process group is empty, and the interrupted call counted as
+// neither success nor failure.
+func TestSignalDuringRunningChild(t *testing.T) {
+	for _, s := range signals {
+		t.Run(s.name, func(t *testing.T) { signalRunningChild(t, s.sig, s.name, s.code, "/dev/null") })
+	}
+}
+
+// TestSignalWithGrandchildHoldingStdout is TestSignalDuringRunningChild with
+// the grandchild writing to the command's stdout, as `cmd &` in a script
+// does.
+func TestSignalWithGrandchildHoldingStdout(t *testing.T) {
+	for _, s := range signals {
+		t.Run(s.name, func(t *testing.T) { signalRunningChild(t, s.sig, s.name, s.code, "") })
+	}
+}
+
+func signalRunningChild(t *testing.T, sig syscall.Signal, name string, code int, grandchildOut string) {
+	state := filepath.Join(t.TempDir(), "state")
+	d := t.TempDir()
+	cmd := fbCmd(state, nil, runArgs("c", nil, "sh", "-c", trappingChild, "sh", d, grandchildOut)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the command to start", 10*time.Second, func() bool { return exists(filepath.Join(d, "started")) })
+	cmd.Process.Signal(sig)
+	err := cmd.Wait()
+	exited := time.Now()
+	p := finished(cmd, err, 0)
+	if p.code != code {
+		t.Fatalf("exit %d, want %d\n%s", p.code, code, stderr.String())
+	}
+	if got := strings.TrimSpace(readString(t, filepath.Join(d, "got"))); got != name {
+		t.Errorf("the command got %q, want %s forwarded", got, name)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(readString(t, filepath.Join(d, "end"))), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := exited.Sub(time.Unix(0, ns))
+	if after < 0 || after > 100*time.Millisecond {
+		t.Errorf("fusebox exited %s after its command ended, want within 100ms (and not before)", after)
+	}
+	t.Logf("SIG%s: exit %d, %s after the command ended", name, p.code, after.Round(100*time.Microsecond))
+	checkGroupEmpty(t, d)
+	checkInterruptedState(t, state, 0)
+}
+
+// TestSignalDuringBackoff: interrupted while waiting to retry, fusebox
+// exits at once with 128+signal; the failed attempt stays counted.
+func TestSignalDuringBackoff(t *testing.T) {
+	for _, s := range signals {
+		t.Run(s.name, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state")
+			d := t.TempDir()
+			cmd := fbCmd(state, nil, runArgs("c", []string{"--backoff", "20s", "--jitter", "none"},
+				"sh", "-c", `echo $$ > "$1/pgid"; exit 1`, "sh", d)...)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var logged bytes.Buffer
+			waiting := make(chan struct{})
+			go func() {
+				r := bufio.NewReader(io.TeeReader(stderr, &logged))
+				for {
+					line, err := r.ReadString('\n')
+					if strings.Contains(line, "waiting before retry") {
+						close(waiting)
+						io.Copy(io.Discard, r)
+						return
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+			select {
+			case <-waiting:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("fusebox never started its backoff")
+			}
+			sent := time.Now()
+			cmd.Process.Signal(s.sig)
+			err = cmd.Wait()
+			took := time.Since(sent)
+			p := finished(cmd, err, took)
+			if p.code != s.code {
+				t.Fatalf("exit %d, want %d\n%s", p.code, s.code, logged.String())
+			}
+			if took > 100*time.Millisecond {
+				t.Errorf("took %s to exit from a 20s backoff, want under 100ms", took)
+			}
+			t.Logf("SIG%s during a 20s backoff: exit %d after %s", s.name, p.code, took.Round(100*time.Microsecond))
+			checkGroupEmpty(t, d)
+			checkInterruptedState(t, state, 1)
+		})
+	}
+}
+
+// TestSignalDuringProbe: an interrupted half-open probe gives its lease back
+// at once, so the next call probes instead of waiting the lease out (12s
+// here).
+func TestSignalDuringProbe(t *testing.T) {
+	for _, s := range signals {
+		t.Run(s.name, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state")
+			policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "100ms", "--timeout", "10s"}
+			if p := fb(t, state, runArgs("c", policy, "false")...); p.code != 1 {
+				t.Fatalf("tripping run: exit %d\n%s", p.code, p.stderr)
+			}
+			time.Sleep(150 * time.Millisecond)
+			d := t.TempDir()
+			cmd := fbCmd(state, nil, runArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the probe to start", 10*time.Second, func() bool { return exists(filepath.Join(d, "started")) })
+			if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 75 {
+				t.Fatalf("a second caller during the probe: exit %d, want 75", p.code)
+			}
+			cmd.Process.Signal(s.sig)
+			if p := finished(cmd, cmd.Wait(), 0); p.code != s.code {
+				t.Fatalf("exit %d, want %d\n%s", p.code, s.code, stderr.String())
+			}
+			checkGroupEmpty(t, d)
+			st, err := decodeState(filepath.Join(state, "c.json"))
+			if err != nil || len(st.Probes) != 0 || st.TotalFailures != 1 {
+				t.Fatalf("state after the interrupted probe: %+v, %v; want no lease held and the one failure", st, err)
+			}
+			if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 0 {
+				t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.code, p.stderr)
+			}
+			if st := statusOf(t, state, "c"); st["state"] != "closed" {
+				t.Errorf("state %v after a successful probe, want closed", st["state"])
+			}
+		})
+	}
+}
+
+// checkGroupEmpty checks that the process group of the command that wrote
+// its pid in d/pgid has no live member left.
+func checkGroupEmpty(t *testing.T, d string) {
+	t.Helper()
+	pgid, err := strconv.Atoi(strings.TrimSpace(readString(t, filepath.Join(d, "pgid"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		left := groupMembers(pgid)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, l := range left {
+				if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			t.Fatalf("process group %d still has members 1s after fusebox exited: %v", pgid, left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkInterruptedState checks that the state file and event log parse and
+// hold failures counted failures and nothing else.
+func checkInterruptedState(t *testing.T, state string, failures int) {
+	t.Helper()
+	st, err := decodeState(filepath.Join(state, "c.json"))
+	if err != nil && (failures > 0 || !os.IsNotExist(err)) {
+		t.Fatal(err)
+	}
+	if st.TotalFailures != uint64(failures) || st.TotalSuccesses != 0 || st.Phase == fusebox.Open || len(st.Probes) > 0 {
+		t.Errorf("state %+v; want %d failure(s), no success, closed, no lease", st, failures)
+	}
+	events, err := decodeEvents(filepath.Join(state, "events", "c.jsonl"))
+	if err != nil || len(events) != failures {
+		t.Errorf("events %+v, %v; want %d", events, err, failures)
+	}
+	if temps, corrupt := leftovers(t, state); len(temps)+len(corrupt) > 0 {
+		t.Errorf("left behind: %v %v", temps, corrupt)
+	}
+}
+
+func readString(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,256 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fault is an upstream that misbehaves in one way, on a real socket on
+// 127.0.0.1.
+type fault struct {
+	name  string
+	serve func(conn net.Conn, done <-chan struct{}) // nil: nothing listens (connection refused)
+	// What `fusebox call --url` must log, and what `fusebox run -- curl`
+	// must exit with and log.
+	callReason []string // each in stderr
+	runCode    []int
+	runReason  string
+}
+
+const hugeBody = 100 << 20 // 100 MiB
+
+// policy of every fault case: three attempts of at most 500ms within 1.5s.
+var faultPolicy = []string{"--attempts", "3", "--backoff", "10ms", "--max-delay", "20ms", "--timeout", "500ms", "--deadline", "1500ms"}
+
+// faultDeadline is how long a case may take: the deadline, plus fusebox's
+// start-up and the grace a killed curl gets.
+const faultDeadline = 1500*time.Millisecond + 500*time.Millisecond
+
+var faults = []fault{
+	{name: "connection refused",
+		callReason: []string{`reason="attempts exhausted after 3 attempts: connection refused"`},
+		runCode:    []int{7}, runReason: `reason="exit status 7"`},
+	{name: "reset mid-response", serve: func(c net.Conn, _ <-chan struct{}) {
+		readRequest(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1048576\r\n\r\n")
+		c.Write(bytes.Repeat([]byte("x"), 64<<10))
+		time.Sleep(20 * time.Millisecond)
+		c.(*net.TCPConn).SetLinger(0) // close with RST
+		c.Close()
+	}, callReason: []string{`reason="attempts exhausted after 3 attempts: reading the body: connection reset"`},
+		runCode: []int{18, 56}, runReason: `reason="exit status `},
+	{name: "accept, then never answer", serve: func(c net.Conn, done <-chan struct{}) {
+		<-done
+	}, callReason: []string{`attempt=1/3 reason="timeout after 500ms: no response"`,
+		`reason="attempts exhausted after 3 attempts: deadline of 1.5s reached: no response"`},
+		runCode: []int{124}, runReason: `reason="timeout after 500ms: killed by signal 15 (SIGTERM)"`},
+	{name: "headers, then stall", serve: func(c net.Conn, done <-chan struct{}) {
+		readRequest(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"temp\":")
+		<-done
+	}, callReason: []string{`attempt=1/3 reason="timeout after 500ms: body not received in full"`,
+		`reason="attempts exhausted after 3 attempts: deadline of 1.5s reached: body not received in full"`},
+		runCode: []int{124}, runReason: `reason="timeout after 500ms: killed by signal 15 (SIGTERM)"`},
+	{name: "100 MiB body with Content-Length", serve: func(c net.Conn, done <-chan struct{}) {
+		readRequest(c)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", hugeBody)
+		stream(c, hugeBody, done)
+	}, callReason: []string{`reason="not retryable after 1 attempt: body larger than 10485760 bytes"`}},
+	{name: "100 MiB body until close", serve: func(c net.Conn, done <-chan struct{}) {
+		readRequest(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n")
+		stream(c, hugeBody, done)
+		c.Close()
+	}, callReason: []string{`reason="not retryable after 1 attempt: body larger than 10485760 bytes"`}},
+	{name: "a byte a second", serve: func(c net.Conn, done <-chan struct{}) {
+		readRequest(c)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n")
+		for range 100 {
+			if _, err := c.Write([]byte("x")); err != nil {
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}, callReason: []string{`attempt=1/3 reason="timeout after 500ms: body not received in full"`,
+		`reason="attempts exhausted after 3 attempts: deadline of 1.5s reached: body not received in full"`},
+		runCode: []int{124}, runReason: `reason="timeout after 500ms: killed by signal 15 (SIGTERM)"`},
+	{name: "invalid HTTP", serve: func(c net.Conn, _ <-chan struct{}) {
+		readRequest(c)
+		io.WriteString(c, "HELLO FROM A TELNET SERVICE\r\n\r\n")
+		c.Close()
+	}, callReason: []string{`reason="attempts exhausted after 3 attempts: net/http: HTTP/1.x transport connection broken: malformed HTTP status code \"FROM\""`},
+		runCode: []int{1, 8}, runReason: `reason="exit status `},
+}
+
+// TestUpstreamFaults runs each fault through `fusebox call --url` and through
+// `fusebox run -- curl`: every call ends within its deadline, with the
+// reason logged, and fusebox's memory stays far below the 100 MiB a server
+// sends.
+func TestUpstreamFaults(t *testing.T) {
+	curl, curlErr := exec.LookPath("curl")
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel() // most cases wait out a 1.5s deadline
+			url := "http://" + listen(t, f.serve) + "/data"
+			t.Run("call --url", func(t *testing.T) {
+				state := filepath.Join(t.TempDir(), "state")
+				args := append([]string{"call", "--url", url}, faultPolicy...)
+				cmd := fbCmd(state, nil, append(args, "upstream")...)
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				p, err := runWatched(cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.stdout, p.stderr = stdout.String(), stderr.String()
+				checkFault(t, p, []int{69}, f.callReason...)
+				if p.stdout != "" {
+					t.Errorf("stdout %q, want nothing", p.stdout)
+				}
+			})
+			t.Run("run -- curl", func(t *testing.T) {
+				if curlErr != nil {
+					t.Skip("curl is not installed")
+				}
+				state := filepath.Join(t.TempDir(), "state")
+				cmd := fbCmd(state, nil, runArgs("upstream", faultPolicy, curl, "-sS", url)...)
+				var out counter
+				var stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &stderr
+				p, err := runWatched(cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.stderr = stderr.String()
+				if f.runCode == nil { // curl gets the whole body; fusebox prints it once
+					checkFault(t, p, []int{0})
+					if out.n != hugeBody {
+						t.Errorf("stdout had %d bytes, want %d", out.n, hugeBody)
+					}
+					return
+				}
+				checkFault(t, p, f.runCode, f.runReason)
+			})
+		})
+	}
+}
+
+// checkFault checks how a fault case ended and logs its figures.
+func checkFault(t *testing.T, p proc, codes []int, reasons ...string) {
+	t.Helper()
+	ok := false
+	for _, c := range codes {
+		ok = ok || p.code == c
+	}
+	if !ok {
+		t.Errorf("exit %d, want one of %v\n%s", p.code, codes, p.stderr)
+	}
+	for _, reason := range reasons {
+		if !strings.Contains(p.stderr, reason) {
+			t.Errorf("stderr does not hold %s:\n%s", reason, p.stderr)
+		}
+	}
+	if p.took > faultDeadline {
+		t.Errorf("took %s, more than the 1.5s deadline allows", p.took)
+	}
+	// The cap is 10 MiB: a process holding the 100 MiB body would show it.
+	if p.hwm == 0 || p.hwm > 64<<20 {
+		t.Errorf("fusebox's peak RSS %s, want under 64 MiB", mib(p.hwm))
+	}
+	last := ""
+	if lines := logLines(p.stderr); len(lines) > 0 {
+		last = lines[len(lines)-1]
+	}
+	t.Logf("%s: exit %d in %s, fusebox peak RSS %s (rusage maxrss %s); %s", t.Name(), p.code, p.took.Round(time.Millisecond), mib(p.hwm), mib(p.maxRSS), last)
+}
+
+// listen serves each connection to 127.0.0.1:PORT with serve, until the test
+// ends; a nil serve returns a port nothing listens on.
+func listen(t *testing.T, serve func(net.Conn, <-chan struct{})) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if serve == nil {
+		ln.Close()
+		return addr
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				serve(c, done)
+			})
+		}
+	})
+	t.Cleanup(func() {
+		close(done)
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return addr
+}
+
+// readRequest reads a request's head, so that the client is not reset for
+// unread data.
+func readRequest(c net.Conn) {
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+}
+
+// stream writes n bytes to c, stopping when the client goes away.
+func stream(c net.Conn, n int, done <-chan struct{}) {
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+	for n > 0 {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		k, err := c.Write(chunk[:min(n, len(chunk))])
+		if err != nil {
+			return
+		}
+		n -= k
+	}
+}
+
+// counter counts what is written to it.
+type counter struct{ n int }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
