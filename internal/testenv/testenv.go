@@ -3,6 +3,8 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -17,4 +19,22 @@ func Skip(t testing.TB, format string, args ...any) {
 		t.Fatalf("would skip, but $"+NoSkipVar+" is set: "+format, args...)
 	}
 	t.Skipf("SKIP (set up what is missing to run this): "+format, args...)
+}
+
+// BuildFusebox builds the fusebox command with CGO_ENABLED=0, as users get
+// it, into a temporary dir, for a TestMain. It panics when the build fails
+// (no test could run), and returns the binary and a cleanup.
+func BuildFusebox() (bin string, cleanup func()) {
+	dir, err := os.MkdirTemp("", "fusebox-test-bin-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "fusebox")
+	build := exec.Command("go", "build", "-o", bin, "github.com/fusebox-hq/fusebox/cmd/fusebox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic("build fusebox: " + err.Error())
+	}
+	return bin, func() { os.RemoveAll(dir) }
 }
