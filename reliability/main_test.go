@@ -28,19 +28,10 @@ import (
 var fuseboxBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fusebox-reliability-bin-")
-	if err != nil {
-		panic(err)
-	}
-	fuseboxBin = filepath.Join(dir, "fusebox")
-	build := exec.Command("go", "build", "-o", fuseboxBin, "github.com/fusebox-hq/fusebox/cmd/fusebox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		panic("build fusebox: " + err.Error())
-	}
+	bin, cleanup := testenv.BuildFusebox()
+	fuseboxBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
