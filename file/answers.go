@@ -22,6 +22,9 @@ func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) erro
 	if err != nil {
 		return fmt.Errorf("save answer %s: %w", key, err)
 	}
+	if err := s.checkSubdir(answersDir, true); err != nil {
+		return fmt.Errorf("save answer %s: %w", key, err)
+	}
 	if err := s.writeAtomic(s.answerPath(key), append(b, '\n')); err != nil {
 		return fmt.Errorf("save answer %s: %w", key, err)
 	}
@@ -35,7 +38,11 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 		return fusebox.Answer{}, false, fmt.Errorf("load answer: %w", err)
 	}
 	path := s.answerPath(key)
-	b, err := readFile(path)
+	err := s.checkSubdir(answersDir, false)
+	var b []byte
+	if err == nil {
+		b, err = readFile(path)
+	}
 	var a fusebox.Answer
 	problem := ""
 	switch {

@@ -45,3 +45,19 @@ func BenchmarkRecordSkip(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenLoadRecordSkip is what a run skipped on an open circuit asks
+// of the store, each in a process of its own: a fresh Store every time.
+func BenchmarkOpenLoadRecordSkip(b *testing.B) {
+	dir := b.TempDir()
+	mustUpdate(b, open(b, dir), "db")
+	for b.Loop() {
+		s := open(b, dir)
+		if _, err := s.Load(ctx, "db"); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.RecordSkip(ctx, "db"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -23,8 +23,10 @@ func TestOpenCreatesAMissingDir0700(t *testing.T) {
 }
 
 func TestOpenRefusesUnsafeDirs(t *testing.T) {
-	for _, mode := range []os.FileMode{0o777, 0o773, 0o702} {
-		t.Run(fmt.Sprintf("world-writable %04o without sticky bit", mode), func(t *testing.T) {
+	// The sticky bit stops others removing our files, not planting their
+	// own, such as a symlink where a subdirectory is yet to be made.
+	for _, mode := range []os.FileMode{0o777, 0o773, 0o702, 0o777 | os.ModeSticky, 0o703 | os.ModeSticky} {
+		t.Run(fmt.Sprintf("world-writable %s", mode|os.ModeDir), func(t *testing.T) {
 			dir := t.TempDir()
 			chmod(t, dir, mode)
 			_, err := file.Open(dir)
@@ -33,16 +35,17 @@ func TestOpenRefusesUnsafeDirs(t *testing.T) {
 				t.Fatalf("Open = %v, want an *UnsafeDirError", err)
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, dir) || !strings.Contains(msg, "--state DIR") || strings.Contains(msg, "\n") {
+			if !strings.Contains(msg, dir) || !strings.Contains(msg, "chmod o-w") || !strings.Contains(msg, "--state DIR") || strings.Contains(msg, "\n") {
 				t.Errorf("error %q should be one line naming the dir and what to do", msg)
+			}
+			if mode&os.ModeSticky != 0 && !strings.Contains(msg, "sticky bit still lets anyone plant files") {
+				t.Errorf("error %q should say why the sticky bit is not enough", msg)
+			}
+			if got := ls(t, dir); len(got) > 0 {
+				t.Errorf("Open wrote %q to a refused dir", got)
 			}
 		})
 	}
-	t.Run("world-writable with sticky bit is fine", func(t *testing.T) {
-		dir := t.TempDir()
-		chmod(t, dir, 0o777|os.ModeSticky)
-		open(t, dir)
-	})
 	t.Run("owned by another user", func(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("chown to another uid needs root")

@@ -14,9 +14,9 @@ import (
 )
 
 // appendEvents appends events to the circuit's log in one write. The caller
-// holds the circuit's lock, and so the log's only writer: a log whose last
-// byte is not a newline was torn or damaged, and is moved aside first so
-// that the new lines do not run into it.
+// has checked events/ and holds the circuit's lock, and so is the log's only
+// writer: a log whose last byte is not a newline was torn or damaged, and is
+// moved aside first so that the new lines do not run into it.
 func (s *Store) appendEvents(name string, events []fusebox.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -96,7 +96,11 @@ func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fuseb
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
-	b, err := readFile(s.eventsPath(name))
+	err := s.checkSubdir(eventsDir, false)
+	var b []byte
+	if err == nil {
+		b, err = readFile(s.eventsPath(name))
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

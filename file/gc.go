@@ -72,25 +72,51 @@ func touch(path string, t time.Time) error {
 //   - temporary files older than a minute, left by killed processes, and
 //     damaged files moved aside more than unusedFor ago.
 //
-// It carries on past a failure and returns every failure joined.
+// It carries on past a failure and returns every failure joined. A
+// subdirectory that checkSubdir refuses, such as a symlink planted in its
+// place, is left alone with a warning, and so are the circuits with files in
+// it: GC never removes a file through it.
 func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (fusebox.GCReport, error) {
 	var r fusebox.GCReport
 	var errs []error
 	var err error
 	old := now.Add(-unusedFor)
-	r.Circuits, err = s.gcCircuits(ctx, old)
-	errs = append(errs, err)
-	r.Answers, err = s.gcAnswers(old)
-	errs = append(errs, err)
-	r.Events, err = s.gcEvents(ctx, now.Add(-eventsFor))
-	errs = append(errs, err)
-	for _, dir := range []string{s.dir, filepath.Join(s.dir, "answers"), filepath.Join(s.dir, "events")} {
-		errs = append(errs, sweepLeftovers(dir, now.Add(-tempMaxAge), old))
+	safe := s.gcSubdirs()
+	if safe[locksDir] && safe[skipsDir] && safe[eventsDir] {
+		r.Circuits, err = s.gcCircuits(ctx, old)
+		errs = append(errs, err)
+	}
+	if safe[answersDir] {
+		r.Answers, err = s.gcAnswers(old)
+		errs = append(errs, err)
+	}
+	if safe[locksDir] && safe[eventsDir] {
+		r.Events, err = s.gcEvents(ctx, now.Add(-eventsFor))
+		errs = append(errs, err)
+	}
+	errs = append(errs, sweepLeftovers(s.dir, now.Add(-tempMaxAge), old))
+	for _, d := range []subdir{answersDir, eventsDir} {
+		if safe[d] {
+			errs = append(errs, sweepLeftovers(filepath.Join(s.dir, subdirNames[d]), now.Add(-tempMaxAge), old))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return r, fmt.Errorf("gc: %w", err)
 	}
 	return r, nil
+}
+
+// gcSubdirs reports which subdirectories GC may walk: those checkSubdir
+// passes, and those missing, which hold nothing. It warns about the others.
+func (s *Store) gcSubdirs() (safe [numSubdirs]bool) {
+	for d := range numSubdirs {
+		err := s.checkSubdir(d, false)
+		safe[d] = err == nil || errors.Is(err, fs.ErrNotExist)
+		if !safe[d] {
+			s.logger.Warn("gc left a state subdirectory alone, and the circuits with files in it", "dir", filepath.Join(s.dir, subdirNames[d]), "err", err)
+		}
+	}
+	return safe
 }
 
 // gcCircuits removes the circuits unused since old and returns those that had

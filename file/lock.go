@@ -24,6 +24,9 @@ import (
 // process's gate for the circuit stays shut until then, so a process has at
 // most one such wait a circuit however often it gives up.
 func (s *Store) lock(ctx context.Context, name string) (unlock func(), err error) {
+	if err := s.checkSubdir(locksDir, true); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
 	timer := time.NewTimer(s.lockTimeout)
 	defer timer.Stop()
 	gate := s.gates.get(name)

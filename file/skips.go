@@ -16,6 +16,9 @@ func (s *Store) RecordSkip(_ context.Context, name string) error {
 	if err := fusebox.ValidateName(name); err != nil {
 		return fmt.Errorf("record skip: %w", err)
 	}
+	if err := s.checkSubdir(skipsDir, true); err != nil {
+		return fmt.Errorf("record skip: %w", err)
+	}
 	if err := appendFile(s.skipsPath(name), []byte{'.'}); err != nil {
 		return fmt.Errorf("record skip: %w", err)
 	}
@@ -28,7 +31,11 @@ func (s *Store) Skips(_ context.Context, name string) (uint64, error) {
 		return 0, fmt.Errorf("count skips: %w", err)
 	}
 	path := s.skipsPath(name)
-	fi, err := os.Lstat(path)
+	err := s.checkSubdir(skipsDir, false)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = os.Lstat(path)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return 0, nil

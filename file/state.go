@@ -85,6 +85,12 @@ func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State)
 	if err != nil {
 		return fusebox.State{}, false, fmt.Errorf("update %s: encode state: %w", name, err)
 	}
+	if len(events) > 0 {
+		// Before the state is written, so that a refused log changes nothing.
+		if err := s.checkSubdir(eventsDir, true); err != nil {
+			return fusebox.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
+		}
+	}
 	if err := s.writeAtomic(s.statePath(name), append(b, '\n')); err != nil {
 		return fusebox.State{}, false, fmt.Errorf("update %s: write state: %w", name, err)
 	}

@@ -13,7 +13,8 @@
 // name can reach outside DIR. Files are replaced by renaming a temporary file
 // over them, so a reader without the lock never sees a torn one; a file that
 // is damaged anyway (a crash without fsync, a person's edit) or replaced by a
-// symlink is renamed aside to FILE.corrupt-TIME with one warning.
+// symlink is renamed aside to FILE.corrupt-TIME with one warning. A
+// subdirectory replaced by a symlink is refused, never followed.
 package file
 
 import (
@@ -24,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +38,7 @@ var _ fusebox.Store = (*Store)(nil)
 // concurrent use by goroutines and by processes.
 type Store struct {
 	dir         string
+	euid        int
 	fsync       bool
 	logger      *slog.Logger
 	gcAfter     time.Duration
@@ -43,6 +46,7 @@ type Store struct {
 	lockTimeout time.Duration
 	now         func() time.Time
 	gates       gates
+	subdirOK    [numSubdirs]atomic.Bool // checked and found safe; see subdir
 }
 
 // Option configures a Store.
@@ -92,11 +96,14 @@ func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now 
 //
 // Open refuses, with an *UnsafeDirError, a dir another user could use to
 // plant state or symlinks: one owned by neither the caller nor root, or one
-// every user may write to without the sticky bit. Any other error means the
-// dir cannot be used (read-only, not a directory, no permission).
+// every user may write to, with the sticky bit or without. Any other error
+// means the dir cannot be used (read-only, not a directory, no permission).
+// The subdirectories are checked later, each before its first use: one that
+// is a symlink is refused the same way.
 func Open(dir string, opts ...Option) (*Store, error) {
 	s := &Store{
 		dir:         dir,
+		euid:        os.Geteuid(),
 		fsync:       true,
 		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		gcAfter:     fusebox.DefaultGCAfter,
@@ -123,7 +130,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("open state dir: %s is not a directory", dir)
 	}
-	if err := checkDir(dir, fi); err != nil {
+	if err := checkDir(dir, fi, s.euid); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -133,30 +140,39 @@ func Open(dir string, opts ...Option) (*Store, error) {
 func (s *Store) Close() error { return nil }
 
 // UnsafeDirError is returned by Open for a state dir that another user could
-// write to.
+// write to, and by any method for a subdirectory of it that another user
+// could write to or that is a symlink.
 type UnsafeDirError struct {
 	Dir   string
 	Owner int         // the dir's owner
 	Euid  int         // the caller's effective uid
-	Mode  fs.FileMode // the dir's mode
+	Mode  fs.FileMode // the dir's mode (the link's, for a symlink)
 }
 
 func (e *UnsafeDirError) Error() string {
-	if e.foreign() {
+	switch {
+	case e.Mode&fs.ModeSymlink != 0:
+		return fmt.Sprintf("state dir entry %s is a symlink: refusing to follow it; remove it and fusebox recreates it as a directory", e.Dir)
+	case e.foreign():
 		return fmt.Sprintf("state dir %s is owned by uid %d, not by you (uid %d): refusing it; use a dir you own (--state DIR)", e.Dir, e.Owner, e.Euid)
+	case e.Mode&fs.ModeSticky != 0:
+		return fmt.Sprintf("state dir %s is writable by every user (mode %s), and the sticky bit still lets anyone plant files in it: refusing it; run chmod o-w on it or use a dir you own (--state DIR)", e.Dir, e.Mode)
 	}
 	return fmt.Sprintf("state dir %s is writable by every user (mode %s) without the sticky bit: refusing it; run chmod o-w on it or use a dir you own (--state DIR)", e.Dir, e.Mode)
 }
 
-// checkDir refuses a dir owned by another user (other than root), or writable
-// by everyone without the sticky bit that stops them replacing our files.
-func checkDir(dir string, fi fs.FileInfo) error {
+// checkDir refuses a dir another user could create entries in: one owned by
+// another user than the caller or root, or one everyone may write to. The
+// sticky bit does not help: it stops others removing or renaming our
+// entries, not planting their own, such as a symlink in place of a
+// subdirectory not made yet. It refuses a symlink too (fi from lstat).
+func checkDir(dir string, fi fs.FileInfo, euid int) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
 	}
-	e := &UnsafeDirError{Dir: dir, Owner: int(st.Uid), Euid: os.Geteuid(), Mode: fi.Mode()}
-	if e.foreign() || e.Mode.Perm()&0o002 != 0 && e.Mode&fs.ModeSticky == 0 {
+	e := &UnsafeDirError{Dir: dir, Owner: int(st.Uid), Euid: euid, Mode: fi.Mode()}
+	if e.Mode&fs.ModeSymlink != 0 || e.foreign() || e.Mode.Perm()&0o002 != 0 {
 		return e
 	}
 	return nil
@@ -167,7 +183,8 @@ func checkDir(dir string, fi fs.FileInfo) error {
 func (e *UnsafeDirError) foreign() bool { return e.Owner != e.Euid && e.Owner != 0 }
 
 // The paths of a circuit's files, for a name that passed
-// fusebox.ValidateName.
+// fusebox.ValidateName. A path in a subdirectory is used only after
+// checkSubdir passed.
 func (s *Store) statePath(name string) string  { return filepath.Join(s.dir, name+".json") }
 func (s *Store) eventsPath(name string) string { return filepath.Join(s.dir, "events", name+".jsonl") }
 func (s *Store) answerPath(key string) string  { return filepath.Join(s.dir, "answers", key+".json") }

@@ -35,7 +35,8 @@ func openFile(path string, flags int) (int, error) {
 }
 
 // openCreate opens path with flags that include O_CREAT, making its directory
-// (0700) first when that is missing: subdirectories are created lazily.
+// (0700) first when that is missing: checkSubdir made it, but a person may
+// have removed it since.
 func openCreate(path string, flags int) (int, error) {
 	fd, err := openFile(path, flags)
 	if !errors.Is(err, fs.ErrNotExist) {
@@ -146,7 +147,7 @@ func rename(oldpath, newpath string) error {
 
 // syncDir flushes a directory's entries, making a rename in it durable.
 func syncDir(dir string) error {
-	fd, err := openFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	fd, err := openFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
 		return err
 	}
