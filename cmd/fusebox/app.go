@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -88,8 +87,8 @@ func (a *app) stateDir(cfg *config.Config) string {
 
 // openStore opens the state store. When it cannot be used, fusebox must still
 // let calls through: the returned store then fails every operation, and the
-// Do loop warns once and runs unprotected. A state dir refused as unsafe is
-// logged as an error naming it.
+// Do loop warns once, with the reason (a state dir refused as unsafe is named
+// with what to change), and runs unprotected.
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	dir := a.stateDir(cfg)
 	opts := []file.Option{file.WithLogger(a.logger)}
@@ -98,10 +97,6 @@ func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	}
 	s, err := file.Open(dir, opts...)
 	if err != nil {
-		var unsafe *file.UnsafeDirError
-		if errors.As(err, &unsafe) {
-			a.logger.Error(err.Error())
-		}
 		return unavailable{err: err}
 	}
 	return s
