@@ -114,7 +114,12 @@ func (d *demo) tour(ctx context.Context, dir string) error {
 	for range 5 {
 		start := time.Now()
 		_, err := d.client.Call(ctx, "weather-api", httpcall.CallOptions{})
-		d.say("   skipped in %s (exit 75: %v)\n", time.Since(start).Round(10*time.Microsecond), errors.Is(err, httpcall.ErrAllSkipped))
+		took := time.Since(start).Round(10 * time.Microsecond)
+		if errors.Is(err, httpcall.ErrAllSkipped) {
+			d.say("   skipped in %s: fusebox call would exit 75 (fusebox run too)\n", took)
+		} else {
+			d.say("   not skipped (%v) in %s\n", err, took)
+		}
 	}
 	d.say("   requests that reached the API: %d\n", d.api.downRequests("weather")-before)
 
