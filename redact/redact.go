@@ -217,15 +217,15 @@ func (r *Redactor) arg(a string) string {
 	return r.String(a)
 }
 
-// hideSecrets replaces every stretch of s covered by known secrets
-// (overlapping or adjacent occurrences merge into one) with Marker. Should the
-// result hold a secret made up of a marker and the text around it, the text
-// it took is hidden too, until no secret is left.
 // Secrets returns s with the known secrets replaced by Marker and nothing
 // else changed: for text that names credentials without holding them, such
 // as a config error about a missing !secret.
 func (r *Redactor) Secrets(s string) string { return r.hideSecrets(s) }
 
+// hideSecrets replaces every stretch of s covered by known secrets
+// (overlapping or adjacent occurrences merge into one) with Marker. Should the
+// result hold a secret made up of a marker and the text around it, the text
+// it took is hidden too, until no secret is left.
 func (r *Redactor) hideSecrets(s string) string {
 	var hidden []bool
 	for _, sec := range r.secrets {

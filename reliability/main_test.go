@@ -386,7 +386,3 @@ func envInt(t testing.TB, name string, def int) int {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
-// showBugs, set, runs the tests that show known bugs in fusebox instead of
-// skipping them ("BUG: ..."), to watch them fail, or pass once fixed.
-const showBugs = "FUSEBOX_RELIABILITY_BUGS"
