@@ -84,7 +84,7 @@ func (c *Circuits) Do(ctx context.Context, name string, fn func(ctx context.Cont
 	if err := ValidateName(name); err != nil {
 		return err
 	}
-	call := &call{c: c, name: name, policy: c.policy(name), log: c.logger.With("circuit", name)}
+	call := &call{c: c, name: name, policy: c.policy(name)}
 	return call.run(ctx, fn)
 }
 
@@ -103,7 +103,7 @@ func (c *Circuits) Check(ctx context.Context, name string) error {
 		return nil
 	}
 	if _, err := st.Decide(c.clock.Now()); err != nil && err != errNeedLock {
-		k := &call{c: c, name: name, log: c.logger.With("circuit", name)}
+		k := &call{c: c, name: name}
 		k.skip(ctx, err)
 		return err
 	}
@@ -115,37 +115,45 @@ type call struct {
 	c      *Circuits
 	name   string
 	policy Policy
-	log    *slog.Logger
 	broken bool // the store failed: run unprotected, warn once
 }
 
 func (k *call) run(parent context.Context, fn func(context.Context) error) error {
 	r := k.policy.Retry
-	ctx, cancel := context.WithTimeout(parent, r.Deadline)
-	defer cancel()
+	// One context per attempt, none for the call: the call's deadline is a
+	// time that caps each attempt's, which keeps a successful Do cheap.
+	deadline, callersDeadline := time.Now().Add(r.Deadline), false
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline, callersDeadline = d, true
+	}
 	var last error
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil { // a caller's deadline may be gone already
+		if parent.Err() != nil || !time.Now().Before(deadline) { // a caller's deadline may be gone already
 			return k.stopped(parent, attempt-1, last)
 		}
-		permit, err := k.acquire(ctx)
+		permit, err := k.acquire(parent, deadline)
 		if err != nil && !errors.Is(err, ErrOpen) {
 			return k.stopped(parent, attempt-1, last)
 		}
 		if err != nil {
 			if attempt == 1 {
-				k.skip(ctx, err)
+				k.skip(parent, err)
 				return err
 			}
-			k.log.Warn("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
+			k.warn("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
 			return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Why: "circuit opened", Err: last}
 		}
 		if permit.Lease != "" {
-			k.log.Info("probing half-open circuit", "attempt", attempt)
+			k.info("probing half-open circuit", "attempt", attempt)
 		}
 
-		actx, acancel := context.WithTimeout(ctx, r.Timeout)
+		attemptDeadline := time.Now().Add(r.Timeout)
+		cutByDeadline := !attemptDeadline.Before(deadline)
+		if cutByDeadline {
+			attemptDeadline = deadline
+		}
+		actx, acancel := context.WithDeadline(parent, attemptDeadline)
 		err = fn(actx)
 		timedOut := actx.Err() == context.DeadlineExceeded
 		acancel()
@@ -156,9 +164,9 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		}
 		if err == nil {
 			if attempt > 1 || permit.Lease != "" {
-				k.log.Info("attempt succeeded", "attempt", attempt)
+				k.info("attempt succeeded", "attempt", attempt)
 			} else {
-				k.log.Debug("attempt succeeded", "attempt", attempt)
+				k.debug("attempt succeeded", "attempt", attempt)
 			}
 			k.record(permit, Outcome{Attempt: attempt})
 			return nil
@@ -170,14 +178,14 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		}
 		reason := f.Error()
 		switch {
-		case ctx.Err() == context.DeadlineExceeded && parent.Err() == nil:
+		case timedOut && cutByDeadline && !callersDeadline:
 			reason = fmt.Sprintf("deadline of %s reached: %s", r.Deadline, reason)
-		case ctx.Err() == context.DeadlineExceeded:
+		case timedOut && cutByDeadline:
 			reason = "deadline reached: " + reason
 		case timedOut:
 			reason = fmt.Sprintf("timeout after %s: %s", r.Timeout, reason)
 		}
-		k.log.Warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
+		k.warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
 		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
 		last = &attemptError{reason: reason, err: err}
 
@@ -187,13 +195,13 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			why = "not retryable"
 		case attempt >= r.Attempts:
 			why = "attempts exhausted"
-		case ctx.Err() != nil:
+		case !time.Now().Before(deadline):
 			why = "deadline reached"
 		}
 		if why != "" {
 			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: why, Err: last}
 		}
-		wait, ok := r.Wait(attempt, prev, k.c.draw(), f.RetryAfter, remaining(ctx))
+		wait, ok := r.Wait(attempt, prev, k.c.draw(), f.RetryAfter, time.Until(deadline))
 		if !ok {
 			why = "deadline too close to retry"
 			if f.RetryAfter > 0 {
@@ -206,11 +214,24 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			// would be refused, so waiting for it would be for nothing.
 			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: "circuit opened", Err: last}
 		}
-		k.log.Info("waiting before retry", "wait", roundDuration(wait))
-		if !sleep(ctx, wait) {
+		k.info("waiting before retry", "wait", roundDuration(wait))
+		if !sleep(parent, wait) {
 			return k.stopped(parent, attempt, last)
 		}
 		prev = wait
+	}
+}
+
+// warn, info and debug log a line about the call's circuit. The level is
+// checked first so that a quiet call allocates nothing for its log.
+func (k *call) warn(msg string, args ...any)  { k.logAt(slog.LevelWarn, msg, args) }
+func (k *call) info(msg string, args ...any)  { k.logAt(slog.LevelInfo, msg, args) }
+func (k *call) debug(msg string, args ...any) { k.logAt(slog.LevelDebug, msg, args) }
+
+func (k *call) logAt(level slog.Level, msg string, args []any) {
+	ctx := context.Background()
+	if k.c.logger.Enabled(ctx, level) {
+		k.c.logger.Log(ctx, level, msg, append([]any{"circuit", k.name}, args...)...)
 	}
 }
 
@@ -238,7 +259,7 @@ func (e *attemptError) Unwrap() error { return e.err }
 
 // acquire asks the breaker whether an attempt may run: lock-free for a closed
 // or open circuit, under the store's lock when a probe lease is at stake.
-func (k *call) acquire(ctx context.Context) (Permit, error) {
+func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) {
 	if k.broken {
 		return Permit{Unprotected: true}, nil
 	}
@@ -255,6 +276,8 @@ func (k *call) acquire(ctx context.Context) (Permit, error) {
 	if err != errNeedLock {
 		return permit, err
 	}
+	ctx, cancel := context.WithDeadline(ctx, deadline) // a lock wait ends with the call
+	defer cancel()
 	leaseID := strconv.FormatUint(rand.Uint64(), 36)
 	var aerr error
 	var events []Event
@@ -313,9 +336,9 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 
 func (k *call) skip(ctx context.Context, err error) {
 	if d := reopensIn(err); d > 0 {
-		k.log.Warn("skipped: "+err.Error(), "reopens_in", d)
+		k.warn("skipped: "+err.Error(), "reopens_in", d)
 	} else {
-		k.log.Warn("skipped: " + err.Error())
+		k.warn("skipped: " + err.Error())
 	}
 	if serr := k.c.store.RecordSkip(ctx, k.name); serr != nil {
 		k.storeFailed(serr)
@@ -324,7 +347,7 @@ func (k *call) skip(ctx context.Context, err error) {
 
 func (k *call) storeFailed(err error) {
 	if !k.broken {
-		k.log.Warn("state store unusable; running without circuit protection", "err", err)
+		k.warn("state store unusable; running without circuit protection", "err", err)
 	}
 	k.broken = true
 }
@@ -336,11 +359,11 @@ func (k *call) logEvents(events []Event) {
 		}
 		switch e.To {
 		case Open:
-			k.log.Warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+			k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
 		case ForcedOpen:
-			k.log.Warn("circuit forced open", "reason", e.Reason)
+			k.warn("circuit forced open", "reason", e.Reason)
 		case Closed:
-			k.log.Info("circuit closed", "reason", e.Reason)
+			k.info("circuit closed", "reason", e.Reason)
 		}
 	}
 }
@@ -351,13 +374,6 @@ func reopensIn(err error) time.Duration {
 		return roundDuration(oe.ReopensIn)
 	}
 	return 0
-}
-
-func remaining(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		return time.Until(dl)
-	}
-	return NoDeadline
 }
 
 // sleep waits for d or until ctx is done, reporting whether it slept fully.

@@ -138,8 +138,8 @@ func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, err
 	}
 	res := &Result{}
 	for _, ep := range p.endpoints {
-		if err := ctx.Err(); err != nil {
-			if errors.Is(err, context.Canceled) {
+		if expired(ctx) {
+			if err := ctx.Err(); errors.Is(err, context.Canceled) {
 				return res, fmt.Errorf("%s: %w", p.name, err)
 			}
 			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: fmt.Sprintf("not tried: chain deadline of %s reached", human(p.deadline))})
@@ -168,7 +168,7 @@ func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, err
 			return res, err
 		default:
 			reason := strings.TrimPrefix(err.Error(), ep.Name+": ")
-			if ctx.Err() != nil && p.deadline > 0 {
+			if expired(ctx) && p.deadline > 0 {
 				// Do says a caller's deadline ran out: here, the chain's.
 				reason = strings.Replace(reason, "deadline reached",
 					fmt.Sprintf("chain deadline of %s reached", human(p.deadline)), 1)
@@ -262,4 +262,15 @@ func human(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// expired reports whether ctx is done or its deadline has passed: a context's
+// timer may fire a moment after its deadline, and a chain must not start an
+// endpoint in that moment.
+func expired(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
