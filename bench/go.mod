@@ -1,0 +1,12 @@
+module github.com/fusebox-hq/fusebox/bench
+
+go 1.26.8
+
+require github.com/fusebox-hq/fusebox v0.0.0
+
+require (
+	github.com/sony/gobreaker/v2 v2.4.0
+	golang.org/x/sys v0.50.0 // indirect
+)
+
+replace github.com/fusebox-hq/fusebox => ../

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/mem"
+)
+
+// Library overhead: Circuits.Do next to gobreaker v2's Execute, in one run of
+// testing.Benchmark, on the success path (closed circuit) and the fail-fast
+// path (open circuit).
+
+type libCase struct {
+	Name     string
+	Parallel bool
+	Bench    func(b *testing.B)
+}
+
+type libResult struct {
+	Name        string
+	Parallel    bool
+	NsPerOp     float64
+	AllocsPerOp int64
+	BytesPerOp  int64
+}
+
+var errBoom = errors.New("boom")
+
+func ok(context.Context) error { return nil }
+
+// doBench benchmarks Do on a circuit of c; wantOpen says the circuit is open,
+// so every call must fail fast.
+func doBench(c *fusebox.Circuits, parallel, wantOpen bool) func(b *testing.B) {
+	ctx := context.Background()
+	check := func(err error) error {
+		if wantOpen != errors.Is(err, fusebox.ErrOpen) {
+			return fmt.Errorf("Do: %v (want open: %t)", err, wantOpen)
+		}
+		return nil
+	}
+	return func(b *testing.B) {
+		b.ReportAllocs()
+		if !parallel {
+			for b.Loop() {
+				if err := check(c.Do(ctx, "bench", ok)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return
+		}
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := check(c.Do(ctx, "bench", ok)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+}
+
+func gobreakerBench(cb *gobreaker.CircuitBreaker[struct{}], parallel, wantOpen bool) func(b *testing.B) {
+	req := func() (struct{}, error) { return struct{}{}, nil }
+	check := func(err error) error {
+		if wantOpen != errors.Is(err, gobreaker.ErrOpenState) {
+			return fmt.Errorf("Execute: %v (want open: %t)", err, wantOpen)
+		}
+		return nil
+	}
+	return func(b *testing.B) {
+		b.ReportAllocs()
+		if !parallel {
+			for b.Loop() {
+				_, err := cb.Execute(req)
+				if err := check(err); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return
+		}
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, err := cb.Execute(req)
+				if err := check(err); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+}
+
+// libCases builds the cases; file stores live under dir.
+func libCases(dir string) ([]libCase, error) {
+	var cases []libCase
+	for _, parallel := range []bool{false, true} {
+		fileStore := func(fsync bool) (*fusebox.Circuits, error) {
+			d, err := os.MkdirTemp(dir, "store-")
+			if err != nil {
+				return nil, err
+			}
+			s, err := file.Open(d, file.WithFsync(fsync))
+			if err != nil {
+				return nil, err
+			}
+			return fusebox.New(s), nil
+		}
+		noSync, err := fileStore(false)
+		if err != nil {
+			return nil, err
+		}
+		withSync, err := fileStore(true)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases,
+			libCase{"gobreaker v2 Execute", parallel, gobreakerBench(gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{Name: "bench"}), parallel, false)},
+			libCase{"fusebox Do, mem store", parallel, doBench(fusebox.New(mem.New()), parallel, false)},
+			libCase{"fusebox Do, file store, fsync off", parallel, doBench(noSync, parallel, false)},
+			libCase{"fusebox Do, file store, fsync on", parallel, doBench(withSync, parallel, false)},
+		)
+	}
+	// The fail-fast path: an open circuit.
+	openCB := gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name: "bench", Timeout: time.Hour,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 1 },
+	})
+	openCB.Execute(func() (struct{}, error) { return struct{}{}, errBoom })
+	openDo := fusebox.New(mem.New(), fusebox.WithPolicy(fusebox.Policy{
+		Retry:   fusebox.RetryPolicy{Attempts: 1},
+		Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Hour},
+	}))
+	openDo.Do(context.Background(), "bench", func(context.Context) error { return errBoom })
+	cases = append(cases,
+		libCase{"gobreaker v2 Execute, open", false, gobreakerBench(openCB, false, true)},
+		libCase{"fusebox Do, mem store, open", false, doBench(openDo, false, true)},
+	)
+	return cases, nil
+}
+
+// setBenchtime sets testing.Benchmark's time per case.
+func setBenchtime(d time.Duration) error {
+	testing.Init()
+	return flag.CommandLine.Set("test.benchtime", d.String())
+}
+
+func runLibrary(dir string) ([]libResult, error) {
+	cases, err := libCases(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []libResult
+	for _, c := range cases {
+		r := testing.Benchmark(c.Bench)
+		if r.N == 0 {
+			return nil, fmt.Errorf("library: %s failed", c.Name)
+		}
+		lr := libResult{Name: c.Name, Parallel: c.Parallel, NsPerOp: float64(r.T.Nanoseconds()) / float64(r.N),
+			AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
+		log.Printf("library: %-40s %-8s %10.0f ns/op %4d allocs/op", c.Name, mode(c.Parallel), lr.NsPerOp, lr.AllocsPerOp)
+		out = append(out, lr)
+	}
+	return out, nil
+}
+
+func mode(parallel bool) string {
+	if parallel {
+		return "parallel"
+	}
+	return "serial"
+}
+
+func libraryReport(t *tools, benchtime time.Duration) (string, error) {
+	dir, err := newScratch(t.work, "library")
+	if err != nil {
+		return "", err
+	}
+	if err := setBenchtime(benchtime); err != nil {
+		return "", err
+	}
+	res, err := runLibrary(dir)
+	if err != nil {
+		return "", err
+	}
+	get := func(name string, parallel bool) libResult {
+		for _, r := range res {
+			if r.Name == name && r.Parallel == parallel {
+				return r
+			}
+		}
+		return libResult{}
+	}
+	var rows [][]string
+	for _, r := range res {
+		gb := get(gobreakerFor(r.Name), r.Parallel)
+		rows = append(rows, []string{r.Name, mode(r.Parallel), fmt.Sprintf("%.0f", r.NsPerOp),
+			fmt.Sprint(r.AllocsPerOp), fmt.Sprint(r.BytesPerOp), fmtRatio(ratio(r.NsPerOp, gb.NsPerOp))})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "`testing.Benchmark` inside the command, %s a case, GOMAXPROCS=%d; parallel cases use `b.RunParallel`. "+
+		"Every Do uses the default policy; the file store is `file.Open` on a temp dir.\n\n", benchtime, maxprocs())
+	b.WriteString(mdTable([]string{"case", "mode", "ns/op", "allocs/op", "B/op", "vs gobreaker"}, "llrrrr", rows))
+	serial := ratio(get("fusebox Do, mem store", false).NsPerOp, get("gobreaker v2 Execute", false).NsPerOp)
+	par := ratio(get("fusebox Do, mem store", true).NsPerOp, get("gobreaker v2 Execute", true).NsPerOp)
+	fmt.Fprintf(&b, "\nTarget: in-memory Do within 2x of gobreaker's Execute: serial %s (%s), parallel %s (%s).\n",
+		fmtRatio(serial), verdict(serial <= 2), fmtRatio(par), verdict(par <= 2))
+	return b.String(), nil
+}
+
+// gobreakerFor names the gobreaker case a fusebox case is compared with.
+func gobreakerFor(name string) string {
+	if strings.HasSuffix(name, ", open") {
+		return "gobreaker v2 Execute, open"
+	}
+	return "gobreaker v2 Execute"
+}
