@@ -15,6 +15,13 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
+// promptExit bounds how long fusebox may take to exit after its command
+// ended or a signal came. The figure is 100ms, and the logged times
+// are a few milliseconds (docs/reliability.md); the bound is looser so a
+// loaded CI machine does not fail the test, and still far below the 1s kill
+// grace or the 20s backoff that a wrong implementation would wait out.
+const promptExit = 500 * time.Millisecond
+
 // trappingChild is a command that, sent SIGINT or SIGTERM, writes which in
 // $1/got, takes 200ms to finish, writes the time it ends in $1/end and exits
 // 9. It leaves a grandchild (sleep 30) in its process group, which a
@@ -79,8 +86,8 @@ func signalRunningChild(t *testing.T, sig syscall.Signal, name string, code int,
 		t.Fatal(err)
 	}
 	after := exited.Sub(time.Unix(0, ns))
-	if after < 0 || after > 100*time.Millisecond {
-		t.Errorf("fusebox exited %s after its command ended, want within 100ms (and not before)", after)
+	if after < 0 || after > promptExit {
+		t.Errorf("fusebox exited %s after its command ended, want within %s (and not before)", after, promptExit)
 	}
 	t.Logf("SIG%s: exit %d, %s after the command ended", name, p.code, after.Round(100*time.Microsecond))
 	checkGroupEmpty(t, d)
@@ -133,8 +140,8 @@ func TestSignalDuringBackoff(t *testing.T) {
 			if p.code != s.code {
 				t.Fatalf("exit %d, want %d\n%s", p.code, s.code, logged.String())
 			}
-			if took > 100*time.Millisecond {
-				t.Errorf("took %s to exit from a 20s backoff, want under 100ms", took)
+			if took > promptExit {
+				t.Errorf("took %s to exit from a 20s backoff, want under %s", took, promptExit)
 			}
 			t.Logf("SIG%s during a 20s backoff: exit %d after %s", s.name, p.code, took.Round(100*time.Microsecond))
 			checkGroupEmpty(t, d)

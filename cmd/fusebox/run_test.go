@@ -179,7 +179,7 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := fb(t, state, runArgs("bridge", policy, "sh", "-c", fmt.Sprintf("touch %s/%d; sleep 0.3", ran, i))...)
+			p := fb(t, state, runArgs("bridge", policy, "sh", "-c", fmt.Sprintf("touch %s/%d; sleep 1", ran, i))...)
 			codes[i] = p.code
 		}()
 	}
