@@ -49,6 +49,16 @@ type Store interface {
 	SaveAnswer(ctx context.Context, key string, a Answer) error
 	LoadAnswer(ctx context.Context, key string) (a Answer, ok bool, err error)
 
+	// Exclusive runs fn while holding key's exclusive lock, shared by every
+	// process using the store, so that callers arriving together (six cron
+	// jobs asking for the weather in the same second) do slow work, such as
+	// the upstream call whose answer they share, once. Waiting gives up
+	// without running fn when ctx ends or after the store's own lock
+	// timeout, returning an error; the caller then does the work anyway.
+	// Otherwise Exclusive returns fn's error. Keys name answers, not
+	// circuits: the two never share a lock.
+	Exclusive(ctx context.Context, key string, fn func() error) error
+
 	// GC removes circuits and answers not updated for unusedFor, and events
 	// older than eventsFor, as of now. A circuit tripped until reset is kept:
 	// someone meant it.

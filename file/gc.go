@@ -215,6 +215,8 @@ func (s *Store) gcAnswers(old time.Time) ([]string, error) {
 			err = os.Remove(s.answerPath(key))
 			if err == nil {
 				removed = append(removed, key)
+				// Its Exclusive lock goes too; a holder notices the unlink.
+				err = os.Remove(s.answerLockPath(key))
 			}
 		}
 		errs = append(errs, ignoreMissing(err))

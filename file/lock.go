@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // lock takes the circuit's exclusive lock, an flock on the sidecar file
@@ -24,7 +26,28 @@ import (
 // process's gate for the circuit stays shut until then, so a process has at
 // most one such wait a circuit however often it gives up.
 func (s *Store) lock(ctx context.Context, name string) (unlock func(), err error) {
-	if err := s.checkSubdir(locksDir, true); err != nil {
+	return s.lockFile(ctx, name, locksDir, s.lockPath(name))
+}
+
+// Exclusive runs fn holding the answer key's lock, an flock on
+// answers/KEY.lock, taken as lock takes a circuit's (and given up on after
+// the same timeout).
+func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) error {
+	if err := fusebox.ValidateName(key); err != nil {
+		return fmt.Errorf("exclusive: %w", err)
+	}
+	unlock, err := s.lockFile(ctx, "answer "+key, answersDir, s.answerLockPath(key))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// lockFile takes the flock on path, in subdir, for lock and Exclusive; name
+// labels it in errors and keys its gate.
+func (s *Store) lockFile(ctx context.Context, name string, dir subdir, path string) (unlock func(), err error) {
+	if err := s.checkSubdir(dir, true); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
 	timer := time.NewTimer(s.lockTimeout)
@@ -41,7 +64,6 @@ func (s *Store) lock(ctx context.Context, name string) (unlock func(), err error
 			return nil, fmt.Errorf("lock %s: %w", name, ctx.Err())
 		}
 	}
-	path := s.lockPath(name)
 	for {
 		fd, err := openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 		if err != nil {

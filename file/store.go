@@ -189,4 +189,7 @@ func (s *Store) statePath(name string) string  { return filepath.Join(s.dir, nam
 func (s *Store) eventsPath(name string) string { return filepath.Join(s.dir, "events", name+".jsonl") }
 func (s *Store) answerPath(key string) string  { return filepath.Join(s.dir, "answers", key+".json") }
 func (s *Store) skipsPath(name string) string  { return filepath.Join(s.dir, ".skips", name+".skips") }
-func (s *Store) lockPath(name string) string   { return filepath.Join(s.dir, ".locks", name+".lock") }
+func (s *Store) answerLockPath(key string) string {
+	return filepath.Join(s.dir, "answers", key+".lock")
+}
+func (s *Store) lockPath(name string) string { return filepath.Join(s.dir, ".locks", name+".lock") }

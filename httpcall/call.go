@@ -126,9 +126,8 @@ func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Resul
 
 func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, error) {
 	if p.fresh > 0 && !opt.NoFresh {
-		if a, age, ok := c.stored(ctx, p); ok && age < p.fresh {
-			p.log.Info("answered from the stored response", "from", a.Source, "age", human(age))
-			return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, nil
+		if res, ok := c.fresh(ctx, p); ok {
+			return res, nil
 		}
 	}
 	if p.deadline > 0 {
@@ -136,6 +135,42 @@ func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, err
 		ctx, cancel = context.WithTimeout(ctx, p.deadline)
 		defer cancel()
 	}
+	if p.fresh <= 0 || opt.NoFresh {
+		return c.fetch(ctx, p, opt)
+	}
+	// Callers that arrive together (six cron jobs in the same second) would
+	// each call upstream. One calls; the others wait for its answer and
+	// serve it fresh. When the lock cannot be had, each calls anyway.
+	var res *Result
+	var err error
+	lerr := c.store.Exclusive(ctx, p.name, func() error {
+		if r, ok := c.fresh(ctx, p); ok {
+			res = r
+			return nil
+		}
+		res, err = c.fetch(ctx, p, opt)
+		return nil
+	})
+	if res == nil {
+		p.log.Debug("calling without the answer lock", "err", lerr)
+		return c.fetch(ctx, p, opt)
+	}
+	return res, err
+}
+
+// fresh returns the stored answer when it is younger than the plan's fresh.
+func (c *Client) fresh(ctx context.Context, p plan) (*Result, bool) {
+	a, age, ok := c.stored(ctx, p)
+	if !ok || age >= p.fresh {
+		return nil, false
+	}
+	p.log.Info("answered from the stored response", "from", a.Source, "age", human(age))
+	return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, true
+}
+
+// fetch calls the plan's endpoints in turn and, when none answers, serves a
+// stale answer or fails.
+func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, error) {
 	res := &Result{}
 	for _, ep := range p.endpoints {
 		if expired(ctx) {

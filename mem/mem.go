@@ -21,6 +21,7 @@ type Store struct {
 	skips   map[string]uint64
 	events  map[string][]fusebox.Event
 	answers map[string]fusebox.Answer
+	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
 }
 
 // New returns an empty Store.
@@ -30,6 +31,7 @@ func New() *Store {
 		skips:   map[string]uint64{},
 		events:  map[string][]fusebox.Event{},
 		answers: map[string]fusebox.Answer{},
+		locks:   map[string]chan struct{}{},
 	}
 }
 
@@ -118,6 +120,25 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 	a, ok := s.answers[key]
 	a.Body = slices.Clone(a.Body)
 	return a, ok, nil
+}
+
+// Exclusive runs fn holding key's lock, or returns ctx's error when ctx ends
+// first.
+func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) error {
+	s.mu.Lock()
+	lock, ok := s.locks[key]
+	if !ok {
+		lock = make(chan struct{}, 1)
+		s.locks[key] = lock
+	}
+	s.mu.Unlock()
+	select {
+	case lock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-lock }()
+	return fn()
 }
 
 // GC drops what has not been updated for unusedFor and events older than

@@ -58,6 +58,8 @@ var cases = []struct {
 	{"GC far in the future removes circuits with their events and skips, and answers", testGCFuture},
 	{"GC drops events older than eventsFor and keeps the circuit", testGCEvents},
 	{"GC keeps a circuit tripped until reset, however long unused", testGCKeepsTrip},
+	{"Exclusive lets one caller of a key at a time do the work", testExclusive},
+	{"Exclusive gives up when ctx ends, without running fn", testExclusiveCancelled},
 	{"the breaker state machine runs through Update", testBreaker},
 }
 
@@ -490,4 +492,62 @@ func testGCKeepsTrip(t *testing.T, s fusebox.Store) {
 	if len(r.Circuits) != 0 || load(t, s, "nas").Phase != fusebox.ForcedOpen {
 		t.Errorf("GC removed %q; a trip until reset must stay", r.Circuits)
 	}
+}
+
+func testExclusive(t *testing.T, s fusebox.Store) {
+	var mu sync.Mutex
+	inside, most, runs := 0, 0, 0
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Exclusive(ctx, "weather", func() error {
+				mu.Lock()
+				inside++
+				most = max(most, inside)
+				runs++
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				inside--
+				mu.Unlock()
+				return nil
+			})
+			if err != nil {
+				t.Errorf("Exclusive: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if most != 1 || runs != 20 {
+		t.Errorf("%d callers inside at once and %d runs; want 1 and 20", most, runs)
+	}
+	want := errors.New("fn failed")
+	if err := s.Exclusive(ctx, "weather", func() error { return want }); !errors.Is(err, want) {
+		t.Errorf("Exclusive = %v, want fn's error", err)
+	}
+}
+
+func testExclusiveCancelled(t *testing.T, s fusebox.Store) {
+	held := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Exclusive(ctx, "weather", func() error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	ran := false
+	if err := s.Exclusive(cctx, "weather", func() error { ran = true; return nil }); err == nil || ran {
+		t.Errorf("Exclusive on a held key with an ending ctx = %v, ran %v; want an error and fn not run", err, ran)
+	}
+	close(release)
+	<-done
 }

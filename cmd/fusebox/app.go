@@ -124,7 +124,8 @@ func (u unavailable) Events(context.Context, string, time.Time) ([]fusebox.Event
 func (u unavailable) GC(context.Context, time.Time, time.Duration, time.Duration) (fusebox.GCReport, error) {
 	return fusebox.GCReport{}, u.err
 }
-func (u unavailable) Close() error { return nil }
+func (u unavailable) Exclusive(context.Context, string, func() error) error { return u.err }
+func (u unavailable) Close() error                                          { return nil }
 
 // newRootCmd builds the command tree.
 func newRootCmd(a *app) *cobra.Command {
