@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
@@ -127,6 +128,16 @@ func (u unavailable) GC(context.Context, time.Time, time.Duration, time.Duration
 func (u unavailable) Exclusive(context.Context, string, func() error) error { return u.err }
 func (u unavailable) Close() error                                          { return nil }
 
+// addGlobalFlags adds the flags every command takes, for the command tree
+// and for the fast path alike.
+func addGlobalFlags(fs *pflag.FlagSet, a *app) {
+	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` (default: see fusebox --help)")
+	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
+	fs.StringVar(&a.log.format, "log-format", "text", "stderr log format: text or json")
+	fs.BoolVarP(&a.log.quiet, "quiet", "q", false, "log warnings and errors only")
+	fs.BoolVarP(&a.log.verbose, "verbose", "v", false, "log every attempt, also successful ones")
+}
+
 // newRootCmd builds the command tree.
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
@@ -172,12 +183,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 			return a.setup()
 		},
 	}
-	pf := root.PersistentFlags()
-	pf.StringVar(&a.stateFlag, "state", "", "state `DIR` (default: see fusebox --help)")
-	pf.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
-	pf.StringVar(&a.log.format, "log-format", "text", "stderr log format: text or json")
-	pf.BoolVarP(&a.log.quiet, "quiet", "q", false, "log warnings and errors only")
-	pf.BoolVarP(&a.log.verbose, "verbose", "v", false, "log every attempt, also successful ones")
+	addGlobalFlags(root.PersistentFlags(), a)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)

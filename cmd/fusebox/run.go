@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fusebox-hq/fusebox"
 )
@@ -61,12 +62,16 @@ config error; 130/143 interrupted (the signal is forwarded to the command).`,
 			return runRun(cmd.Context(), a, o)
 		},
 	}
-	fs := cmd.Flags()
+	addRunFlags(cmd.Flags(), o)
+	return cmd
+}
+
+// addRunFlags adds run's own flags, for the command tree and the fast path.
+func addRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.SetInterspersed(false) // everything after NAME belongs to the command
 	o.policy = addPolicyFlags(fs)
 	fs.Var(&o.exits, "retry-on-exit", "exit `CODES` worth retrying, like 1,75 or 1-3 (default: any non-zero)")
 	fs.BoolVar(&o.stream, "stream", false, "pass every attempt's stdout through as it comes")
-	return cmd
 }
 
 // attemptExit is a failed attempt of the wrapped command.
