@@ -74,17 +74,10 @@ func fbEnv(t testing.TB, stateDir string, env []string, args ...string) proc {
 	return p
 }
 
-// fbCmd returns the command running fusebox with args. HOME is the state
-// dir's parent, so no stray user config is found; FUSEBOX_CONFIG is empty.
+// fbCmd returns the command running fusebox with args, as
+// testenv.FuseboxCmd sets it up.
 func fbCmd(stateDir string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(fuseboxBin, args...)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Dir(stateDir),
-		"FUSEBOX_STATE_DIR=" + stateDir,
-		"FUSEBOX_CONFIG=",
-	}, env...)
-	return cmd
+	return testenv.FuseboxCmd(fuseboxBin, stateDir, env, args...)
 }
 
 // finished describes a command that has been waited for.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -58,14 +57,7 @@ func fbEnv(t *testing.T, stateDir string, env []string, args ...string) proc {
 }
 
 func fbCmd(stateDir string, env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(fuseboxBin, args...)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Dir(stateDir), // no stray user config
-		"FUSEBOX_STATE_DIR=" + stateDir,
-		"FUSEBOX_CONFIG=",
-	}, env...)
-	return cmd
+	return testenv.FuseboxCmd(fuseboxBin, stateDir, env, args...)
 }
 
 // statusOf returns the --json status row of one circuit.

@@ -38,3 +38,17 @@ func BuildFusebox() (bin string, cleanup func()) {
 	}
 	return bin, func() { os.RemoveAll(dir) }
 }
+
+// FuseboxCmd returns the command running bin with args in a clean
+// environment: state in stateDir, HOME its parent (so no stray user config is
+// found), FUSEBOX_CONFIG empty, then env.
+func FuseboxCmd(bin, stateDir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Dir(stateDir),
+		"FUSEBOX_STATE_DIR=" + stateDir,
+		"FUSEBOX_CONFIG=",
+	}, env...)
+	return cmd
+}
