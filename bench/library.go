@@ -46,7 +46,7 @@ func doBench(c *fusebox.Circuits, parallel, wantOpen bool) func(b *testing.B) {
 	ctx := context.Background()
 	check := func(err error) error {
 		if wantOpen != errors.Is(err, fusebox.ErrOpen) {
-			return fmt.Errorf("Do: %v (want open: %t)", err, wantOpen)
+			return fmt.Errorf("fusebox Do: %v (want open: %t)", err, wantOpen)
 		}
 		return nil
 	}
@@ -75,7 +75,7 @@ func gobreakerBench(cb *gobreaker.CircuitBreaker[struct{}], parallel, wantOpen b
 	req := func() (struct{}, error) { return struct{}{}, nil }
 	check := func(err error) error {
 		if wantOpen != errors.Is(err, gobreaker.ErrOpenState) {
-			return fmt.Errorf("Execute: %v (want open: %t)", err, wantOpen)
+			return fmt.Errorf("gobreaker Execute: %v (want open: %t)", err, wantOpen)
 		}
 		return nil
 	}

@@ -23,7 +23,7 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	}
 	if isDigits(v) {
 		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || secs > int64(maxDurationSeconds) {
+		if err != nil || secs > maxWholeSeconds {
 			return 0, false
 		}
 		return min(time.Duration(secs)*time.Second, MaxRetryAfter), true
@@ -35,8 +35,8 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return min(max(t.Sub(now), 0), MaxRetryAfter), true
 }
 
-// maxDurationSeconds is the most whole seconds a time.Duration holds.
-const maxDurationSeconds = (1<<63 - 1) / time.Second
+// maxWholeSeconds is the most whole seconds a time.Duration holds.
+const maxWholeSeconds = int64((1<<63 - 1) / time.Second)
 
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {

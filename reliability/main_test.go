@@ -165,17 +165,6 @@ func statusOf(t testing.TB, stateDir, name string) map[string]any {
 	return rows[0]
 }
 
-// countLines counts the lines of s that hold substr.
-func countLines(s, substr string) int {
-	n := 0
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, substr) {
-			n++
-		}
-	}
-	return n
-}
-
 // logLines returns the non-empty lines of s.
 func logLines(s string) []string {
 	var out []string
