@@ -35,6 +35,12 @@ type app struct {
 
 	logger   *slog.Logger
 	redactor *redact.Redactor
+
+	config struct { // loadConfig's result
+		loaded bool
+		cfg    *config.Config
+		err    error
+	}
 }
 
 func newApp() *app {
@@ -60,18 +66,34 @@ func (a *app) setup(secrets ...string) error {
 // loadConfig finds and loads the config. No config at all is fine (nil);
 // one named by --config or $FUSEBOX_CONFIG must exist (Find returns it
 // whether or not it does, and Load says it is missing).
+//
+// The file is read once a process: the fast path and the command it falls
+// through to share it.
 func (a *app) loadConfig() (*config.Config, error) {
-	path, _ := config.Find(a.configFlag, a.getenv, a.home)
+	if !a.config.loaded {
+		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home)
+		a.config.loaded = true
+	}
+	if a.config.err != nil {
+		return nil, a.config.err
+	}
+	if cfg := a.config.cfg; cfg != nil {
+		// Secrets from the config are known now: redact them from here on.
+		if err := a.setup(cfg.Secrets...); err != nil {
+			return nil, err
+		}
+	}
+	return a.config.cfg, nil
+}
+
+func readConfig(flag string, getenv func(string) string, home string) (*config.Config, error) {
+	path, _ := config.Find(flag, getenv, home)
 	if path == "" {
 		return nil, nil
 	}
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, &configError{err: err}
-	}
-	// Secrets from the config are known now: redact them from here on.
-	if err := a.setup(cfg.Secrets...); err != nil {
-		return nil, err
 	}
 	return cfg, nil
 }

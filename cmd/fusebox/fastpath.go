@@ -18,11 +18,10 @@ import (
 // parsing run's flags (the same pflag set the command tree uses, without the
 // tree) and reading one state file. It reports false (and has done nothing)
 // whenever it is not sure; the full command then decides.
-func fastSkip(args []string) (int, bool) {
+func fastSkip(a *app, args []string) (int, bool) {
 	if len(args) < 3 || args[0] != "run" {
 		return 0, false
 	}
-	a := newApp()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addGlobalFlags(fs, a)
@@ -42,13 +41,11 @@ func fastSkip(args []string) (int, bool) {
 	var cfg *config.Config
 	if a.stateFlag == "" && a.getenv("FUSEBOX_STATE_DIR") == "" {
 		// The config may name the state dir.
-		if path, _ := config.Find(a.configFlag, a.getenv, a.home); path != "" {
-			c, err := config.Load(path)
-			if err != nil {
-				return 0, false
-			}
-			cfg = c
+		c, err := a.loadConfig()
+		if err != nil {
+			return 0, false
 		}
+		cfg = c
 	}
 	// The only line logged here is the skip: a validated name and a duration,
 	// nothing to redact.

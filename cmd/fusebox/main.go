@@ -11,10 +11,10 @@ import (
 )
 
 func main() {
-	if code, ok := fastSkip(os.Args[1:]); ok {
+	a := newApp()
+	if code, ok := fastSkip(a, os.Args[1:]); ok {
 		os.Exit(code)
 	}
-	a := newApp()
 	root := newRootCmd(a)
 	root.SetArgs(os.Args[1:])
 	err := root.ExecuteContext(context.Background())
