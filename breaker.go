@@ -67,9 +67,29 @@ func (s *State) Acquire(p BreakerPolicy, now Instant, leaseID string) (Permit, [
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: v.Phase == HalfOpen}
 }
 
-// Record applies an attempt's outcome. Totals and the failure log always
-// count it; the breaker moves only when the permit is from the current
-// generation.
+// QuietSuccess reports whether a successful attempt holding permit would
+// change nothing in s: the circuit is closed with no failure to forget, the
+// attempt is no probe, and a failure-rate window (if any) is already all
+// successes. Such a success is only counted (Store.Count), with no Update.
+//
+// Judged on a state read without a lock, the answer may be stale; that is
+// sound, because the success can be ordered at the moment of that read,
+// before any failure recorded since.
+func (s *State) QuietSuccess(p BreakerPolicy, permit Permit) bool {
+	switch {
+	case permit.Unprotected:
+		return true
+	case permit.Lease != "", s.Phase != Closed && s.Phase != "", s.ConsecutiveFailures != 0, len(s.Probes) > 0:
+		return false
+	case p.FailureRate == nil:
+		return true
+	}
+	return len(s.Recent) >= p.FailureRate.Window && !strings.Contains(s.Recent, "f")
+}
+
+// Record applies an attempt's outcome. The failure log always records a
+// failure; the breaker moves only when the permit is from the current
+// generation. Totals are not kept here (see Counts).
 func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) []Event {
 	if permit.Unprotected {
 		return nil
@@ -82,13 +102,9 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 		}
 		events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: kind, Attempt: o.Attempt, Reason: o.Reason})
 		if !o.Neutral {
-			s.TotalFailures++
 			s.LastFailureAt = now.Wall
 			s.LastFailure = o.Reason
 		}
-	} else if !o.Neutral {
-		s.TotalSuccesses++
-		s.LastSuccessAt = now.Wall
 	}
 	if permit.Lease != "" {
 		s.dropLease(permit.Lease)

@@ -85,8 +85,8 @@ func TestStateSurvivesJSON(t *testing.T) {
 		Name: "api", Phase: fusebox.Open, Generation: 4, ConsecutiveFailures: 3,
 		OpenedAt:   fusebox.Instant{Wall: noon, Boot: "boot-a", BootTime: time.Hour},
 		OpenPeriod: fusebox.Duration(30 * time.Second), OpenUntil: noon.Add(30 * time.Second),
-		Probes:        []fusebox.Lease{{ID: "x", Granted: fusebox.Instant{Wall: noon, Boot: "boot-a", BootTime: time.Hour}, For: fusebox.Duration(12 * time.Second)}},
-		TotalFailures: 3,
+		Probes:      []fusebox.Lease{{ID: "x", Granted: fusebox.Instant{Wall: noon, Boot: "boot-a", BootTime: time.Hour}, For: fusebox.Duration(12 * time.Second)}},
+		LastFailure: "refused",
 	}
 	b, err := json.Marshal(st)
 	if err != nil {

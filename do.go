@@ -14,11 +14,12 @@ import (
 // Circuits runs calls under persistent circuit breakers kept in a Store. It is
 // safe for concurrent use.
 type Circuits struct {
-	store  Store
-	policy func(name string) Policy
-	clock  Clock
-	logger *slog.Logger
-	draw   func() float64
+	store     Store
+	policy    func(name string) Policy
+	clock     Clock
+	logger    *slog.Logger
+	draw      func() float64
+	listeners *dispatcher // nil without WithListener
 }
 
 // Option configures Circuits.
@@ -45,6 +46,22 @@ func WithLogger(l *slog.Logger) Option { return func(c *Circuits) { c.logger = l
 // WithRand sets the source of jitter draws, uniform in [0, 1).
 func WithRand(draw func() float64) Option { return func(c *Circuits) { c.draw = draw } }
 
+// WithListener has every failure, transition, success and skip of every
+// circuit reported to fn (see EventKind). fn runs on a goroutine of its own,
+// one event at a time and in order, after the store's lock is released: a
+// listener that is slow, blocks or panics never delays or fails a call.
+// Events wait in a bounded queue; when fn falls too far behind, new events
+// are dropped and the drop is logged. Flush waits for the queue to drain.
+// Several listeners are called in the order they were given.
+func WithListener(fn func(Event)) Option {
+	return func(c *Circuits) {
+		if c.listeners == nil {
+			c.listeners = &dispatcher{logger: func() *slog.Logger { return c.logger }}
+		}
+		c.listeners.fns = append(c.listeners.fns, fn)
+	}
+}
+
 // New returns Circuits that keep state in store.
 func New(store Store, opts ...Option) *Circuits {
 	c := &Circuits{
@@ -68,6 +85,50 @@ func (c *Circuits) Clock() Clock { return c.clock }
 
 // Policy returns the policy of the named circuit.
 func (c *Circuits) Policy(name string) Policy { return c.policy(name) }
+
+// Flush waits until every event reported so far has reached the listeners,
+// or ctx ends. A short-lived process calls it before it exits, once its
+// output is written, so that a notification is not lost.
+func (c *Circuits) Flush(ctx context.Context) error {
+	if c.listeners == nil {
+		return nil
+	}
+	return c.listeners.flush(ctx)
+}
+
+// Trip forces the named circuit open, for d or (d == 0) until Reset: every
+// call skips it meanwhile. It returns the circuit's view afterwards.
+func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration) (View, error) {
+	if d < 0 {
+		return View{}, fmt.Errorf("trip %s: negative duration %s", name, d)
+	}
+	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.Trip(now, d) })
+}
+
+// Reset closes the named circuit and forgets its failures; its counts are
+// kept. It returns the circuit's view afterwards.
+func (c *Circuits) Reset(ctx context.Context, name string) (View, error) {
+	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.Reset(now) })
+}
+
+func (c *Circuits) force(ctx context.Context, name string, apply func(*State, Instant) []Event) (View, error) {
+	if err := ValidateName(name); err != nil {
+		return View{}, err
+	}
+	var now Instant
+	var events []Event
+	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
+		now = c.clock.Now()
+		events = apply(st, now)
+		return events, true
+	})
+	if err != nil {
+		return View{}, fmt.Errorf("update %s: %w", name, err)
+	}
+	k := &call{c: c, name: name}
+	k.logEvents(events)
+	return st.View(now), nil
+}
 
 // Do calls fn under the named circuit's policy: each attempt asks the breaker
 // first, runs with the attempt timeout, and records its outcome; failures are
@@ -126,15 +187,19 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline, callersDeadline = d, true
 	}
+	stopDeadline := StopDeadline
+	if callersDeadline {
+		stopDeadline = StopCallersDeadline
+	}
 	var last error
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
 		if parent.Err() != nil || !time.Now().Before(deadline) { // a caller's deadline may be gone already
-			return k.stopped(parent, attempt-1, last)
+			return k.stopped(parent, attempt-1, stopDeadline, last)
 		}
 		permit, err := k.acquire(parent, deadline)
 		if err != nil && !errors.Is(err, ErrOpen) {
-			return k.stopped(parent, attempt-1, last)
+			return k.stopped(parent, attempt-1, stopDeadline, last)
 		}
 		if err != nil {
 			if attempt == 1 {
@@ -142,7 +207,7 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 				return err
 			}
 			k.warn("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
-			return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Why: "circuit opened", Err: last}
+			return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Stop: StopOpened, Err: last}
 		}
 		if permit.Lease != "" {
 			k.info("probing half-open circuit", "attempt", attempt)
@@ -176,47 +241,47 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		if !errors.As(err, &f) {
 			f = &Failure{Err: err}
 		}
-		reason := f.Error()
+		ae := &AttemptError{Attempt: attempt, Reason: f.Error(), Err: err}
 		switch {
 		case timedOut && cutByDeadline && !callersDeadline:
-			reason = fmt.Sprintf("deadline of %s reached: %s", r.Deadline, reason)
+			ae.Cut, ae.Limit = CutDeadline, r.Deadline
 		case timedOut && cutByDeadline:
-			reason = "deadline reached: " + reason
+			ae.Cut = CutCallersDeadline
 		case timedOut:
-			reason = fmt.Sprintf("timeout after %s: %s", r.Timeout, reason)
+			ae.Cut, ae.Limit = CutTimeout, r.Timeout
 		}
+		reason := ae.Error()
 		k.warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
 		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
-		last = &attemptError{reason: reason, err: err}
+		last = ae
 
-		why := ""
+		var stop Stop
 		switch {
 		case f.Permanent:
-			why = "not retryable"
+			stop = StopPermanent
 		case attempt >= r.Attempts:
-			why = "attempts exhausted"
+			stop = StopAttempts
 		case !time.Now().Before(deadline):
-			why = "deadline reached"
+			stop = stopDeadline
 		}
-		if why != "" {
-			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: why, Err: last}
+		if stop != 0 {
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Stop: stop, Err: last}
 		}
 		wait, ok := r.Wait(attempt, prev, k.c.draw(), f.RetryAfter, time.Until(deadline))
 		if !ok {
-			why = "deadline too close to retry"
 			if f.RetryAfter > 0 {
-				why = fmt.Sprintf("server asked to wait %s, past the deadline", roundDuration(f.RetryAfter))
+				return &ExhaustedError{Name: k.name, Attempts: attempt, Stop: StopRetryAfter, RetryAfter: f.RetryAfter, Err: last}
 			}
-			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: why, Err: last}
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Stop: StopTooClose, Err: last}
 		}
 		if opened && reopensIn > wait {
 			// Opened by this very failure, or while it ran: the next attempt
 			// would be refused, so waiting for it would be for nothing.
-			return &ExhaustedError{Name: k.name, Attempts: attempt, Why: "circuit opened", Err: last}
+			return &ExhaustedError{Name: k.name, Attempts: attempt, Stop: StopOpened, Err: last}
 		}
 		k.info("waiting before retry", "wait", roundDuration(wait))
 		if !sleep(parent, wait) {
-			return k.stopped(parent, attempt, last)
+			return k.stopped(parent, attempt, stopDeadline, last)
 		}
 		prev = wait
 	}
@@ -237,25 +302,15 @@ func (k *call) logAt(level slog.Level, msg string, args []any) {
 
 // stopped is Do's result when its context ended between attempts: the
 // caller's cancellation, or a deadline.
-func (k *call) stopped(parent context.Context, attempts int, last error) error {
+func (k *call) stopped(parent context.Context, attempts int, stop Stop, last error) error {
 	if parent.Err() == context.Canceled {
 		return fmt.Errorf("%s: %w", k.name, parent.Err())
 	}
 	if last == nil {
 		last = context.DeadlineExceeded
 	}
-	return &ExhaustedError{Name: k.name, Attempts: attempts, Why: "deadline reached", Err: last}
+	return &ExhaustedError{Name: k.name, Attempts: attempts, Stop: stop, Err: last}
 }
-
-// attemptError keeps the last attempt's error with the reason Do logged for
-// it (which names timeouts and deadlines).
-type attemptError struct {
-	reason string
-	err    error
-}
-
-func (e *attemptError) Error() string { return e.reason }
-func (e *attemptError) Unwrap() error { return e.err }
 
 // acquire asks the breaker whether an attempt may run: lock-free for a closed
 // or open circuit, under the store's lock when a probe lease is at stake.
@@ -302,7 +357,8 @@ func sameAnchors(a, b *State) bool {
 }
 
 // record stores an attempt's outcome and reports whether the circuit is now
-// open, and for how long.
+// open, and for how long. A success that changes nothing but the counters
+// (State.QuietSuccess) is only counted: no lock, no write of the State.
 func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened bool) {
 	if k.broken || permit.Unprotected {
 		return 0, false
@@ -311,17 +367,47 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 		return 0, false // a cancelled ordinary attempt changes nothing
 	}
 	// Record even when ctx is done: the outcome happened.
+	ctx := context.Background()
+	s := k.c.store
+	var counts Counts
+	switch {
+	case !o.Failed:
+		counts = Counts{Successes: 1, LastSuccess: k.c.clock.Now().Wall}
+	case !o.Neutral:
+		counts = Counts{Failures: 1}
+	}
+	if !o.Failed {
+		st, err := s.Load(ctx, k.name)
+		if err == nil && st.QuietSuccess(k.policy.Breaker, permit) {
+			k.count(ctx, counts)
+			k.emit(Event{Time: counts.LastSuccess, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
+			return 0, false
+		}
+	}
+	if o.Failed && !o.Neutral {
+		// Counted before the event is logged: a process killed in between
+		// leaves a count without its event, never an event without a count.
+		k.count(ctx, counts)
+	}
 	var events []Event
-	st, err := k.c.store.Update(context.Background(), k.name, func(st *State) ([]Event, bool) {
-		events = st.Record(k.policy.Breaker, k.c.clock.Now(), permit, o)
+	var now Instant
+	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
+		now = k.c.clock.Now()
+		events = st.Record(k.policy.Breaker, now, permit, o)
 		return events, true
 	})
 	if err != nil {
 		k.storeFailed(err)
 		return 0, false
 	}
+	if !o.Failed {
+		k.count(ctx, counts)
+	}
+	if !o.Failed {
+		k.emit(Event{Time: now.Wall, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
+	}
 	k.logEvents(events)
-	v := st.View(k.c.clock.Now())
+	v := st.View(now)
 	switch v.Phase {
 	case Open:
 		return v.ReopensIn, true
@@ -334,14 +420,21 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 	return 0, false
 }
 
+func (k *call) count(ctx context.Context, c Counts) {
+	if err := k.c.store.Count(ctx, k.name, c); err != nil {
+		k.storeFailed(err)
+	}
+}
+
 func (k *call) skip(ctx context.Context, err error) {
 	if d := reopensIn(err); d > 0 {
 		k.warn("skipped: "+err.Error(), "reopens_in", d)
 	} else {
 		k.warn("skipped: " + err.Error())
 	}
-	if serr := k.c.store.RecordSkip(ctx, k.name); serr != nil {
-		k.storeFailed(serr)
+	k.count(ctx, Counts{Skips: 1})
+	if k.c.listeners != nil {
+		k.emit(Event{Time: k.c.clock.Now().Wall, Circuit: k.name, Kind: EventSkip, Reason: err.Error()})
 	}
 }
 
@@ -352,8 +445,18 @@ func (k *call) storeFailed(err error) {
 	k.broken = true
 }
 
+// emit hands e to the listeners, if any.
+func (k *call) emit(e Event) {
+	if k.c.listeners != nil {
+		k.c.listeners.emit(e)
+	}
+}
+
+// logEvents logs the transitions among events and hands every event to the
+// listeners. It runs after the store's lock is released.
 func (k *call) logEvents(events []Event) {
 	for _, e := range events {
+		k.emit(e)
 		if e.Kind != EventTransition {
 			continue
 		}

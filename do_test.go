@@ -117,13 +117,15 @@ func (e *env) view(name string) fusebox.View {
 	return st.View(e.clock.Now())
 }
 
-func (e *env) skips(name string) uint64 {
+func (e *env) skips(name string) uint64 { return e.counts(name).Skips }
+
+func (e *env) counts(name string) fusebox.Counts {
 	e.t.Helper()
-	n, err := e.mem.Skips(context.Background(), name)
+	c, err := e.mem.Counts(context.Background(), name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return n
+	return c
 }
 
 // open trips the circuit as three failing calls from elsewhere would.
@@ -175,8 +177,8 @@ func wantExhausted(t *testing.T, err error, why string, attempts int) *fusebox.E
 	if !errors.As(err, &ex) {
 		t.Fatalf("Do = %v (%T), want an *ExhaustedError", err, err)
 	}
-	if ex.Why != why || ex.Attempts != attempts || ex.Name != "api" {
-		t.Fatalf("ExhaustedError = {Why: %q, Attempts: %d, Name: %q}, want {%q, %d, \"api\"}", ex.Why, ex.Attempts, ex.Name, why, attempts)
+	if !strings.HasPrefix(ex.Describe(""), why+" after ") || ex.Attempts != attempts || ex.Name != "api" {
+		t.Fatalf("ExhaustedError = {%q, Attempts: %d, Name: %q}, want {%q..., %d, \"api\"}", ex.Describe(""), ex.Attempts, ex.Name, why, attempts)
 	}
 	return ex
 }
@@ -450,7 +452,7 @@ func TestDoCancellation(t *testing.T) {
 				t.Errorf("Do = %v: a cancelled call is not a failed one", err)
 			}
 			st := e.state("api")
-			if st.TotalFailures != 0 || st.ConsecutiveFailures != 0 {
+			if e.counts("api").Failures != 0 || st.ConsecutiveFailures != 0 {
 				t.Errorf("a cancelled attempt was recorded: %+v", st)
 			}
 			if evs, _ := e.mem.Events(context.Background(), "api", time.Time{}); len(evs) != 0 {
@@ -476,8 +478,8 @@ func TestDoCancellation(t *testing.T) {
 			if v.Phase != fusebox.HalfOpen || v.ActiveProbes != 0 {
 				t.Fatalf("after a cancelled probe: %+v, want half-open with no probe", v)
 			}
-			if st := e.state("api"); st.TotalFailures != 3 {
-				t.Errorf("TotalFailures = %d: the cancelled probe counted", st.TotalFailures)
+			if c := e.counts("api"); c.Failures != 3 {
+				t.Errorf("Failures = %d: the cancelled probe counted", c.Failures)
 			}
 			s := fails(nil)
 			if err := e.c.Do(context.Background(), "api", s.fn); err != nil || s.called() != 1 {
@@ -503,8 +505,8 @@ func TestDoCancellation(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || time.Since(start) != 500*time.Millisecond || s.called() != 1 {
 				t.Fatalf("Do = %v after %s and %d attempts, want context.Canceled after 500ms and 1", err, time.Since(start), s.called())
 			}
-			if st := e.state("api"); st.TotalFailures != 1 {
-				t.Errorf("TotalFailures = %d, want the one attempt that failed", st.TotalFailures)
+			if c := e.counts("api"); c.Failures != 1 {
+				t.Errorf("Failures = %d, want the one attempt that failed", c.Failures)
 			}
 		})
 	})
@@ -528,7 +530,7 @@ func TestDoNeutralFailuresDoNotTrip(t *testing.T) {
 				s := fails(tt.failure, tt.failure, tt.failure, tt.failure, tt.failure)
 				wantExhausted(t, e.c.Do(context.Background(), "api", s.fn), "attempts exhausted", 5)
 				st := e.state("api")
-				if v := e.view("api"); v.Phase != fusebox.Closed || st.TotalFailures != 0 || st.ConsecutiveFailures != 0 {
+				if v := e.view("api"); v.Phase != fusebox.Closed || e.counts("api").Failures != 0 || st.ConsecutiveFailures != 0 {
 					t.Errorf("after 5 neutral failures: phase %s, %+v", v.Phase, st)
 				}
 				evs, _ := e.mem.Events(context.Background(), "api", time.Time{})
@@ -570,7 +572,7 @@ func TestDoA429OpensTheCircuitForEveryone(t *testing.T) {
 // brokenStore is a Store that cannot be read, written, or both.
 type brokenStore struct {
 	fusebox.Store
-	load, update, skip bool
+	load, update, count bool
 }
 
 var errStore = errors.New("state store: no space left on device")
@@ -589,11 +591,11 @@ func (s *brokenStore) Update(ctx context.Context, name string, fn func(*fusebox.
 	return s.Store.Update(ctx, name, fn)
 }
 
-func (s *brokenStore) RecordSkip(ctx context.Context, name string) error {
-	if s.skip {
+func (s *brokenStore) Count(ctx context.Context, name string, c fusebox.Counts) error {
+	if s.count {
 		return errStore
 	}
-	return s.Store.RecordSkip(ctx, name)
+	return s.Store.Count(ctx, name, c)
 }
 
 func TestDoFailsOpenWhenTheStoreIsBroken(t *testing.T) {
@@ -604,12 +606,12 @@ func TestDoFailsOpenWhenTheStoreIsBroken(t *testing.T) {
 		results []error
 		wantErr error
 	}{
-		{"unreadable store: the call runs", brokenStore{load: true, update: true}, fusebox.Closed, []error{nil}, nil},
-		{"read-only store: the call runs", brokenStore{update: true}, fusebox.Closed, []error{nil}, nil},
-		{"read-only store: the call retries, warning once", brokenStore{update: true}, fusebox.Closed, []error{errRefused, errRefused, nil}, nil},
+		{"unreadable store: the call runs", brokenStore{load: true, update: true, count: true}, fusebox.Closed, []error{nil}, nil},
+		{"read-only store: the call runs", brokenStore{update: true, count: true}, fusebox.Closed, []error{nil}, nil},
+		{"read-only store: the call retries, warning once", brokenStore{update: true, count: true}, fusebox.Closed, []error{errRefused, errRefused, nil}, nil},
 		{"unreadable store hiding an open circuit: the call runs", brokenStore{load: true}, fusebox.Open, []error{nil}, nil},
 		{"store that cannot lock a half-open circuit: the call runs", brokenStore{update: true}, fusebox.HalfOpen, []error{nil}, nil},
-		{"skip counter unwritable: the open circuit still refuses", brokenStore{skip: true}, fusebox.Open, nil, fusebox.ErrOpen},
+		{"skip counter unwritable: the open circuit still refuses", brokenStore{count: true}, fusebox.Open, nil, fusebox.ErrOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

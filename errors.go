@@ -42,17 +42,110 @@ func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 // attempt, or the circuit opened while the call waited to retry.
 type ExhaustedError struct {
 	Name     string
-	Attempts int    // attempts that ran
-	Why      string // why no further attempt was made
-	Err      error  // the last attempt's error
+	Attempts int  // attempts that ran
+	Stop     Stop // why no further attempt was made
+	// RetryAfter is the server's requested wait, with StopRetryAfter.
+	RetryAfter time.Duration
+	Err        error // the last attempt's error: an *AttemptError, or the deadline's
 }
 
-func (e *ExhaustedError) Error() string {
-	return fmt.Sprintf("%s: %s after %d attempt%s: %v", e.Name, e.Why, e.Attempts, plural(e.Attempts), e.Err)
+// Stop says why Do made no further attempt.
+type Stop int
+
+// The reasons to stop.
+const (
+	StopAttempts        Stop = iota + 1 // every attempt the policy allows failed
+	StopPermanent                       // the failure was not retryable
+	StopDeadline                        // the call's deadline (the policy's or the caller's) was reached
+	StopCallersDeadline                 // the caller's context deadline, earlier than the policy's, was reached
+	StopTooClose                        // the deadline left no time for the next wait and attempt
+	StopRetryAfter                      // the server asked to wait past the deadline
+	StopOpened                          // the circuit opened while the call waited to retry
+)
+
+func (e *ExhaustedError) Error() string { return e.Name + ": " + e.Describe("") }
+
+// Describe says why the call failed, without the circuit's name:
+// "attempts exhausted after 3 attempts: timeout after 5s: status 503".
+// callersDeadline, when not empty, names the caller's deadline wherever it
+// ended the call or an attempt ("chain deadline of 15s").
+func (e *ExhaustedError) Describe(callersDeadline string) string {
+	why := ""
+	switch e.Stop {
+	case StopAttempts:
+		why = "attempts exhausted"
+	case StopPermanent:
+		why = "not retryable"
+	case StopDeadline:
+		why = "deadline reached"
+	case StopCallersDeadline:
+		why = "deadline reached"
+		if callersDeadline != "" {
+			why = callersDeadline + " reached"
+		}
+	case StopTooClose:
+		why = "deadline too close to retry"
+	case StopRetryAfter:
+		why = fmt.Sprintf("server asked to wait %s, past the deadline", roundDuration(e.RetryAfter))
+	case StopOpened:
+		why = "circuit opened"
+	default:
+		why = "failed"
+	}
+	last := "no attempt"
+	var ae *AttemptError
+	switch {
+	case errors.As(e.Err, &ae):
+		last = ae.describe(callersDeadline)
+	case e.Err != nil:
+		last = e.Err.Error()
+	}
+	return fmt.Sprintf("%s after %d attempt%s: %s", why, e.Attempts, plural(e.Attempts), last)
 }
 
 // Unwrap returns the last attempt's error.
 func (e *ExhaustedError) Unwrap() error { return e.Err }
+
+// AttemptError is a failed attempt's error as Do logged it: the attempt's own
+// reason, and whether a timeout or a deadline cut it short.
+type AttemptError struct {
+	Attempt int
+	Reason  string // the Failure's Reason, else the error's text
+	Cut     Cut
+	Limit   time.Duration // the timeout or the policy's deadline that cut it
+	Err     error         // what the attempt returned
+}
+
+// Cut says what ended an attempt before it finished by itself.
+type Cut int
+
+// The ways an attempt is cut short.
+const (
+	NotCut             Cut = iota
+	CutTimeout             // the policy's attempt timeout
+	CutDeadline            // the policy's deadline for the whole call
+	CutCallersDeadline     // the caller's context deadline
+)
+
+func (e *AttemptError) Error() string { return e.describe("") }
+
+func (e *AttemptError) describe(callersDeadline string) string {
+	switch e.Cut {
+	case CutTimeout:
+		return fmt.Sprintf("timeout after %s: %s", e.Limit, e.Reason)
+	case CutDeadline:
+		return fmt.Sprintf("deadline of %s reached: %s", e.Limit, e.Reason)
+	case CutCallersDeadline:
+		if callersDeadline != "" {
+			return callersDeadline + " reached: " + e.Reason
+		}
+		return "deadline reached: " + e.Reason
+	}
+	return e.Reason
+}
+
+// Unwrap returns what the attempt returned.
+func (e *AttemptError) Unwrap() error { return e.Err }
 
 // Failure wraps an attempt's error to tell Do how to treat it. An error that is
 // not a *Failure is a retryable failure that counts against the breaker.

@@ -1,15 +1,23 @@
 package fusebox
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // EventKind says what an Event records.
 type EventKind string
 
-// The event kinds.
+// The event kinds. Failures and transitions are stored in the circuit's
+// event log and reach listeners; successes and skips only reach listeners
+// (WithListener): they are counted (Store.Count), not logged.
 const (
 	EventFailure        EventKind = "failure"         // an attempt failed and counted against the breaker
 	EventNeutralFailure EventKind = "neutral_failure" // an attempt failed without counting (local network, 4xx)
 	EventTransition     EventKind = "transition"      // the circuit changed phase
+	EventSuccess        EventKind = "success"         // an attempt succeeded (listeners only)
+	EventSkip           EventKind = "skip"            // a call failed fast on an open circuit (listeners only)
 )
 
 // Event is one line of a circuit's history: every failure and every
@@ -23,4 +31,16 @@ type Event struct {
 	From    Phase     `json:"from,omitempty"`
 	To      Phase     `json:"to,omitempty"`
 	For     Duration  `json:"for,omitzero"` // how long an opening lasts
+}
+
+// SortEvents orders events by time, and events of the same time by circuit
+// name, keeping the order of a circuit's own events: the order AllEvents
+// returns.
+func SortEvents(events []Event) {
+	slices.SortStableFunc(events, func(a, b Event) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Circuit, b.Circuit)
+	})
 }

@@ -48,12 +48,11 @@ type State struct {
 	Reopens int     `json:"reopens,omitempty"`
 	Probes  []Lease `json:"probes,omitempty"`
 
-	LastFailureAt  time.Time `json:"last_failure_at,omitzero"`
-	LastFailure    string    `json:"last_failure,omitempty"`
-	LastSuccessAt  time.Time `json:"last_success_at,omitzero"`
-	TotalFailures  uint64    `json:"total_failures"`
-	TotalSuccesses uint64    `json:"total_successes"`
-	UpdatedAt      time.Time `json:"updated_at,omitzero"`
+	LastFailureAt time.Time `json:"last_failure_at,omitzero"`
+	LastFailure   string    `json:"last_failure,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+	// Totals are not part of the State: they change on every call and are
+	// kept apart, without a lock (Counts, Store.Count).
 }
 
 // View is a circuit's state as of a moment, derived from the stored State.

@@ -8,7 +8,13 @@ import (
 // Store keeps circuit state where every process that shares a circuit sees
 // it: files on one host, Redis across hosts, memory inside one process.
 // Implementations must be safe for concurrent use by goroutines and, where
-// they persist, by processes.
+// they persist, by processes. storetest.Run checks every rule written here.
+//
+// A circuit's record has two parts that change at different rates: its
+// State, which moves only on a transition or a failure and is changed under
+// the store's lock with Update; and its Counts, which grow on every call and
+// are added to with Count, without a lock. A healthy call therefore costs a
+// lock-free Load and a Count, and never a write of the State.
 //
 // Errors: every method may fail when the store itself is unusable
 // (unreadable, read-only, full, unreachable). Callers must then fail open (see
@@ -23,30 +29,62 @@ type Store interface {
 
 	// Update applies fn to the current state with exclusive access across
 	// every process sharing the store and, when fn reports a change, stores
-	// the result and appends the events fn returns. fn may be called more
-	// than once (an optimistic store retries on conflict), so it must depend
-	// only on its argument. Update returns the state as fn left it (stored
-	// only when fn reported a change).
+	// the result and appends the events fn returns, in one step: a reader
+	// sees the state before or after, never a mix.
+	//
+	// fn may be called more than once (an optimistic store retries on
+	// conflict) and only its last call counts: it must change nothing but
+	// the State it is given and variables of its caller that each call sets
+	// afresh. It may read the clock. Update returns the state as fn's last
+	// call left it (stored only when fn reported a change). No lock is held
+	// once Update returns: a caller never holds one across its own work.
 	Update(ctx context.Context, name string, fn func(*State) (events []Event, changed bool)) (State, error)
 
-	// RecordSkip counts one call failed fast on an open circuit. It is on the
-	// hot path of every skipped call, so it takes no lock and stores nothing
-	// else.
-	RecordSkip(ctx context.Context, name string) error
+	// Count adds c's Successes, Failures and Skips to the circuit's
+	// counters, and raises its LastSuccess to c.LastSuccess when that is
+	// later. Counters only grow, so adding takes no lock, touches nothing
+	// else and needs no flush to disk: it is on the path of every healthy and
+	// every skipped call. Concurrent adds from any number of processes are
+	// all kept; a crash of the machine may lose the latest.
+	Count(ctx context.Context, name string, c Counts) error
 
-	// Skips returns how many calls RecordSkip has counted for the circuit.
-	Skips(ctx context.Context, name string) (uint64, error)
+	// Counts returns the circuit's counters: zero for a circuit never
+	// counted.
+	Counts(ctx context.Context, name string) (Counts, error)
 
-	// Names lists the circuits the store holds state for, sorted.
+	// Names lists the circuits the store holds a State or Counts for,
+	// sorted.
 	Names(ctx context.Context) ([]string, error)
 
 	// Events returns the circuit's events at or after since, oldest first.
 	Events(ctx context.Context, name string, since time.Time) ([]Event, error)
 
-	// SaveAnswer keeps the last good answer of an endpoint or chain, replacing
-	// the previous one; LoadAnswer returns it, with ok false when there is
-	// none.
+	// AllEvents returns the events of every circuit at or after since,
+	// oldest first (events of the same time in circuit-name order): what
+	// an outage history or a notifier reads to catch up.
+	AllEvents(ctx context.Context, since time.Time) ([]Event, error)
+
+	// GC removes, as of now, circuits (State, Counts and events) and
+	// stored answers not used for unusedFor, and events older than
+	// eventsFor. A circuit tripped until reset is kept: someone meant it.
+	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// AnswerStore keeps the last good answer of an endpoint or chain, so that a
+// fresh one answers without a call and a stale one stands in when every
+// endpoint fails. Keys name endpoints and chains (ValidateName), not
+// circuits: an answer and a circuit of the same name never share a lock.
+// A Store that also keeps answers implements it; the same concurrency and
+// error rules apply.
+type AnswerStore interface {
+	// SaveAnswer replaces the key's answer. The last writer wins.
 	SaveAnswer(ctx context.Context, key string, a Answer) error
+
+	// LoadAnswer returns the key's answer, with ok false when there is
+	// none (or it was damaged and moved aside).
 	LoadAnswer(ctx context.Context, key string) (a Answer, ok bool, err error)
 
 	// Exclusive runs fn while holding key's exclusive lock, shared by every
@@ -55,17 +93,28 @@ type Store interface {
 	// the upstream call whose answer they share, once. Waiting gives up
 	// without running fn when ctx ends or after the store's own lock
 	// timeout, returning an error; the caller then does the work anyway.
-	// Otherwise Exclusive returns fn's error. Keys name answers, not
-	// circuits: the two never share a lock.
+	// Otherwise Exclusive returns fn's error.
 	Exclusive(ctx context.Context, key string, fn func() error) error
+}
 
-	// GC removes circuits and answers not updated for unusedFor, and events
-	// older than eventsFor, as of now. A circuit tripped until reset is kept:
-	// someone meant it.
-	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
+// Counts are a circuit's totals since it was first used, kept apart from its
+// State because they change on every call (see Store.Count).
+type Counts struct {
+	Successes   uint64    `json:"successes"`
+	Failures    uint64    `json:"failures"` // failed attempts that counted against the breaker
+	Skips       uint64    `json:"skips"`    // calls failed fast on an open circuit
+	LastSuccess time.Time `json:"last_success,omitzero"`
+}
 
-	// Close releases the store's resources.
-	Close() error
+// Add returns the sum of c and d, with the later LastSuccess.
+func (c Counts) Add(d Counts) Counts {
+	c.Successes += d.Successes
+	c.Failures += d.Failures
+	c.Skips += d.Skips
+	if d.LastSuccess.After(c.LastSuccess) {
+		c.LastSuccess = d.LastSuccess
+	}
+	return c
 }
 
 // Defaults for GC.

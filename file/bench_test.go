@@ -27,7 +27,7 @@ func BenchmarkUpdate(b *testing.B) {
 			s := open(b, b.TempDir(), file.WithFsync(fsync))
 			for b.Loop() {
 				if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-					st.TotalSuccesses++
+					st.ConsecutiveFailures++
 					return nil, true
 				}); err != nil {
 					b.Fatal(err)
@@ -37,18 +37,18 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-func BenchmarkRecordSkip(b *testing.B) {
+func BenchmarkCount(b *testing.B) {
 	s := open(b, b.TempDir())
 	for b.Loop() {
-		if err := s.RecordSkip(ctx, "db"); err != nil {
+		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkOpenLoadRecordSkip is what a run skipped on an open circuit asks
+// BenchmarkOpenLoadCount is what a run skipped on an open circuit asks
 // of the store, each in a process of its own: a fresh Store every time.
-func BenchmarkOpenLoadRecordSkip(b *testing.B) {
+func BenchmarkOpenLoadCount(b *testing.B) {
 	dir := b.TempDir()
 	mustUpdate(b, open(b, dir), "db")
 	for b.Loop() {
@@ -56,7 +56,7 @@ func BenchmarkOpenLoadRecordSkip(b *testing.B) {
 		if _, err := s.Load(ctx, "db"); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.RecordSkip(ctx, "db"); err != nil {
+		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -54,10 +54,10 @@ func TestDamagedStateFileIsMovedAside(t *testing.T) {
 				if _, err := s.Load(ctx, "db"); err != nil {
 					t.Fatal(err)
 				}
-				if st := mustUpdate(t, s, "db"); st.TotalSuccesses != 1 {
+				if st := mustUpdate(t, s, "db"); st.ConsecutiveFailures != 1 {
 					t.Errorf("Update after the damage stored %+v, want 1 success", st)
 				}
-				if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+				if st, err := s.Load(ctx, "db"); err != nil || st.ConsecutiveFailures != 1 {
 					t.Errorf("Load = %+v, %v; want 1 success", st, err)
 				}
 				w := log.warnings()
@@ -151,7 +151,7 @@ func TestSymlinksAreNeverFollowed(t *testing.T) {
 	update := func(s *file.Store) error { _, err := s.Update(ctx, "db", succeed); return err }
 	loadAnswer := func(s *file.Store) error { _, _, err := s.LoadAnswer(ctx, "weather"); return err }
 	saveAnswer := func(s *file.Store) error { return s.SaveAnswer(ctx, "weather", fusebox.Answer{}) }
-	recordSkip := func(s *file.Store) error { return s.RecordSkip(ctx, "db") }
+	count := func(s *file.Store) error { return s.Count(ctx, "db", fusebox.Counts{Skips: 1}) }
 	for _, c := range []struct {
 		path string // where the link is planted
 		by   string
@@ -163,7 +163,7 @@ func TestSymlinksAreNeverFollowed(t *testing.T) {
 		{"events/db.jsonl", "Update", update, movedAside},
 		{"answers/weather.json", "LoadAnswer", loadAnswer, movedAside},
 		{"answers/weather.json", "SaveAnswer", saveAnswer, replaced},
-		{".skips/db.skips", "RecordSkip", recordSkip, refused},
+		{".counts/db.counts", "Count", count, refused},
 		{".locks/db.lock", "Update", update, refused},
 	} {
 		t.Run(c.path+" met by "+c.by+" is "+c.want, func(t *testing.T) {

@@ -94,7 +94,7 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		dir := t.TempDir()
 		s := open(t, dir)
 		mustUpdate(t, s, "db")
-		for _, sub := range []string{".locks", ".skips", "answers"} {
+		for _, sub := range []string{".locks", ".counts", "answers"} {
 			if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 				t.Fatal(err)
 			}
@@ -103,13 +103,13 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if _, err := s.Update(ctx, "db", succeed); err == nil {
 			t.Error("Update succeeded without a lock dir")
 		}
-		if err := s.RecordSkip(ctx, "db"); err == nil {
-			t.Error("RecordSkip succeeded without a skips dir")
+		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err == nil {
+			t.Error("Count succeeded without a skips dir")
 		}
 		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
 			t.Error("SaveAnswer succeeded without an answers dir")
 		}
-		if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+		if st, err := s.Load(ctx, "db"); err != nil || st.ConsecutiveFailures != 1 {
 			t.Errorf("Load = %+v, %v; want the stored state: it needs no lock", st, err)
 		}
 	})
@@ -122,8 +122,8 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if _, err := s.Update(ctx, "db", succeed); err == nil {
 			t.Error("Update succeeded")
 		}
-		if err := s.RecordSkip(ctx, "db"); err == nil {
-			t.Error("RecordSkip succeeded")
+		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err == nil {
+			t.Error("Count succeeded")
 		}
 		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
 			t.Error("SaveAnswer succeeded")
@@ -131,7 +131,7 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if _, err := file.Open(filepath.Join(dir, "missing")); err == nil {
 			t.Error("Open of a dir it cannot create succeeded")
 		}
-		if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+		if st, err := s.Load(ctx, "db"); err != nil || st.ConsecutiveFailures != 1 {
 			t.Errorf("Load = %+v, %v; want the stored state", st, err)
 		}
 		if _, err := s.Load(ctx, "damaged"); err == nil {

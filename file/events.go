@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -88,6 +89,32 @@ func tornTail(fd int, path string) (string, error) {
 		return "it ends in zero bytes (a crash before the data reached the disk?)", nil
 	}
 	return "its last line is cut short or not an event", nil
+}
+
+// AllEvents returns the events of every circuit with a log, at or after
+// since, by time.
+func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event, error) {
+	err := s.checkSubdir(eventsDir, false)
+	var names []string
+	if err == nil {
+		names, err = records(filepath.Join(s.dir, "events"), ".jsonl")
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	var out []fusebox.Event
+	for _, name := range names {
+		evs, err := s.Events(ctx, name, since)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
+	}
+	fusebox.SortEvents(out)
+	return out, nil
 }
 
 // Events returns the circuit's events at or after since, oldest first. Lines

@@ -60,7 +60,7 @@ func FuzzStateFile(f *testing.F) {
 			if got, err := os.ReadFile(path + corruptSuffix); err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("damaged file not moved aside as it was: %q, %v", got, err)
 			}
-			if st.Generation != 0 || st.Phase != "" || st.TotalSuccesses != 0 {
+			if st.Generation != 0 || st.Phase != "" || st.ConsecutiveFailures != 0 {
 				t.Fatalf("Load of a damaged file = %+v, want a fresh state", st)
 			}
 			if w := log.warnings(); len(w) != 1 {

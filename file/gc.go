@@ -65,8 +65,9 @@ func touch(path string, t time.Time) error {
 }
 
 // GC removes, as of now:
-//   - circuits whose state and skips files were both last written more than
-//     unusedFor ago: all their files, under their lock;
+//   - circuits whose state and counts were both last written, and whose
+//     last success was, more than unusedFor ago: all their files, under
+//     their lock;
 //   - answers written more than unusedFor ago;
 //   - event lines older than eventsFor;
 //   - temporary files older than a minute, left by killed processes, and
@@ -82,7 +83,7 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 	var err error
 	old := now.Add(-unusedFor)
 	safe := s.gcSubdirs()
-	if safe[locksDir] && safe[skipsDir] && safe[eventsDir] {
+	if safe[locksDir] && safe[countsDir] && safe[eventsDir] {
 		r.Circuits, err = s.gcCircuits(ctx, old)
 		errs = append(errs, err)
 	}
@@ -120,11 +121,11 @@ func (s *Store) gcSubdirs() (safe [numSubdirs]bool) {
 }
 
 // gcCircuits removes the circuits unused since old and returns those that had
-// a state file. Candidates are every name with a state, skips or lock file,
+// a state file. Candidates are every name with a state, counts or lock file,
 // so a circuit that never stored a state leaves nothing behind either.
 func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error) {
 	var names []string
-	for dir, suffix := range map[string]string{s.dir: ".json", filepath.Join(s.dir, ".skips"): ".skips", filepath.Join(s.dir, ".locks"): ".lock"} {
+	for dir, suffix := range map[string]string{s.dir: ".json", filepath.Join(s.dir, ".counts"): ".counts", filepath.Join(s.dir, ".locks"): ".lock"} {
 		found, err := records(dir, suffix)
 		if err != nil {
 			return nil, err
@@ -139,7 +140,7 @@ func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error)
 		if err := ctx.Err(); err != nil {
 			return removed, err
 		}
-		if unused, err := s.unused(name, old); err != nil || !unused {
+		if unused, err := s.unused(ctx, name, old); err != nil || !unused {
 			errs = append(errs, err)
 			continue
 		}
@@ -152,10 +153,12 @@ func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error)
 	return removed, errors.Join(errs...)
 }
 
-// unused reports whether neither the circuit's state nor its skips were
-// written since old.
-func (s *Store) unused(name string, old time.Time) (bool, error) {
-	for _, path := range []string{s.statePath(name), s.skipsPath(name)} {
+// unused reports whether neither the circuit's state nor its counts were
+// written since old, and its last success was before old. (The counts
+// file's mtime is not enough: writes through a shared mapping do not update
+// it on every filesystem.)
+func (s *Store) unused(ctx context.Context, name string, old time.Time) (bool, error) {
+	for _, path := range []string{s.statePath(name), s.countsPath(name)} {
 		fi, err := os.Lstat(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -167,7 +170,11 @@ func (s *Store) unused(name string, old time.Time) (bool, error) {
 			return false, nil
 		}
 	}
-	return true, nil
+	c, err := s.Counts(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	return !c.LastSuccess.After(old), nil
 }
 
 // removeCircuit removes the circuit's files under its lock, when it is still
@@ -179,7 +186,7 @@ func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (
 		return false, err
 	}
 	defer unlock()
-	if unused, err := s.unused(name, old); err != nil || !unused {
+	if unused, err := s.unused(ctx, name, old); err != nil || !unused {
 		return false, err
 	}
 	if st, err := readState(s.statePath(name), name); err == nil && st.TrippedUntilReset() {
@@ -188,7 +195,7 @@ func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (
 	err = os.Remove(s.statePath(name))
 	had := err == nil
 	errs := []error{ignoreMissing(err)}
-	for _, path := range []string{s.eventsPath(name), s.skipsPath(name), s.lockPath(name)} {
+	for _, path := range []string{s.eventsPath(name), s.countsPath(name), s.lockPath(name)} {
 		errs = append(errs, ignoreMissing(os.Remove(path)))
 	}
 	return had, errors.Join(errs...)

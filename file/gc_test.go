@@ -41,11 +41,11 @@ func TestGCRemovesEveryFileOfAnUnusedCircuit(t *testing.T) {
 	mustUpdate(t, s, "old")
 	mustUpdate(t, s, "new")
 	for _, name := range []string{"old", "new"} {
-		if err := s.RecordSkip(ctx, name); err != nil {
+		if err := s.Count(ctx, name, fusebox.Counts{Skips: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	age(t, dir, 8*24*time.Hour, "old.json", ".skips/old.skips")
+	age(t, dir, 8*24*time.Hour, "old.json", ".counts/old.counts")
 	if r := gc(t, s, week, 100*week); !slices.Equal(r.Circuits, []string{"old"}) {
 		t.Errorf("GC removed %q, want [old]", r.Circuits)
 	}
@@ -54,7 +54,7 @@ func TestGCRemovesEveryFileOfAnUnusedCircuit(t *testing.T) {
 			t.Errorf("%s is left", f)
 		}
 	}
-	if st, err := s.Load(ctx, "new"); err != nil || st.TotalSuccesses != 1 {
+	if st, err := s.Load(ctx, "new"); err != nil || st.ConsecutiveFailures != 1 {
 		t.Errorf("Load(new) = %+v, %v; want it kept", st, err)
 	}
 }
@@ -63,7 +63,7 @@ func TestGCKeepsACircuitSkippedRecently(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
 	mustUpdate(t, s, "db")
-	if err := s.RecordSkip(ctx, "db"); err != nil {
+	if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
 		t.Fatal(err)
 	}
 	age(t, dir, 8*24*time.Hour, "db.json")

@@ -24,7 +24,7 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := s.RecordSkip(ctx, "db"); err != nil {
+		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,13 +32,13 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	want := []string{".gc", ".locks", ".locks/db.lock", ".skips", ".skips/db.skips", "answers", "answers/weather.json", "db.json", "events", "events/db.jsonl"}
+	want := []string{".counts", ".counts/db.counts", ".gc", ".locks", ".locks/db.lock", "answers", "answers/weather.json", "db.json", "events", "events/db.jsonl"}
 	if got := ls(t, dir); !slices.Equal(got, want) {
 		t.Errorf("the dir holds\n%q\nwant\n%q", got, want)
 	}
 	for path, mode := range map[string]os.FileMode{
-		"": 0o700, ".locks": 0o700, ".skips": 0o700, "answers": 0o700, "events": 0o700,
-		"db.json": 0o600, "events/db.jsonl": 0o600, ".skips/db.skips": 0o600, ".locks/db.lock": 0o600, "answers/weather.json": 0o600,
+		"": 0o700, ".locks": 0o700, ".counts": 0o700, "answers": 0o700, "events": 0o700,
+		"db.json": 0o600, "events/db.jsonl": 0o600, ".counts/db.counts": 0o600, ".locks/db.lock": 0o600, "answers/weather.json": 0o600,
 	} {
 		fi, err := os.Stat(filepath.Join(dir, path))
 		if err != nil {
@@ -60,17 +60,20 @@ func TestLayout(t *testing.T) {
 	if lines := strings.Count(string(readFile(t, filepath.Join(dir, "events", "db.jsonl"))), "\n"); lines != 1 {
 		t.Errorf("events/db.jsonl has %d lines, want 1", lines)
 	}
-	if got := readFile(t, filepath.Join(dir, ".skips", "db.skips")); len(got) != 3 {
-		t.Errorf(".skips/db.skips holds %q, want 3 bytes", got)
+	if got := readFile(t, filepath.Join(dir, ".counts", "db.counts")); len(got) != 32 {
+		t.Errorf(".counts/db.counts holds %d bytes, want four 64-bit words", len(got))
+	}
+	if c, err := s.Counts(ctx, "db"); err != nil || c.Skips != 3 {
+		t.Errorf("Counts = %+v, %v; want 3 skips", c, err)
 	}
 }
 
 func TestLoadWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
-	writeFile(t, filepath.Join(dir, "db.json"), []byte(`{"name":"db","state":"open","total_failures":3}`))
+	writeFile(t, filepath.Join(dir, "db.json"), []byte(`{"name":"db","state":"open","consecutive_failures":3}`))
 	st, err := s.Load(ctx, "db")
-	if err != nil || st.Phase != fusebox.Open || st.TotalFailures != 3 {
+	if err != nil || st.Phase != fusebox.Open || st.ConsecutiveFailures != 3 {
 		t.Errorf("Load = %+v, %v; want the stored state", st, err)
 	}
 	if _, err := s.Load(ctx, "unknown"); err != nil {
@@ -128,8 +131,8 @@ func TestInvalidNamesAreRefused(t *testing.T) {
 		if _, err := s.Update(ctx, name, succeed); err == nil {
 			t.Errorf("Update(%q) succeeded", name)
 		}
-		if err := s.RecordSkip(ctx, name); err == nil {
-			t.Errorf("RecordSkip(%q) succeeded", name)
+		if err := s.Count(ctx, name, fusebox.Counts{Skips: 1}); err == nil {
+			t.Errorf("Count(%q) succeeded", name)
 		}
 		if err := s.SaveAnswer(ctx, name, fusebox.Answer{}); err == nil {
 			t.Errorf("SaveAnswer(%q) succeeded", name)
@@ -140,5 +143,48 @@ func TestInvalidNamesAreRefused(t *testing.T) {
 	}
 	if got := ls(t, dir); len(got) != 0 {
 		t.Errorf("files appeared in the dir: %q", got)
+	}
+}
+
+func TestCountTakesNoLockAndWritesNoState(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	for range 3 {
+		if err := s.Count(ctx, "healthy", fusebox.Counts{Successes: 1, LastSuccess: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// .gc is the mark of the hourly automatic GC, which a success may run.
+	if got := ls(t, dir); !slices.Equal(got, []string{".counts", ".counts/healthy.counts", ".gc"}) {
+		t.Errorf("after Count the dir holds %q, want only the counts file (and .gc): no lock, no state, no event", got)
+	}
+	if names, err := s.Names(ctx); err != nil || !slices.Equal(names, []string{"healthy"}) {
+		t.Errorf("Names = %q, %v; want the counted circuit", names, err)
+	}
+}
+
+func TestCountsOfAShortOrForeignCountsFile(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	if err := os.MkdirAll(filepath.Join(dir, ".counts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A file cut short keeps the words it has; the next Count extends it.
+	writeFile(t, filepath.Join(dir, ".counts", "db.counts"), []byte{5, 0, 0, 0, 0, 0, 0, 0, 1})
+	if c, err := s.Counts(ctx, "db"); err != nil || c.Successes != 5 || c.Failures != 0 {
+		t.Fatalf("Counts of a short file = %+v, %v; want 5 successes", c, err)
+	}
+	if err := s.Count(ctx, "db", fusebox.Counts{Successes: 1, Skips: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Counts(ctx, "db"); err != nil || c.Successes != 6 || c.Skips != 2 {
+		t.Errorf("Counts after extending = %+v, %v; want 6 successes and 2 skips", c, err)
+	}
+	// A directory in its place is refused, not counted into.
+	if err := os.Mkdir(filepath.Join(dir, ".counts", "dir.counts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Count(ctx, "dir", fusebox.Counts{Skips: 1}); err == nil {
+		t.Error("Count into a directory succeeded")
 	}
 }

@@ -45,7 +45,7 @@ func TestUpdateGivesUpAfterTheLockTimeout(t *testing.T) {
 		t.Errorf("Update gave up after %s", d)
 	}
 	release()
-	if st := mustUpdate(t, s, "db"); st.TotalSuccesses != 1 {
+	if st := mustUpdate(t, s, "db"); st.ConsecutiveFailures != 1 {
 		t.Errorf("Update after the lock came free stored %+v", st)
 	}
 }
@@ -90,7 +90,7 @@ func TestLockFileRemovedWhileWaitedOn(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-			st.TotalSuccesses++
+			st.ConsecutiveFailures++
 			return nil, true
 		})
 		done <- err
@@ -110,7 +110,7 @@ func TestLockFileRemovedWhileWaitedOn(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if st, err := s.Load(ctx, "db"); err != nil || st.TotalSuccesses != 1 {
+	if st, err := s.Load(ctx, "db"); err != nil || st.ConsecutiveFailures != 1 {
 		t.Errorf("Load = %+v, %v; want 1 success", st, err)
 	}
 }

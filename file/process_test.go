@@ -25,7 +25,7 @@ const (
 // TestHelperProcess is the body of the child processes of the cross-process
 // tests; run directly it does nothing. A child opens the store, prints
 // "ready", waits for its stdin to close, so that every child goes for the
-// lock at once, increments one circuit's TotalSuccesses, and prints how long
+// lock at once, increments one circuit's ConsecutiveFailures, and prints how long
 // that took.
 func TestHelperProcess(t *testing.T) {
 	dir := os.Getenv(helperDirEnv)
@@ -46,7 +46,7 @@ func TestHelperProcess(t *testing.T) {
 	io.Copy(io.Discard, os.Stdin)
 	start := time.Now()
 	_, err = s.Update(ctx, "shared", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		st.TotalSuccesses++
+		st.ConsecutiveFailures++
 		return []fusebox.Event{{Time: time.Now(), Circuit: "shared", Kind: fusebox.EventFailure, Reason: "pid " + strconv.Itoa(os.Getpid())}}, true
 	})
 	if err != nil {
@@ -121,8 +121,8 @@ func runProcesses(t *testing.T, n int, lockTimeout time.Duration) {
 
 	s := open(t, dir)
 	st, err := s.Load(ctx, "shared")
-	if err != nil || st.TotalSuccesses != uint64(n) {
-		t.Errorf("Load = %d successes, %v; want %d", st.TotalSuccesses, err, n)
+	if err != nil || st.ConsecutiveFailures != n {
+		t.Errorf("Load = %d increments, %v; want %d", st.ConsecutiveFailures, err, n)
 	}
 	evs, err := s.Events(ctx, "shared", time.Time{})
 	if err != nil || len(evs) != n {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
+	"slices"
 
 	"github.com/fusebox-hq/fusebox"
 	"golang.org/x/sys/unix"
@@ -39,11 +41,21 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 	return st, nil
 }
 
-// Names lists the circuits with a state file, sorted.
+// Names lists the circuits with a state or a counts file, sorted: a
+// circuit that has only ever succeeded has no state file.
 func (s *Store) Names(context.Context) ([]string, error) {
 	names, err := records(s.dir, ".json")
 	if err != nil {
 		return nil, fmt.Errorf("list circuits: %w", err)
+	}
+	if err := s.checkSubdir(countsDir, false); err == nil {
+		counted, err := records(filepath.Join(s.dir, ".counts"), ".counts")
+		if err != nil {
+			return nil, fmt.Errorf("list circuits: %w", err)
+		}
+		names = append(names, counted...)
+		slices.Sort(names)
+		names = slices.Compact(names)
 	}
 	return names, nil
 }

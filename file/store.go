@@ -5,7 +5,7 @@
 //	DIR/NAME.json              the circuit's State, indented JSON
 //	DIR/events/NAME.jsonl      its events, one JSON object a line, oldest first
 //	DIR/answers/KEY.json       the last good answer of an endpoint or chain
-//	DIR/.skips/NAME.skips      one byte per call skipped on an open circuit
+//	DIR/.counts/NAME.counts    its successes, failures, skips and last success (binary; fusebox status shows them)
 //	DIR/.locks/NAME.lock       the flock serialising the circuit's updates
 //	DIR/.gc                    its mtime is when the last automatic GC ran
 //
@@ -32,7 +32,10 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-var _ fusebox.Store = (*Store)(nil)
+var (
+	_ fusebox.Store       = (*Store)(nil)
+	_ fusebox.AnswerStore = (*Store)(nil)
+)
 
 // Store keeps circuit state in files under one directory. It is safe for
 // concurrent use by goroutines and by processes.
@@ -188,7 +191,9 @@ func (e *UnsafeDirError) foreign() bool { return e.Owner != e.Euid && e.Owner !=
 func (s *Store) statePath(name string) string  { return filepath.Join(s.dir, name+".json") }
 func (s *Store) eventsPath(name string) string { return filepath.Join(s.dir, "events", name+".jsonl") }
 func (s *Store) answerPath(key string) string  { return filepath.Join(s.dir, "answers", key+".json") }
-func (s *Store) skipsPath(name string) string  { return filepath.Join(s.dir, ".skips", name+".skips") }
+func (s *Store) countsPath(name string) string {
+	return filepath.Join(s.dir, ".counts", name+".counts")
+}
 func (s *Store) answerLockPath(key string) string {
 	return filepath.Join(s.dir, "answers", key+".lock")
 }

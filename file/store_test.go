@@ -74,7 +74,7 @@ var (
 )
 
 func succeed(st *fusebox.State) ([]fusebox.Event, bool) {
-	st.TotalSuccesses++
+	st.ConsecutiveFailures++
 	return []fusebox.Event{{Time: time.Now(), Circuit: st.Name, Kind: fusebox.EventTransition, Reason: "test"}}, true
 }
 

@@ -23,7 +23,7 @@ var victimFiles = map[string]string{
 	"settings.json":                         `{"keep": true}`,
 	"weather.json":                          `{"mine": 1}`,
 	"db.lock":                               "",
-	"db.skips":                              "..",
+	"db.counts":                             "..",
 	".weather.json.tmp-1-a":                 "a temporary file",
 	"weather.json.corrupt-20010101T000000Z": "moved aside long ago",
 }
@@ -65,8 +65,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // directory it points to is read as state, created, changed or removed.
 func TestSymlinkedSubdirIsRefused(t *testing.T) {
 	update := func(s *file.Store) error { _, err := s.Update(ctx, "db", succeed); return err }
-	recordSkip := func(s *file.Store) error { return s.RecordSkip(ctx, "db") }
-	skips := func(s *file.Store) error { _, err := s.Skips(ctx, "db"); return err }
+	count := func(s *file.Store) error { return s.Count(ctx, "db", fusebox.Counts{Skips: 1}) }
+	counts := func(s *file.Store) error { _, err := s.Counts(ctx, "db"); return err }
 	saveAnswer := func(s *file.Store) error { return s.SaveAnswer(ctx, "weather", fusebox.Answer{Body: []byte("sunny")}) }
 	loadAnswer := func(s *file.Store) error { _, _, err := s.LoadAnswer(ctx, "weather"); return err }
 	events := func(s *file.Store) error { _, err := s.Events(ctx, "db", time.Time{}); return err }
@@ -76,10 +76,10 @@ func TestSymlinkedSubdirIsRefused(t *testing.T) {
 		refused []func(*file.Store) error
 		work    []func(*file.Store) error
 	}{
-		{"events", []func(*file.Store) error{update, events}, []func(*file.Store) error{recordSkip, skips, saveAnswer, loadAnswer, loadDamaged}},
-		{".locks", []func(*file.Store) error{update, loadDamaged}, []func(*file.Store) error{recordSkip, skips, saveAnswer, loadAnswer, events}},
-		{".skips", []func(*file.Store) error{recordSkip, skips}, []func(*file.Store) error{update, saveAnswer, loadAnswer, events, loadDamaged}},
-		{"answers", []func(*file.Store) error{saveAnswer, loadAnswer}, []func(*file.Store) error{update, recordSkip, skips, events, loadDamaged}},
+		{"events", []func(*file.Store) error{update, events}, []func(*file.Store) error{count, counts, saveAnswer, loadAnswer, loadDamaged}},
+		{".locks", []func(*file.Store) error{update, loadDamaged}, []func(*file.Store) error{count, counts, saveAnswer, loadAnswer, events}},
+		{".counts", []func(*file.Store) error{count, counts}, []func(*file.Store) error{update, saveAnswer, loadAnswer, events, loadDamaged}},
+		{"answers", []func(*file.Store) error{saveAnswer, loadAnswer}, []func(*file.Store) error{update, count, counts, events, loadDamaged}},
 	} {
 		t.Run(c.sub, func(t *testing.T) {
 			dir := t.TempDir()
@@ -146,16 +146,16 @@ func TestUnsafeSubdirIsRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			sub := filepath.Join(dir, ".skips")
+			sub := filepath.Join(dir, ".counts")
 			if err := os.Mkdir(sub, 0o700); err != nil {
 				t.Fatal(err)
 			}
 			c.setup(t, sub)
 			s := open(t, dir)
-			err := s.RecordSkip(ctx, "db")
+			err := s.Count(ctx, "db", fusebox.Counts{Skips: 1})
 			var unsafe *file.UnsafeDirError
 			if !errors.As(err, &unsafe) || unsafe.Dir != sub || !strings.Contains(err.Error(), c.says) {
-				t.Fatalf("RecordSkip = %v, want an *UnsafeDirError saying %s %s", err, sub, c.says)
+				t.Fatalf("Count = %v, want an *UnsafeDirError saying %s %s", err, sub, c.says)
 			}
 			if got := ls(t, sub); len(got) > 0 {
 				t.Errorf("wrote %q to a refused dir", got)
@@ -168,19 +168,19 @@ func TestRemovedSubdirIsMadeAgain(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
 	mustUpdate(t, s, "db")
-	if err := s.RecordSkip(ctx, "db"); err != nil {
+	if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, sub := range []string{"events", ".locks", ".skips"} {
+	for _, sub := range []string{"events", ".locks", ".counts"} {
 		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st := mustUpdate(t, s, "db"); st.TotalSuccesses != 2 {
+	if st := mustUpdate(t, s, "db"); st.ConsecutiveFailures != 2 {
 		t.Errorf("Update = %+v, want the second success", st)
 	}
-	if err := s.RecordSkip(ctx, "db"); err != nil {
-		t.Errorf("RecordSkip: %v", err)
+	if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
+		t.Errorf("Count: %v", err)
 	}
 	if evs, err := s.Events(ctx, "db", time.Time{}); err != nil || len(evs) != 1 {
 		t.Errorf("Events = %v, %v; want the one since the log was removed", evs, err)

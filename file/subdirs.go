@@ -21,12 +21,12 @@ type subdir int
 const (
 	eventsDir subdir = iota
 	answersDir
-	skipsDir
+	countsDir
 	locksDir
 	numSubdirs
 )
 
-var subdirNames = [numSubdirs]string{eventsDir: "events", answersDir: "answers", skipsDir: ".skips", locksDir: ".locks"}
+var subdirNames = [numSubdirs]string{eventsDir: "events", answersDir: "answers", countsDir: ".counts", locksDir: ".locks"}
 
 // checkSubdir checks subdirectory d before its files are used, at the cost of
 // an atomic load once it has passed. With create, a missing d is made (mode

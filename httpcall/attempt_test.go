@@ -40,8 +40,8 @@ func TestStatusHandling(t *testing.T) {
 				t.Errorf("%d requests, want %d", got, tt.wantHits)
 			}
 			st := h.state("svc")
-			if st.TotalFailures != tt.wantCounts || st.ConsecutiveFailures != int(tt.wantCounts) {
-				t.Errorf("breaker counted %d failures (%d consecutive), want %d", st.TotalFailures, st.ConsecutiveFailures, tt.wantCounts)
+			if n := h.counts("svc").Failures; n != tt.wantCounts || st.ConsecutiveFailures != int(tt.wantCounts) {
+				t.Errorf("breaker counted %d failures (%d consecutive), want %d", n, st.ConsecutiveFailures, tt.wantCounts)
 			}
 		})
 	}
@@ -75,7 +75,7 @@ func TestRetryOnLeavesOutWhatIsNotListed(t *testing.T) {
 		e.RetryOn = httpcall.RetryOn{Connect: true, Timeout: true}
 	})}, nil)
 	_, ce := h.mustFail("svc")
-	if s.hits.Load() != 1 || h.state("svc").TotalFailures != 1 {
+	if s.hits.Load() != 1 || h.counts("svc").Failures != 1 {
 		t.Errorf("%v after %d requests; want one counted, unretried failure", ce, s.hits.Load())
 	}
 }
@@ -165,8 +165,8 @@ func TestExpect(t *testing.T) {
 				t.Fatalf("Call answered %q, want failure %q", res.Body, tt.wantReason)
 			}
 			wantContains(t, "error", err.Error(), "attempts exhausted after 3 attempts: "+tt.wantReason)
-			if h.state("svc").TotalFailures != 3 {
-				t.Errorf("breaker counted %d failures, want 3", h.state("svc").TotalFailures)
+			if h.counts("svc").Failures != 3 {
+				t.Errorf("breaker counted %d failures, want 3", h.counts("svc").Failures)
 			}
 		})
 	}
@@ -260,7 +260,7 @@ func TestBodyCap(t *testing.T) {
 			if n := <-written; n >= size {
 				t.Errorf("the server could write all %d bytes: the client read past the cap", n)
 			}
-			if h.state("big").TotalFailures != 1 {
+			if h.counts("big").Failures != 1 {
 				t.Error("an oversized body was not counted")
 			}
 		})

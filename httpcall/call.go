@@ -143,7 +143,7 @@ func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, err
 	// serve it fresh. When the lock cannot be had, each calls anyway.
 	var res *Result
 	var err error
-	lerr := c.store.Exclusive(ctx, p.name, func() error {
+	lerr := c.answers.Exclusive(ctx, p.name, func() error {
 		if r, ok := c.fresh(ctx, p); ok {
 			res = r
 			return nil
@@ -202,11 +202,14 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return res, err
 		default:
-			reason := strings.TrimPrefix(err.Error(), ep.Name+": ")
-			if expired(ctx) && p.deadline > 0 {
-				// Do says a caller's deadline ran out: here, the chain's.
-				reason = strings.Replace(reason, "deadline reached",
-					fmt.Sprintf("chain deadline of %s reached", human(p.deadline)), 1)
+			reason := err.Error()
+			var ee *fusebox.ExhaustedError
+			if errors.As(err, &ee) {
+				callers := ""
+				if p.deadline > 0 {
+					callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
+				}
+				reason = ee.Describe(callers)
 			}
 			reason = c.red.String(reason)
 			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: reason})
@@ -235,7 +238,7 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Duration, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	a, ok, err := c.store.LoadAnswer(ctx, p.name)
+	a, ok, err := c.answers.LoadAnswer(ctx, p.name)
 	if err != nil {
 		p.log.Warn("cannot read the stored answer", "err", err)
 		return a, 0, false
@@ -256,7 +259,7 @@ func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Durat
 func (c *Client) save(ctx context.Context, p plan, a fusebox.Answer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	if err := c.store.SaveAnswer(ctx, p.name, a); err != nil {
+	if err := c.answers.SaveAnswer(ctx, p.name, a); err != nil {
 		p.log.Warn("cannot store the answer", "err", err)
 	}
 }

@@ -371,8 +371,8 @@ func TestCancelledCallStops(t *testing.T) {
 	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Errorf("took %s after cancel", took)
 	}
-	if st := h.state("hangs"); st.TotalFailures != 0 {
-		t.Errorf("a cancelled call counted %d failures", st.TotalFailures)
+	if n := h.counts("hangs").Failures; n != 0 {
+		t.Errorf("a cancelled call counted %d failures", n)
 	}
 }
 

@@ -30,7 +30,7 @@ import (
 // concurrent use.
 type Client struct {
 	circuits  *fusebox.Circuits
-	store     fusebox.Store
+	answers   fusebox.AnswerStore // nil when the store keeps none: no endpoint has fresh or stale
 	clock     fusebox.Clock
 	log       *slog.Logger
 	red       *redact.Redactor
@@ -58,6 +58,7 @@ type settings struct {
 	httpClient *http.Client
 	transport  http.RoundTripper
 	redactor   *redact.Redactor
+	listeners  []func(fusebox.Event)
 }
 
 // WithLogger logs calls, attempts, skips and circuit transitions to l, through
@@ -79,13 +80,20 @@ func WithHTTPClient(hc *http.Client) Option { return func(s *settings) { s.httpC
 // replaces that client's Transport).
 func WithTransport(rt http.RoundTripper) Option { return func(s *settings) { s.transport = rt } }
 
+// WithListener has every failure, transition, success and skip of the
+// Client's circuits reported to fn (see fusebox.WithListener).
+func WithListener(fn func(fusebox.Event)) Option {
+	return func(s *settings) { s.listeners = append(s.listeners, fn) }
+}
+
 // WithRedactor adds r's secrets to those the Client hides.
 func WithRedactor(r *redact.Redactor) Option { return func(s *settings) { s.redactor = r } }
 
 // New checks and compiles endpoints and chains, reporting every problem at
 // once, each naming its endpoint or chain, and returns a Client whose
 // breakers live in store. An endpoint's circuit uses its Policy; any other
-// name gets fusebox.DefaultPolicy.
+// name gets fusebox.DefaultPolicy. Fresh and stale answers are kept in store,
+// which must then be a fusebox.AnswerStore too.
 func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Option) (*Client, error) {
 	if store == nil {
 		return nil, errors.New("httpcall: no store")
@@ -94,8 +102,9 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	for _, o := range opts {
 		o(&s)
 	}
+	answers, _ := store.(fusebox.AnswerStore)
 	c := &Client{
-		store:     store,
+		answers:   answers,
 		clock:     s.clock,
 		red:       s.redactor.With(secretsOf(endpoints)...),
 		endpoints: map[string]*endpoint{},
@@ -125,6 +134,9 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 		cp.Endpoints = slices.Clone(ch.Endpoints)
 		c.chains[ch.Name] = &cp
 	}
+	if answers == nil && keepsAnswers(endpoints, chains) {
+		errs = append(errs, fmt.Errorf("fresh and stale need a store that keeps answers, and %T keeps none", store))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -137,6 +149,9 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	copts := []fusebox.Option{fusebox.WithPolicies(c.policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
 	if s.draw != nil {
 		copts = append(copts, fusebox.WithRand(s.draw))
+	}
+	for _, fn := range s.listeners {
+		copts = append(copts, fusebox.WithListener(fn))
 	}
 	c.circuits = fusebox.New(store, copts...)
 
@@ -169,6 +184,20 @@ func (c *Client) policy(name string) fusebox.Policy {
 		return ep.policy
 	}
 	return fusebox.DefaultPolicy()
+}
+
+func keepsAnswers(endpoints []*Endpoint, chains []*Chain) bool {
+	for _, e := range endpoints {
+		if e != nil && (e.Fresh > 0 || e.Stale > 0) {
+			return true
+		}
+	}
+	for _, ch := range chains {
+		if ch != nil && (ch.Fresh > 0 || ch.Stale > 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // secretsOf collects what must never be shown: each endpoint's Secrets, the

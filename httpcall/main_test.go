@@ -150,6 +150,15 @@ func (h *harness) state(name string) fusebox.State {
 }
 
 // trip forces a circuit open for an hour.
+func (h *harness) counts(name string) fusebox.Counts {
+	h.t.Helper()
+	c, err := h.store.Counts(context.Background(), name)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
 func (h *harness) trip(name string) {
 	h.t.Helper()
 	_, err := h.store.Update(context.Background(), name, func(st *fusebox.State) ([]fusebox.Event, bool) {

@@ -46,8 +46,8 @@ func TestNetworkFailures(t *testing.T) {
 			if ce.Error() != "svc: "+tt.wantReason {
 				t.Errorf("error %q, want %q", ce.Error(), "svc: "+tt.wantReason)
 			}
-			if res.Attempts != 3 || h.state("svc").TotalFailures != 3 {
-				t.Errorf("%d attempts, %d counted; want 3 and 3", res.Attempts, h.state("svc").TotalFailures)
+			if res.Attempts != 3 || h.counts("svc").Failures != 3 {
+				t.Errorf("%d attempts, %d counted; want 3 and 3", res.Attempts, h.counts("svc").Failures)
 			}
 		})
 	}
@@ -84,7 +84,7 @@ func TestLocalNetworkFailureDoesNotTrip(t *testing.T) {
 			res, ce := h.mustFail("svc")
 			wantContains(t, "error", ce.Error(), "attempts exhausted after 3 attempts: "+reason)
 			st := h.state("svc")
-			if res.Attempts != 3 || st.Phase != fusebox.Closed || st.TotalFailures != 0 || st.ConsecutiveFailures != 0 {
+			if res.Attempts != 3 || st.Phase != fusebox.Closed || h.counts("svc").Failures != 0 || st.ConsecutiveFailures != 0 {
 				t.Errorf("%d attempts, circuit %+v; want 3 attempts, closed, nothing counted", res.Attempts, st)
 			}
 		})
@@ -148,7 +148,7 @@ func TestDNS(t *testing.T) {
 				httpcall.WithTransport(resolvingTransport(tt.dns)))
 			_, ce := h.mustFail("ha")
 			wantContains(t, "error", ce.Error(), tt.wantReason)
-			if got := h.state("ha").TotalFailures; got != tt.wantCount {
+			if got := h.counts("ha").Failures; got != tt.wantCount {
 				t.Errorf("%d failures counted, want %d", got, tt.wantCount)
 			}
 		})

@@ -141,7 +141,7 @@ func dumpStore(t *testing.T, s fusebox.Store, keys ...string) string {
 	for _, k := range append(names, keys...) {
 		st, _ := s.Load(ctx, k)
 		events, _ := s.Events(ctx, k, time.Time{})
-		a, ok, _ := s.LoadAnswer(ctx, k)
+		a, ok, _ := s.(fusebox.AnswerStore).LoadAnswer(ctx, k)
 		dump[k] = map[string]any{"state": st, "events": events, "answer": a, "has_answer": ok}
 	}
 	b, err := json.Marshal(dump)

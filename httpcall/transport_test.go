@@ -62,9 +62,9 @@ func TestTransportRetriesServerErrors(t *testing.T) {
 	if got := readAll(t, resp); resp.StatusCode != 200 || got != "ok" || s.hits.Load() != 3 {
 		t.Errorf("got %d %q after %d requests; want 200 ok after 3", resp.StatusCode, got, s.hits.Load())
 	}
-	st, _ := store.Load(context.Background(), circuitOf(t, s.URL))
-	if st.TotalFailures != 2 || st.TotalSuccesses != 1 {
-		t.Errorf("circuit %s recorded %d failures, %d successes; want 2 and 1", st.Name, st.TotalFailures, st.TotalSuccesses)
+	c, _ := store.Counts(context.Background(), circuitOf(t, s.URL))
+	if c.Failures != 2 || c.Successes != 1 {
+		t.Errorf("circuit %s recorded %d failures, %d successes; want 2 and 1", circuitOf(t, s.URL), c.Failures, c.Successes)
 	}
 }
 
@@ -88,9 +88,9 @@ func TestTransportClientErrorIsAnAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	readAll(t, resp)
-	st, _ := store.Load(context.Background(), circuitOf(t, s.URL))
-	if resp.StatusCode != 404 || s.hits.Load() != 1 || st.TotalFailures != 0 {
-		t.Errorf("got %d after %d requests, %d failures counted", resp.StatusCode, s.hits.Load(), st.TotalFailures)
+	c, _ := store.Counts(context.Background(), circuitOf(t, s.URL))
+	if resp.StatusCode != 404 || s.hits.Load() != 1 || c.Failures != 0 {
+		t.Errorf("got %d after %d requests, %d failures counted", resp.StatusCode, s.hits.Load(), c.Failures)
 	}
 }
 
@@ -210,9 +210,9 @@ func TestTransportFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
-			st, _ := store.Load(context.Background(), circuitOf(t, tt.url))
-			if st.TotalFailures != 3 {
-				t.Errorf("%d failures counted, want 3", st.TotalFailures)
+			c, _ := store.Counts(context.Background(), circuitOf(t, tt.url))
+			if c.Failures != 3 {
+				t.Errorf("%d failures counted, want 3", c.Failures)
 			}
 		})
 	}

@@ -12,13 +12,16 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-var _ fusebox.Store = (*Store)(nil)
+var (
+	_ fusebox.Store       = (*Store)(nil)
+	_ fusebox.AnswerStore = (*Store)(nil)
+)
 
 // Store keeps circuit state in memory. It is safe for concurrent use.
 type Store struct {
 	mu      sync.Mutex
 	states  map[string]fusebox.State
-	skips   map[string]uint64
+	counts  map[string]fusebox.Counts
 	events  map[string][]fusebox.Event
 	answers map[string]fusebox.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
@@ -28,7 +31,7 @@ type Store struct {
 func New() *Store {
 	return &Store{
 		states:  map[string]fusebox.State{},
-		skips:   map[string]uint64{},
+		counts:  map[string]fusebox.Counts{},
 		events:  map[string][]fusebox.Event{},
 		answers: map[string]fusebox.Answer{},
 		locks:   map[string]chan struct{}{},
@@ -64,31 +67,34 @@ func (s *Store) Update(_ context.Context, name string, fn func(*fusebox.State) (
 	return st, nil
 }
 
-// RecordSkip counts a skipped call.
-func (s *Store) RecordSkip(_ context.Context, name string) error {
+// Count adds c to the circuit's counters.
+func (s *Store) Count(_ context.Context, name string, c fusebox.Counts) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.skips[name]++
+	s.counts[name] = s.counts[name].Add(c)
 	return nil
 }
 
-// Skips returns the skipped calls counted.
-func (s *Store) Skips(_ context.Context, name string) (uint64, error) {
+// Counts returns the circuit's counters.
+func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.skips[name], nil
+	return s.counts[name], nil
 }
 
-// Names lists the circuits with state, sorted.
+// Names lists the circuits with state or counters, sorted.
 func (s *Store) Names(context.Context) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.states))
+	names := make([]string, 0, len(s.states)+len(s.counts))
 	for n := range s.states {
 		names = append(names, n)
 	}
+	for n := range s.counts {
+		names = append(names, n)
+	}
 	slices.Sort(names)
-	return names, nil
+	return slices.Compact(names), nil
 }
 
 // Events returns the circuit's events at or after since.
@@ -101,6 +107,22 @@ func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fuseb
 			out = append(out, e)
 		}
 	}
+	return out, nil
+}
+
+// AllEvents returns every circuit's events at or after since, by time.
+func (s *Store) AllEvents(_ context.Context, since time.Time) ([]fusebox.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fusebox.Event
+	for _, evs := range s.events {
+		for _, e := range evs {
+			if !e.Time.Before(since) {
+				out = append(out, e)
+			}
+		}
+	}
+	fusebox.SortEvents(out)
 	return out, nil
 }
 
@@ -148,10 +170,17 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 	defer s.mu.Unlock()
 	var r fusebox.GCReport
 	for name, st := range s.states {
-		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TrippedUntilReset() {
+		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TrippedUntilReset() &&
+			now.Sub(s.counts[name].LastSuccess) > unusedFor {
 			delete(s.states, name)
-			delete(s.skips, name)
+			delete(s.counts, name)
 			delete(s.events, name)
+			r.Circuits = append(r.Circuits, name)
+		}
+	}
+	for name, c := range s.counts {
+		if _, ok := s.states[name]; !ok && now.Sub(c.LastSuccess) > unusedFor {
+			delete(s.counts, name)
 			r.Circuits = append(r.Circuits, name)
 		}
 	}

@@ -108,13 +108,13 @@ func runConcurrently(t *testing.T, n, circuits int) {
 				wantOK++
 			}
 		}
-		st, err := decodeState(filepath.Join(state, name+".json"))
+		c, err := decodeCounts(state, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.TotalSuccesses != wantOK || st.TotalFailures != wantFailed {
-			t.Errorf("%s: %d successes and %d failures stored, want %d and %d: lost updates",
-				name, st.TotalSuccesses, st.TotalFailures, wantOK, wantFailed)
+		if c.Successes != wantOK || c.Failures != wantFailed {
+			t.Errorf("%s: %d successes and %d failures counted, want %d and %d: lost updates",
+				name, c.Successes, c.Failures, wantOK, wantFailed)
 		}
 		events, err := decodeEvents(filepath.Join(state, "events", name+".jsonl"))
 		if err != nil {

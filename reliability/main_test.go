@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -207,6 +208,15 @@ func exists(path string) bool {
 
 // decodeState reads a state file strictly: every byte must be one JSON
 // object of fusebox.State's fields.
+// decodeCounts reads a circuit's counters from the state dir.
+func decodeCounts(state, name string) (fusebox.Counts, error) {
+	s, err := file.Open(state)
+	if err != nil {
+		return fusebox.Counts{}, err
+	}
+	return s.Counts(context.Background(), name)
+}
+
 func decodeState(path string) (fusebox.State, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -76,8 +76,13 @@ func TestUnusableStateDirFailsOpen(t *testing.T) {
 		checkRunsUnprotected(t, state, "no space left on device")
 		after := readAll(t, state)
 		for name, b := range after {
-			if _, ok := before[name]; !ok && len(b) == 0 && strings.HasPrefix(name, ".locks/") {
-				delete(after, name) // an empty lock file takes an inode, no space
+			if _, ok := before[name]; !ok && len(b) == 0 && (strings.HasPrefix(name, ".locks/") || strings.HasPrefix(name, ".counts/")) {
+				delete(after, name) // an empty lock or counts file takes an inode, no space
+			}
+			if old, ok := before[name]; ok && strings.HasPrefix(name, ".counts/") && len(old) == len(b) {
+				// Counting adds to words in place, which needs no space:
+				// the failures are still counted, nothing is torn.
+				after[name] = old
 			}
 		}
 		if !equalFiles(before, after) {
@@ -86,8 +91,8 @@ func TestUnusableStateDirFailsOpen(t *testing.T) {
 		if temps, _ := leftovers(t, state); len(temps) > 0 {
 			t.Errorf("temporary files left on the full disk: %v", temps)
 		}
-		if st, err := decodeState(filepath.Join(state, "c.json")); err != nil || st.TotalSuccesses != 1 {
-			t.Errorf("state after the full-disk runs: %+v, %v; want the one success stored before", st, err)
+		if c, err := decodeCounts(state, "c"); err != nil || c.Successes != 1 || c.Failures != 3 {
+			t.Errorf("counts after the full-disk runs: %+v, %v; want the one success before and the 3 failures in place", c, err)
 		}
 	})
 }
@@ -291,8 +296,10 @@ func TestPlantedSymlinkIsNeverFollowed(t *testing.T) {
 	}{
 		{"state file", "c.json", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
 		{"event log", "events/c.jsonl", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
-		{"lock file", ".locks/c.lock", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "too many levels of symbolic links"},
-		{"skips file", ".skips/c.skips", true, runArgs("c", nil, "echo", "ran"), 75, "", "too many levels of symbolic links"},
+		// A failure takes the circuit's lock (a success only counts).
+		{"lock file", ".locks/c.lock", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "too many levels of symbolic links"},
+		{"counts file of a healthy circuit", ".counts/c.counts", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "too many levels of symbolic links"},
+		{"counts file", ".counts/c.counts", true, runArgs("c", nil, "echo", "ran"), 75, "", "too many levels of symbolic links"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
@@ -337,7 +344,7 @@ func TestPlantedSymlinkIsNeverFollowed(t *testing.T) {
 
 // TestPlantedSymlinkedSubdirIsNeverFollowed plants a symlink in place of
 // each subdirectory the store creates lazily (events, answers, .locks,
-// .skips), pointing at a directory outside the state dir that holds files
+// .counts), pointing at a directory outside the state dir that holds files
 // of its own. fusebox refuses a state dir others can create entries in, but
 // links may have been planted before (while the dir was world-writable with
 // the sticky bit, which older fusebox accepted) or restored from a backup.
@@ -350,7 +357,7 @@ func TestPlantedSymlinkedSubdirIsNeverFollowed(t *testing.T) {
 	old := time.Now().Add(-10 * 24 * time.Hour)
 	files := map[string]string{
 		"app.jsonl": "a log line of another program\n", "settings.json": `{"keep": true}`, "weather.json": `{"mine": 1}`,
-		"db.lock": "", "db.skips": "",
+		"db.lock": "", "db.counts": "",
 	}
 	for name, content := range files {
 		p := filepath.Join(victim, name)
@@ -361,7 +368,7 @@ func TestPlantedSymlinkedSubdirIsNeverFollowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, sub := range []string{"events", "answers", ".locks", ".skips"} {
+	for _, sub := range []string{"events", "answers", ".locks", ".counts"} {
 		if err := os.Symlink(victim, filepath.Join(state, sub)); err != nil {
 			t.Fatal(err)
 		}

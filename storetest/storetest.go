@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Run runs the contract suite, each subtest on a store of its own from open.
@@ -49,13 +50,14 @@ var cases = []struct {
 	{"update hands fn the stored state", testUpdateSeesStored},
 	{"events are appended in order and read back from since", testEvents},
 	{"100 concurrent updates lose no increment", testConcurrentUpdates},
-	{"skips are counted per circuit, concurrently", testSkips},
-	{"names lists the circuits with state, sorted", testNames},
+	{"counts add up per circuit over concurrent adds, without touching the state", testCounts},
+	{"names lists the circuits with state or counts, sorted", testNames},
+	{"all events of every circuit come back by time", testAllEvents},
 	{"an answer round-trips, non-UTF-8 body included", testAnswerRoundTrip},
 	{"a missing answer loads with ok false", testAnswerMissing},
 	{"a saved answer replaces the previous one", testAnswerReplaced},
 	{"GC as of now removes nothing recent", testGCNow},
-	{"GC far in the future removes circuits with their events and skips, and answers", testGCFuture},
+	{"GC far in the future removes circuits with their events and counts, and answers", testGCFuture},
 	{"GC drops events older than eventsFor and keeps the circuit", testGCEvents},
 	{"GC keeps a circuit tripped until reset, however long unused", testGCKeepsTrip},
 	{"Exclusive lets one caller of a key at a time do the work", testExclusive},
@@ -74,7 +76,7 @@ func testUpdateStores(t *testing.T, s fusebox.Store) {
 	now := time.Now()
 	got, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		st.Phase = fusebox.Open
-		st.TotalFailures = 3
+		st.ConsecutiveFailures = 3
 		st.LastFailure = "connection refused"
 		st.LastFailureAt = now
 		st.UpdatedAt = now
@@ -83,7 +85,7 @@ func testUpdateStores(t *testing.T, s fusebox.Store) {
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if got.Name != "db" || got.Phase != fusebox.Open || got.TotalFailures != 3 {
+	if got.Name != "db" || got.Phase != fusebox.Open || got.ConsecutiveFailures != 3 {
 		t.Errorf("Update returned %+v, want db open with 3 failures", got)
 	}
 	sameState(t, load(t, s, "db"), got)
@@ -100,8 +102,7 @@ func testRoundTrip(t *testing.T, s fusebox.Store) {
 			{ID: "a1", Granted: opened.Add(time.Second), For: fusebox.Duration(12 * time.Second)},
 			{ID: "b2", Granted: opened.Add(2 * time.Second), For: fusebox.Duration(12 * time.Second)},
 		},
-		LastFailureAt: wall, LastFailure: `refused: "quoted" \ and ünïcode`, LastSuccessAt: wall.Add(-time.Hour),
-		TotalFailures: 1 << 40, TotalSuccesses: 1<<64 - 1, UpdatedAt: time.Now(),
+		LastFailureAt: wall, LastFailure: `refused: "quoted" \ and ünïcode`, UpdatedAt: time.Now(),
 	}
 	update(t, s, "every-field", func(st *fusebox.State) { *st = want })
 	sameState(t, load(t, s, "every-field"), want)
@@ -109,7 +110,7 @@ func testRoundTrip(t *testing.T, s fusebox.Store) {
 
 func testUpdateUnchanged(t *testing.T, s fusebox.Store) {
 	got, err := s.Update(ctx, "idle", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		st.TotalFailures = 1
+		st.ConsecutiveFailures = 1
 		return []fusebox.Event{{Time: time.Now(), Circuit: "idle", Kind: fusebox.EventFailure}}, false
 	})
 	if err != nil {
@@ -128,17 +129,17 @@ func testUpdateUnchanged(t *testing.T, s fusebox.Store) {
 }
 
 func testUpdateSeesStored(t *testing.T, s fusebox.Store) {
-	update(t, s, "db", func(st *fusebox.State) { st.TotalSuccesses = 41 })
+	update(t, s, "db", func(st *fusebox.State) { st.ConsecutiveFailures = 41 })
 	var seen fusebox.State
 	update(t, s, "db", func(st *fusebox.State) {
 		seen = *st
-		st.TotalSuccesses++
+		st.ConsecutiveFailures++
 	})
-	if seen.Name != "db" || seen.TotalSuccesses != 41 {
-		t.Errorf("fn was handed %+v, want db with 41 successes", seen)
+	if seen.Name != "db" || seen.ConsecutiveFailures != 41 {
+		t.Errorf("fn was handed %+v, want db with 41 failures", seen)
 	}
-	if got := load(t, s, "db").TotalSuccesses; got != 42 {
-		t.Errorf("TotalSuccesses = %d, want 42", got)
+	if got := load(t, s, "db").ConsecutiveFailures; got != 42 {
+		t.Errorf("ConsecutiveFailures = %d, want 42", got)
 	}
 }
 
@@ -172,7 +173,7 @@ func testConcurrentUpdates(t *testing.T, s fusebox.Store) {
 	for range n {
 		wg.Go(func() {
 			_, err := s.Update(ctx, "busy", func(st *fusebox.State) ([]fusebox.Event, bool) {
-				st.TotalSuccesses++
+				st.ConsecutiveFailures++
 				st.UpdatedAt = time.Now()
 				return nil, true
 			})
@@ -186,41 +187,88 @@ func testConcurrentUpdates(t *testing.T, s fusebox.Store) {
 			t.Errorf("Update: %v", err)
 		}
 	}
-	if got := load(t, s, "busy").TotalSuccesses; got != n {
-		t.Errorf("TotalSuccesses = %d after %d concurrent increments", got, n)
+	if got := load(t, s, "busy").ConsecutiveFailures; got != n {
+		t.Errorf("ConsecutiveFailures = %d after %d concurrent increments", got, n)
 	}
 }
 
-func testSkips(t *testing.T, s fusebox.Store) {
+func testCounts(t *testing.T, s fusebox.Store) {
 	const n = 50
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	var wg sync.WaitGroup
-	for range n {
+	for i := range n {
 		wg.Go(func() {
-			if err := s.RecordSkip(ctx, "down"); err != nil {
-				t.Errorf("RecordSkip: %v", err)
+			c := fusebox.Counts{Successes: 1, Skips: 2, LastSuccess: t0.Add(time.Duration(i) * time.Second)}
+			if i%5 == 0 {
+				c.Failures = 3
+			}
+			if err := s.Count(ctx, "down", c); err != nil {
+				t.Errorf("Count: %v", err)
 			}
 		})
 	}
-	if err := s.RecordSkip(ctx, "other"); err != nil {
-		t.Fatalf("RecordSkip: %v", err)
-	}
+	count(t, s, "other", fusebox.Counts{Skips: 1})
 	wg.Wait()
-	for name, want := range map[string]uint64{"down": n, "other": 1, "never-skipped": 0} {
-		got, err := s.Skips(ctx, name)
-		if err != nil || got != want {
-			t.Errorf("Skips(%s) = %d, %v; want %d", name, got, err, want)
+	want := fusebox.Counts{Successes: n, Failures: 3 * n / 5, Skips: 2 * n, LastSuccess: t0.Add((n - 1) * time.Second)}
+	if got := counts(t, s, "down"); !sameCounts(got, want) {
+		t.Errorf("Counts(down) = %+v, want %+v", got, want)
+	}
+	if got := counts(t, s, "other"); !sameCounts(got, fusebox.Counts{Skips: 1}) {
+		t.Errorf("Counts(other) = %+v, want 1 skip", got)
+	}
+	if got := counts(t, s, "never-counted"); got != (fusebox.Counts{}) {
+		t.Errorf("Counts(never-counted) = %+v, want zero", got)
+	}
+	// An earlier success does not move LastSuccess back.
+	count(t, s, "down", fusebox.Counts{Successes: 1, LastSuccess: t0})
+	if got := counts(t, s, "down"); !got.LastSuccess.Equal(want.LastSuccess) || got.Successes != n+1 {
+		t.Errorf("after an earlier success: %+v, want LastSuccess kept at %s", got, want.LastSuccess)
+	}
+	if st := load(t, s, "down"); !sameJSON(t, st, fusebox.State{Name: "down"}) {
+		t.Errorf("counting changed the state: %+v", st)
+	}
+}
+
+func testAllEvents(t *testing.T, s fusebox.Store) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev := func(name string, sec int, reason string) fusebox.Event {
+		return fusebox.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: name, Kind: fusebox.EventFailure, Reason: reason}
+	}
+	for _, w := range []struct {
+		name string
+		evs  []fusebox.Event
+	}{
+		{"zigbee", []fusebox.Event{ev("zigbee", 1, "a"), ev("zigbee", 5, "b")}},
+		{"weather", []fusebox.Event{ev("weather", 1, "c"), ev("weather", 3, "d")}},
+		{"zigbee", []fusebox.Event{ev("zigbee", 9, "e")}},
+	} {
+		if _, err := s.Update(ctx, w.name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+			st.UpdatedAt = time.Now()
+			return w.evs, true
+		}); err != nil {
+			t.Fatalf("Update: %v", err)
 		}
+	}
+	all, err := s.AllEvents(ctx, t0.Add(time.Second))
+	if err != nil {
+		t.Fatalf("AllEvents: %v", err)
+	}
+	want := []fusebox.Event{ev("weather", 1, "c"), ev("zigbee", 1, "a"), ev("weather", 3, "d"), ev("zigbee", 5, "b"), ev("zigbee", 9, "e")}
+	sameEvents(t, all, want)
+	if later, err := s.AllEvents(ctx, t0.Add(4*time.Second)); err != nil || len(later) != 2 {
+		t.Errorf("AllEvents since 4s = %d events, %v; want 2", len(later), err)
 	}
 }
 
 func testNames(t *testing.T, s fusebox.Store) {
 	for _, name := range []string{"b", "a.b", "a", "c-d", "a-b", "A", "_x"} {
-		update(t, s, name, func(st *fusebox.State) { st.TotalSuccesses++ })
+		update(t, s, name, func(st *fusebox.State) { st.ConsecutiveFailures++ })
 	}
 	if _, err := s.Update(ctx, "unchanged", func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false }); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	want := []string{"A", "_x", "a", "a-b", "a.b", "b", "c-d"}
+	count(t, s, "only-counted", fusebox.Counts{Successes: 1, LastSuccess: time.Now()})
+	want := []string{"A", "_x", "a", "a-b", "a.b", "b", "c-d", "only-counted"}
 	if got := names(t, s); !slices.Equal(got, want) {
 		t.Errorf("Names = %q, want %q", got, want)
 	}
@@ -234,7 +282,7 @@ func testAnswerRoundTrip(t *testing.T, s fusebox.Store) {
 		Body:     []byte{0xff, 0xfe, 'o', 'k', 0, '\n', 0xc3, 0x28},
 	}
 	saveAnswer(t, s, "weather", want)
-	got, ok, err := s.LoadAnswer(ctx, "weather")
+	got, ok, err := answers(t, s).LoadAnswer(ctx, "weather")
 	if err != nil || !ok {
 		t.Fatalf("LoadAnswer = ok %v, %v; want the saved answer", ok, err)
 	}
@@ -242,7 +290,7 @@ func testAnswerRoundTrip(t *testing.T, s fusebox.Store) {
 }
 
 func testAnswerMissing(t *testing.T, s fusebox.Store) {
-	a, ok, err := s.LoadAnswer(ctx, "never-saved")
+	a, ok, err := answers(t, s).LoadAnswer(ctx, "never-saved")
 	if err != nil || ok {
 		t.Errorf("LoadAnswer = %+v, ok %v, %v; want ok false and no error", a, ok, err)
 	}
@@ -252,7 +300,7 @@ func testAnswerReplaced(t *testing.T, s fusebox.Store) {
 	saveAnswer(t, s, "weather", fusebox.Answer{Source: "primary", StoredAt: time.Now(), Body: []byte("old")})
 	want := fusebox.Answer{Source: "fallback", Status: 203, StoredAt: time.Now(), Body: []byte("new")}
 	saveAnswer(t, s, "weather", want)
-	got, ok, err := s.LoadAnswer(ctx, "weather")
+	got, ok, err := answers(t, s).LoadAnswer(ctx, "weather")
 	if err != nil || !ok {
 		t.Fatalf("LoadAnswer = ok %v, %v", ok, err)
 	}
@@ -265,15 +313,13 @@ func populate(t *testing.T, s fusebox.Store) time.Time {
 	now := time.Now()
 	for _, name := range []string{"api", "db"} {
 		if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
-			st.TotalFailures++
+			st.ConsecutiveFailures++
 			st.UpdatedAt = now
 			return []fusebox.Event{{Time: now, Circuit: name, Kind: fusebox.EventFailure, Reason: "refused"}}, true
 		}); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
-		if err := s.RecordSkip(ctx, name); err != nil {
-			t.Fatalf("RecordSkip: %v", err)
-		}
+		count(t, s, name, fusebox.Counts{Skips: 1, LastSuccess: now})
 	}
 	saveAnswer(t, s, "weather", fusebox.Answer{Source: "primary", StoredAt: now, Body: []byte("sunny")})
 	return now
@@ -294,10 +340,10 @@ func testGCNow(t *testing.T, s fusebox.Store) {
 	if evs := events(t, s, "db", time.Time{}); len(evs) != 1 {
 		t.Errorf("%d events after GC, want 1", len(evs))
 	}
-	if n, err := s.Skips(ctx, "db"); n != 1 || err != nil {
-		t.Errorf("Skips = %d, %v after GC; want 1", n, err)
+	if c := counts(t, s, "db"); c.Skips != 1 {
+		t.Errorf("Counts = %+v after GC; want 1 skip", c)
 	}
-	if _, ok, err := s.LoadAnswer(ctx, "weather"); !ok || err != nil {
+	if _, ok, err := answers(t, s).LoadAnswer(ctx, "weather"); !ok || err != nil {
 		t.Errorf("LoadAnswer = ok %v, %v after GC; want the answer", ok, err)
 	}
 }
@@ -318,10 +364,10 @@ func testGCFuture(t *testing.T, s fusebox.Store) {
 	if evs := events(t, s, "db", time.Time{}); len(evs) != 0 {
 		t.Errorf("events left after GC: %+v", evs)
 	}
-	if n, err := s.Skips(ctx, "db"); n != 0 || err != nil {
-		t.Errorf("Skips = %d, %v after GC; want 0", n, err)
+	if c := counts(t, s, "db"); c != (fusebox.Counts{}) {
+		t.Errorf("Counts = %+v after GC; want none", c)
 	}
-	if _, ok, err := s.LoadAnswer(ctx, "weather"); ok || err != nil {
+	if _, ok, err := answers(t, s).LoadAnswer(ctx, "weather"); ok || err != nil {
 		t.Errorf("LoadAnswer = ok %v, %v after GC; want none", ok, err)
 	}
 }
@@ -374,7 +420,7 @@ func testBreaker(t *testing.T, s fusebox.Store) {
 		})
 	}
 	st := load(t, s, "api")
-	if st.Phase != fusebox.Open || st.TotalFailures != uint64(p.TripAfter) {
+	if st.Phase != fusebox.Open || st.ConsecutiveFailures != p.TripAfter {
 		t.Fatalf("after %d failures: %+v, want open", p.TripAfter, st)
 	}
 	if _, err := st.Decide(now.Add(time.Second)); !errors.Is(err, fusebox.ErrOpen) {
@@ -436,9 +482,42 @@ func names(t *testing.T, s fusebox.Store) []string {
 	return names
 }
 
+func count(t *testing.T, s fusebox.Store, name string, c fusebox.Counts) {
+	t.Helper()
+	if err := s.Count(ctx, name, c); err != nil {
+		t.Fatalf("Count(%s): %v", name, err)
+	}
+}
+
+func counts(t *testing.T, s fusebox.Store, name string) fusebox.Counts {
+	t.Helper()
+	c, err := s.Counts(ctx, name)
+	if err != nil {
+		t.Fatalf("Counts(%s): %v", name, err)
+	}
+	return c
+}
+
+func sameCounts(a, b fusebox.Counts) bool {
+	return a.Successes == b.Successes && a.Failures == b.Failures && a.Skips == b.Skips && a.LastSuccess.Equal(b.LastSuccess)
+}
+
+func sameJSON(t *testing.T, a, b any) bool { return jsonOf(t, a) == jsonOf(t, b) }
+
+// answers returns s as an AnswerStore; the answer cases apply only to a
+// store that keeps answers.
+func answers(t *testing.T, s fusebox.Store) fusebox.AnswerStore {
+	t.Helper()
+	a, ok := s.(fusebox.AnswerStore)
+	if !ok {
+		testenv.Skip(t, "%T keeps no answers (it is no fusebox.AnswerStore)", s)
+	}
+	return a
+}
+
 func saveAnswer(t *testing.T, s fusebox.Store, key string, a fusebox.Answer) {
 	t.Helper()
-	if err := s.SaveAnswer(ctx, key, a); err != nil {
+	if err := answers(t, s).SaveAnswer(ctx, key, a); err != nil {
 		t.Fatalf("SaveAnswer(%s): %v", key, err)
 	}
 }
@@ -502,7 +581,7 @@ func testExclusive(t *testing.T, s fusebox.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.Exclusive(ctx, "weather", func() error {
+			err := answers(t, s).Exclusive(ctx, "weather", func() error {
 				mu.Lock()
 				inside++
 				most = max(most, inside)
@@ -524,7 +603,7 @@ func testExclusive(t *testing.T, s fusebox.Store) {
 		t.Errorf("%d callers inside at once and %d runs; want 1 and 20", most, runs)
 	}
 	want := errors.New("fn failed")
-	if err := s.Exclusive(ctx, "weather", func() error { return want }); !errors.Is(err, want) {
+	if err := answers(t, s).Exclusive(ctx, "weather", func() error { return want }); !errors.Is(err, want) {
 		t.Errorf("Exclusive = %v, want fn's error", err)
 	}
 }
@@ -535,7 +614,7 @@ func testExclusiveCancelled(t *testing.T, s fusebox.Store) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Exclusive(ctx, "weather", func() error {
+		answers(t, s).Exclusive(ctx, "weather", func() error {
 			close(held)
 			<-release
 			return nil
@@ -545,7 +624,7 @@ func testExclusiveCancelled(t *testing.T, s fusebox.Store) {
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	ran := false
-	if err := s.Exclusive(cctx, "weather", func() error { ran = true; return nil }); err == nil || ran {
+	if err := answers(t, s).Exclusive(cctx, "weather", func() error { ran = true; return nil }); err == nil || ran {
 		t.Errorf("Exclusive on a held key with an ending ctx = %v, ran %v; want an error and fn not run", err, ran)
 	}
 	close(release)

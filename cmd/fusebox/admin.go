@@ -39,8 +39,8 @@ func newTripCmd(a *app) *cobra.Command {
   fusebox trip nas-backup              # until 'fusebox reset nas-backup'`,
 		Args: nameArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runForce(cmd.Context(), a, args[0], func(st *fusebox.State, now fusebox.Instant) []fusebox.Event {
-				return st.Trip(now, d)
+			return runForce(cmd.Context(), a, args[0], func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
+				return c.Trip(ctx, args[0], d)
 			})
 		},
 	}
@@ -54,29 +54,26 @@ func newResetCmd(a *app) *cobra.Command {
 		Short: "Close a circuit and forget its failures (totals are kept)",
 		Args:  nameArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runForce(cmd.Context(), a, args[0], func(st *fusebox.State, now fusebox.Instant) []fusebox.Event {
-				return st.Reset(now)
+			return runForce(cmd.Context(), a, args[0], func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
+				return c.Reset(ctx, args[0])
 			})
 		},
 	}
 }
 
-// runForce applies a forced transition and says what it did.
-func runForce(ctx context.Context, a *app, name string, apply func(*fusebox.State, fusebox.Instant) []fusebox.Event) error {
+// runForce trips or resets a circuit and says what it did.
+func runForce(ctx context.Context, a *app, name string, force func(context.Context, *fusebox.Circuits) (fusebox.View, error)) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	now := a.clock.Now()
-	st, err := store.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
-		return apply(st, now), true
-	})
+	c := a.circuits(store)
+	v, err := force(ctx, c)
 	if err != nil {
-		return fmt.Errorf("update %s: %w", name, err)
+		return err
 	}
-	v := st.View(now)
 	switch {
 	case v.Phase == fusebox.ForcedOpen && v.ReopensIn > 0:
 		fmt.Fprintf(a.stdout, "%s: forced open; closes in %s\n", name, v.ReopensIn.Round(time.Second))
@@ -85,7 +82,7 @@ func runForce(ctx context.Context, a *app, name string, apply func(*fusebox.Stat
 	default:
 		fmt.Fprintf(a.stdout, "%s: %s\n", name, v.Phase)
 	}
-	return nil
+	return c.Flush(ctx)
 }
 
 func newGCCmd(a *app) *cobra.Command {

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/sysclock"
@@ -108,47 +107,19 @@ func (a *app) stateDir(cfg *config.Config) string {
 	return dir
 }
 
-// openStore opens the state store. When it cannot be used, fusebox must still
-// let calls through: the returned store then fails every operation, and the
-// Do loop warns once, with the reason (a state dir refused as unsafe is named
-// with what to change), and runs unprotected.
+// openStore opens the state store, failing open (see package failopen).
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
-	dir := a.stateDir(cfg)
-	opts := []file.Option{file.WithLogger(a.logger)}
+	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
 	if cfg != nil {
-		opts = append(opts, file.WithFsync(cfg.Fsync), file.WithRetention(cfg.GCAfter, fusebox.DefaultEventRetention))
+		o.Fsync, o.GCAfter = cfg.Fsync, cfg.GCAfter
 	}
-	s, err := file.Open(dir, opts...)
-	if err != nil {
-		return unavailable{err: err}
-	}
-	return s
+	return failopen.Open(o)
 }
 
-// unavailable is the Store of a state dir that could not be opened.
-type unavailable struct{ err error }
-
-func (u unavailable) Load(context.Context, string) (fusebox.State, error) {
-	return fusebox.State{}, u.err
+// circuits returns the breakers of a command, kept in store.
+func (a *app) circuits(store fusebox.Store, opts ...fusebox.Option) *fusebox.Circuits {
+	return fusebox.New(store, append([]fusebox.Option{fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger)}, opts...)...)
 }
-func (u unavailable) Update(context.Context, string, func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
-	return fusebox.State{}, u.err
-}
-func (u unavailable) RecordSkip(context.Context, string) error                 { return u.err }
-func (u unavailable) Skips(context.Context, string) (uint64, error)            { return 0, u.err }
-func (u unavailable) Names(context.Context) ([]string, error)                  { return nil, u.err }
-func (u unavailable) SaveAnswer(context.Context, string, fusebox.Answer) error { return u.err }
-func (u unavailable) LoadAnswer(context.Context, string) (fusebox.Answer, bool, error) {
-	return fusebox.Answer{}, false, u.err
-}
-func (u unavailable) Events(context.Context, string, time.Time) ([]fusebox.Event, error) {
-	return nil, u.err
-}
-func (u unavailable) GC(context.Context, time.Time, time.Duration, time.Duration) (fusebox.GCReport, error) {
-	return fusebox.GCReport{}, u.err
-}
-func (u unavailable) Exclusive(context.Context, string, func() error) error { return u.err }
-func (u unavailable) Close() error                                          { return nil }
 
 // addGlobalFlags adds the flags every command takes, for the command tree
 // and for the fast path alike.

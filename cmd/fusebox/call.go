@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -77,13 +76,13 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	if err != nil {
 		return err
 	}
-	endpoints, chains, err := callTargets(cfg, o)
+	targets, err := callTargets(cfg, o)
 	if err != nil {
 		return err
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	client, err := httpcall.New(store, endpoints, chains,
+	client, err := httpcall.New(store, targets.Endpoints, targets.Chains,
 		httpcall.WithLogger(a.logger), httpcall.WithClock(a.clock), httpcall.WithRedactor(a.redactor))
 	if err != nil {
 		return &configError{err: err}
@@ -119,48 +118,31 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 
 // callTargets returns the endpoints and chains a call may use: those of the
 // config, with policy flags applied, or the ad-hoc --url endpoint.
-func callTargets(cfg *config.Config, o *callOptions) ([]*httpcall.Endpoint, []*httpcall.Chain, error) {
+func callTargets(cfg *config.Config, o *callOptions) (config.Targets, error) {
 	if o.url != "" {
 		u, err := url.Parse(o.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, nil, usageErrorf("--url: want an http:// or https:// URL, got %q", o.url)
+			return config.Targets{}, usageErrorf("--url: want an http:// or https:// URL, got %q", o.url)
 		}
 		policy := o.policy.apply(cfg.Policy(o.name))
 		if err := o.policy.validate(policy); err != nil {
-			return nil, nil, err
+			return config.Targets{}, err
 		}
 		ep := &httpcall.Endpoint{
 			Name: o.name, URL: o.url, Method: "GET", RetryOn: httpcall.DefaultRetryOn(),
 			MaxBody: httpcall.DefaultMaxBody, Policy: policy,
 		}
-		return []*httpcall.Endpoint{ep}, nil, nil
+		return config.Targets{Endpoints: []*httpcall.Endpoint{ep}}, nil
 	}
-	if cfg == nil {
-		return nil, nil, usageErrorf("%s: no config file, so no endpoints: add it under circuits: with an http: block, or call it with --url URL", o.name)
+	if err := cfg.Callable(o.name); err != nil {
+		return config.Targets{}, &usageError{msg: err.Error()}
 	}
-	var endpoints []*httpcall.Endpoint
-	for _, c := range cfg.Circuits {
-		if c.Endpoint == nil {
-			continue
-		}
-		ep := *c.Endpoint
+	t := cfg.Targets()
+	for _, ep := range t.Endpoints {
 		ep.Policy = o.policy.apply(ep.Policy)
 		if err := o.policy.validate(ep.Policy); err != nil {
-			return nil, nil, err
+			return config.Targets{}, err
 		}
-		endpoints = append(endpoints, &ep)
 	}
-	var chains []*httpcall.Chain
-	for _, c := range cfg.Chains {
-		chains = append(chains, c)
-	}
-	known := slices.ContainsFunc(endpoints, func(e *httpcall.Endpoint) bool { return e.Name == o.name }) ||
-		slices.ContainsFunc(chains, func(c *httpcall.Chain) bool { return c.Name == o.name })
-	if !known {
-		if c, ok := cfg.Circuits[o.name]; ok && c.Endpoint == nil {
-			return nil, nil, usageErrorf("%s is a circuit without an http: block in %s; use 'fusebox run' for commands", o.name, cfg.Path)
-		}
-		return nil, nil, usageErrorf("no endpoint or chain named %s in %s", o.name, cfg.Path)
-	}
-	return endpoints, chains, nil
+	return t, nil
 }

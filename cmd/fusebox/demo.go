@@ -16,6 +16,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/status"
 )
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -155,11 +156,11 @@ func (d *demo) tour(ctx context.Context, dir string) error {
 		"the classic 3-attempt bash retry loop would have sent 18 a minute, and each\n"+
 		"would have hung through every wait.\n", d.api.downRequests("weather"))
 	d.step("What 'fusebox status' shows now", "")
-	rows, err := statusRows(ctx, d.store, nil, nil, fusebox.WallClock{}.Now())
+	rows, err := status.Snapshot(ctx, d.store, nil, status.Catalog{}, nil, fusebox.WallClock{}.Now())
 	if err != nil {
 		return err
 	}
-	if err := printStatus(d.out, rows, time.Now()); err != nil {
+	if err := status.WriteTable(d.out, rows, time.Now()); err != nil {
 		return err
 	}
 	d.say("\nNext: fusebox run --help, fusebox call --help, and the README's weather chain.\n")

@@ -1,0 +1,141 @@
+package file
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/fusebox-hq/fusebox"
+	"golang.org/x/sys/unix"
+)
+
+// A circuit's counters live in .counts/NAME.counts: four 64-bit words in the
+// machine's byte order — successes, failures, skips, and the last success
+// in Unix nanoseconds. Every process maps the file shared and adds with
+// atomic instructions, so concurrent adds from any number of processes are
+// all kept without a lock, and nothing is written but the words themselves
+// (no rename, no fsync: the kernel writes the page back in its own time).
+const (
+	wordSuccesses = iota
+	wordFailures
+	wordSkips
+	wordLastSuccess
+	countWords
+	countsSize = countWords * 8
+)
+
+// Count adds c to the circuit's counters. After counting a success, at most
+// once an hour, it runs GC with the configured retention, as Update does
+// after a write: a host whose circuits only ever succeed cleans up too.
+func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fmt.Errorf("count: %w", err)
+	}
+	if err := s.checkSubdir(countsDir, true); err != nil {
+		return fmt.Errorf("count %s: %w", name, err)
+	}
+	err := s.withCounts(name, func(w *[countWords]uint64) {
+		for i, n := range [...]uint64{c.Successes, c.Failures, c.Skips} {
+			if n != 0 {
+				atomic.AddUint64(&w[i], n)
+			}
+		}
+		if !c.LastSuccess.IsZero() {
+			t := uint64(c.LastSuccess.UnixNano())
+			for old := atomic.LoadUint64(&w[wordLastSuccess]); old < t; old = atomic.LoadUint64(&w[wordLastSuccess]) {
+				if atomic.CompareAndSwapUint64(&w[wordLastSuccess], old, t) {
+					break
+				}
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("count %s: %w", name, err)
+	}
+	if c.Successes > 0 {
+		s.maybeGC(ctx)
+	}
+	return nil
+}
+
+// Counts reads the circuit's counters. It only reads (a state dir another
+// user may not write still shows its counts); a word being added to as it is
+// read may be off by that add.
+func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fusebox.Counts{}, fmt.Errorf("read counts: %w", err)
+	}
+	err := s.checkSubdir(countsDir, false)
+	var b []byte
+	if err == nil {
+		b, err = readFile(s.countsPath(name))
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fusebox.Counts{}, nil
+	}
+	if err != nil {
+		return fusebox.Counts{}, fmt.Errorf("read counts of %s: %w", name, err)
+	}
+	var w [countWords]uint64
+	for i := range w {
+		if len(b) >= (i+1)*8 {
+			w[i] = binary.NativeEndian.Uint64(b[i*8:])
+		}
+	}
+	c := fusebox.Counts{Successes: w[wordSuccesses], Failures: w[wordFailures], Skips: w[wordSkips]}
+	if t := w[wordLastSuccess]; t != 0 {
+		c.LastSuccess = time.Unix(0, int64(t))
+	}
+	return c, nil
+}
+
+// withCounts maps the circuit's counters file, creating it (zeroed) when
+// missing, and runs fn on its words. A file of any other size (a
+// person's edit) is extended or read as far as it goes: extending it with
+// zeros keeps the words it has. A fault on the mapping (the file cut short
+// under us by someone else) is an error, not a crash.
+func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error) {
+	path := s.countsPath(name)
+	fd, err := openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if st.Size < countsSize {
+		// Allocate the words' blocks now: a write through the mapping to a
+		// block the disk has no room for would fault, where this says why.
+		err := unix.Fallocate(fd, 0, 0, countsSize)
+		if errors.Is(err, unix.EOPNOTSUPP) {
+			err = unix.Ftruncate(fd, countsSize)
+		}
+		if err != nil {
+			return &fs.PathError{Op: "allocate", Path: path, Err: err}
+		}
+	}
+	mem, err := unix.Mmap(fd, 0, countsSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return &fs.PathError{Op: "mmap", Path: path, Err: err}
+	}
+	defer unix.Munmap(mem)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: fault while counting (the file was cut short by someone else?): %v", path, r)
+		}
+	}()
+	fn((*[countWords]uint64)(unsafe.Pointer(&mem[0])))
+	return nil
+}

@@ -1,0 +1,240 @@
+package fusebox_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/mem"
+)
+
+// lockWatch is a Store that knows when an Update holds its lock.
+type lockWatch struct {
+	fusebox.Store
+	held    atomic.Int32
+	updates atomic.Int32
+}
+
+func (s *lockWatch) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	s.updates.Add(1)
+	return s.Store.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		s.held.Add(1)
+		defer s.held.Add(-1)
+		return fn(st)
+	})
+}
+
+// recorder is a listener that keeps what it is told.
+type recorder struct {
+	mu     sync.Mutex
+	events []fusebox.Event
+}
+
+func (r *recorder) listen(e fusebox.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) kinds() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		k := string(e.Kind)
+		if e.Kind == fusebox.EventTransition {
+			k += ":" + string(e.To)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func onePolicy() fusebox.Policy {
+	return fusebox.Policy{
+		Retry:   fusebox.RetryPolicy{Attempts: 1},
+		Breaker: fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Minute},
+	}
+}
+
+func TestListenerHearsEveryFailureTransitionSuccessAndSkipInOrder(t *testing.T) {
+	rec := &recorder{}
+	c := fusebox.New(mem.New(), fusebox.WithPolicy(onePolicy()), fusebox.WithListener(rec.listen))
+	ctx := context.Background()
+	c.Do(ctx, "api", func(context.Context) error { return nil })
+	for range 2 {
+		c.Do(ctx, "api", func(context.Context) error { return errRefused })
+	}
+	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+		t.Fatalf("Do on the open circuit = %v", err)
+	}
+	if _, err := c.Reset(ctx, "api"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"success", "failure", "failure", "transition:open", "skip", "transition:closed"}
+	if got := rec.kinds(); !slices.Equal(got, want) {
+		t.Errorf("listener heard %q, want %q", got, want)
+	}
+}
+
+func TestListenerRunsAfterTheLockIsReleased(t *testing.T) {
+	store := &lockWatch{Store: mem.New()}
+	heardUnderLock := make(chan bool, 16)
+	var c *fusebox.Circuits
+	c = fusebox.New(store, fusebox.WithPolicy(onePolicy()), fusebox.WithListener(func(e fusebox.Event) {
+		if e.Kind != fusebox.EventTransition {
+			return
+		}
+		under := store.held.Load() != 0
+		// Taking the circuit's lock from the listener works: nobody holds it.
+		_, err := store.Update(context.Background(), e.Circuit, func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false })
+		heardUnderLock <- under || err != nil
+	}))
+	ctx := context.Background()
+	for range 2 {
+		c.Do(ctx, "api", func(context.Context) error { return errRefused })
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case under := <-heardUnderLock:
+		if under {
+			t.Error("the transition reached the listener while the store's lock was held")
+		}
+	default:
+		t.Fatal("the listener never heard the circuit open")
+	}
+}
+
+func TestABlockedListenerDelaysNoCall(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	rec := &recorder{}
+	c := fusebox.New(mem.New(), fusebox.WithPolicy(onePolicy()), fusebox.WithListener(func(e fusebox.Event) {
+		once.Do(func() { close(entered); <-release })
+		rec.listen(e)
+	}))
+	ctx := context.Background()
+	c.Do(ctx, "api", func(context.Context) error { return errRefused })
+	<-entered // the listener now blocks on its first event
+
+	// Every later call returns while the listener is stuck.
+	for range 20 {
+		c.Do(ctx, "api", func(context.Context) error { return errRefused })
+	}
+	if _, err := c.Trip(ctx, "api", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := c.Flush(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Flush with a listener stuck and ctx done = %v, want ctx's error", err)
+	}
+
+	close(release)
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.kinds()
+	want := []string{"failure", "failure", "transition:open"}
+	for range 19 {
+		want = append(want, "skip")
+	}
+	want = append(want, "transition:forced_open")
+	if !slices.Equal(got, want) {
+		t.Errorf("after release the listener heard %q, want %q", got, want)
+	}
+}
+
+func TestAListenerThatPanicsFailsNoCall(t *testing.T) {
+	log := &logBuffer{}
+	c := fusebox.New(mem.New(), fusebox.WithPolicy(onePolicy()), fusebox.WithLogger(newTestLogger(log)),
+		fusebox.WithListener(func(fusebox.Event) { panic("listener bug") }))
+	ctx := context.Background()
+	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); err != nil {
+		t.Fatalf("Do = %v, want the call's own success", err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.lines("level=WARN", "a listener panicked", "listener bug"); len(got) != 1 {
+		t.Errorf("want one warning naming the panic; log:\n%s", log)
+	}
+}
+
+func TestAQuietSuccessOnlyCounts(t *testing.T) {
+	store := &lockWatch{Store: mem.New()}
+	c := fusebox.New(store, fusebox.WithPolicy(onePolicy()))
+	ctx := context.Background()
+	for range 5 {
+		if err := c.Do(ctx, "healthy", func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.updates.Load(); n != 0 {
+		t.Errorf("5 successes on a closed circuit made %d Updates, want none: a healthy call takes no lock", n)
+	}
+	if cn, _ := store.Counts(ctx, "healthy"); cn.Successes != 5 || cn.LastSuccess.IsZero() {
+		t.Errorf("Counts = %+v, want 5 successes and the last one's time", cn)
+	}
+
+	// A success after a failure has a failure to forget: it goes through Update.
+	c.Do(ctx, "healthy", func(context.Context) error { return errRefused })
+	before := store.updates.Load()
+	c.Do(ctx, "healthy", func(context.Context) error { return nil })
+	st, _ := store.Load(ctx, "healthy")
+	if store.updates.Load() == before || st.ConsecutiveFailures != 0 {
+		t.Errorf("a success after a failure left %+v without an Update", st)
+	}
+}
+
+func TestTripAndResetSteerTheCircuit(t *testing.T) {
+	rec := &recorder{}
+	c := fusebox.New(mem.New(), fusebox.WithListener(rec.listen))
+	ctx := context.Background()
+	v, err := c.Trip(ctx, "nas", 10*time.Minute)
+	if err != nil || v.Phase != fusebox.ForcedOpen || v.ReopensIn != 10*time.Minute {
+		t.Fatalf("Trip = %+v, %v; want forced open for 10m", v, err)
+	}
+	ran := false
+	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); !errors.Is(err, fusebox.ErrOpen) || ran {
+		t.Errorf("Do on a tripped circuit = %v, ran %v", err, ran)
+	}
+	if v, err := c.Reset(ctx, "nas"); err != nil || v.Phase != fusebox.Closed {
+		t.Errorf("Reset = %+v, %v; want closed", v, err)
+	}
+	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); err != nil || !ran {
+		t.Errorf("Do after Reset = %v, ran %v", err, ran)
+	}
+	if _, err := c.Trip(ctx, "../etc", 0); err == nil {
+		t.Error("Trip took an invalid name")
+	}
+	if _, err := c.Trip(ctx, "nas", -time.Second); err == nil {
+		t.Error("Trip took a negative duration")
+	}
+	c.Flush(ctx)
+	if got := rec.kinds(); !slices.Equal(got, []string{"transition:forced_open", "skip", "transition:closed", "success"}) {
+		t.Errorf("listener heard %q", got)
+	}
+}
+
+// newTestLogger logs to b without timestamps.
+func newTestLogger(b *logBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+}
