@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/fusebox-hq/fusebox"
@@ -32,7 +31,7 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
 	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", ep.safeURL)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return answer{}, c.transportFailure(ctx, ep, err)
+		return answer{}, c.judged(ep, judgeError(ctx, err, ep.rules()))
 	}
 	defer resp.Body.Close()
 	if f := c.judgeStatus(ep, resp); f != nil {
@@ -70,74 +69,58 @@ func (ep *endpoint) request(ctx context.Context) (*http.Request, error) {
 	return req, nil
 }
 
+// rules are ep's retry rules for the shared judge.
+func (ep *endpoint) rules() rules {
+	return rules{
+		retryOn:    ep.RetryOn,
+		tripOn4xx:  ep.TripOn4xx,
+		accept:     ep.statusOK,
+		repeatable: ep.RetryUnsafe || idempotent(ep.Method),
+	}
+}
+
 // failure makes the Failure for reason. retryable says whether ep's retry_on
 // covers it; dial, whether the request surely never reached the server.
 func (c *Client) failure(ep *endpoint, reason string, retryable, dial bool) *fusebox.Failure {
-	reason = c.red.String(shorten(reason))
-	f := &fusebox.Failure{Err: errors.New(reason), Reason: reason, Permanent: !retryable}
-	if retryable && !dial && !ep.RetryUnsafe && !idempotent(ep.Method) {
-		f.Permanent = true
-		c.log.Info(ep.Method+" not retried: the request may have reached the server (set retry_unsafe to retry it)",
-			"endpoint", ep.Name, "reason", reason)
-	}
-	return f
+	return c.judged(ep, ep.rules().fail(nil, reason, retryable, dial))
 }
 
-func (c *Client) transportFailure(ctx context.Context, ep *endpoint, err error) error {
-	tf := classify(ctx, err)
-	var retryable bool
-	switch tf.kind {
-	case kindCanceled:
-		// Do sees its caller's cancellation itself; err holds the URL.
-		return &fusebox.Failure{Err: context.Canceled, Reason: "canceled"}
-	case kindConnect:
-		retryable = ep.RetryOn.Connect
-	case kindTimeout:
-		retryable = ep.RetryOn.Timeout
-	case kindLocal:
-		retryable = true
+// judged returns v's failure with its reason redacted (its Err, which may
+// hold the URL, becomes the redacted reason too), and says so when ep's
+// method kept it from being retried.
+func (c *Client) judged(ep *endpoint, v verdict) *fusebox.Failure {
+	f := v.failure
+	if f == nil || f.Err == context.Canceled { // the bare sentinel: nothing to hide
+		return f
 	}
-	f := c.failure(ep, tf.reason, retryable, tf.dial)
-	f.Local = tf.kind == kindLocal
+	f.Reason = c.red.String(shorten(f.Reason))
+	f.Err = errors.New(f.Reason)
+	if v.unsafe {
+		c.log.Info(ep.Method+" not retried: the request may have reached the server (set retry_unsafe to retry it)",
+			"endpoint", ep.Name, "reason", f.Reason)
+	}
 	return f
 }
 
 // judgeStatus returns nil when ep expects the response's status, and
-// otherwise the failure it is.
+// otherwise the failure it is: the shared judge's, with ep's expect.status
+// in the reason and a 401 or 403 logged as an error.
 func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure {
 	code := resp.StatusCode
-	if ep.statusOK(code) {
+	v := judgeResponse(code, resp.Header, ep.rules(), c.clock.Now().Wall)
+	if v.failure == nil {
 		return nil
 	}
-	reason := fmt.Sprintf("status %d %s", code, http.StatusText(code))
 	if len(ep.Expect.Status) > 0 && code < 400 {
-		reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
+		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
 	}
-	listed := slices.Contains(ep.RetryOn.Codes, code)
-	var f *fusebox.Failure
-	switch {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		f = c.failure(ep, reason, false, false)
-		f.Neutral = !ep.TripOn4xx
+	f := c.judged(ep, v)
+	if v.badRetryAfter != "" {
+		c.log.Debug("ignoring unreadable Retry-After", "endpoint", ep.Name, "value", shorten(v.badRetryAfter))
+	}
+	if code == http.StatusUnauthorized || code == http.StatusForbidden {
 		c.log.Error(fmt.Sprintf("%s: %d %s — check the token; not retried (Home Assistant bans IPs after repeated bad logins)",
 			ep.Name, code, http.StatusText(code)), "endpoint", ep.Name, "url", ep.safeURL)
-	case code == http.StatusTooManyRequests:
-		f = c.failure(ep, reason, ep.RetryOn.TooManyRequests || listed, false)
-		if d, ok := c.retryAfter(ep, resp); ok {
-			f.RetryAfter, f.OpenFor = d, d // other callers should wait too
-		}
-	case code >= 500:
-		f = c.failure(ep, reason, ep.RetryOn.ServerErrors || listed, false)
-		if code == http.StatusServiceUnavailable {
-			f.RetryAfter, _ = c.retryAfter(ep, resp)
-		}
-	case code >= 400:
-		// The request, not the endpoint, is wrong: retrying will not help
-		// and the endpoint is not to blame, unless the config says so.
-		f = c.failure(ep, reason, listed, false)
-		f.Neutral = !ep.TripOn4xx && !listed
-	default: // a status the expectation does not accept
-		f = c.failure(ep, reason, true, false)
 	}
 	return f
 }
@@ -147,20 +130,6 @@ func (ep *endpoint) statusOK(code int) bool {
 		return code >= 200 && code <= 299
 	}
 	return slices.Contains(ep.Expect.Status, code)
-}
-
-// retryAfter reads the response's Retry-After; an unreadable one is ignored,
-// and the computed backoff applies.
-func (c *Client) retryAfter(ep *endpoint, resp *http.Response) (d time.Duration, ok bool) {
-	v := resp.Header.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	d, ok = ParseRetryAfter(v, c.clock.Now().Wall)
-	if !ok {
-		c.log.Debug("ignoring unreadable Retry-After", "endpoint", ep.Name, "value", shorten(v))
-	}
-	return d, ok
 }
 
 // readBody reads at most ep.MaxBody bytes; a longer body is a failure, and

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/fusebox-hq/fusebox"
 )
@@ -16,13 +15,28 @@ import (
 // Name(req) names, so the breaker is asked before every attempt and every
 // outcome is recorded.
 //
-// A connection failure, a timeout, a 5xx or a 429 is a failed attempt,
-// retried per the circuit's policy (a server's Retry-After replaces the
-// backoff; a 429 with one opens the circuit for that long). When the final
-// attempt got a response, that response is returned; earlier ones are drained
-// and closed. Any other response, 4xx included, is a success: the server is up
-// and answering. An open circuit fails at once with an error matching
-// fusebox.ErrOpen, sending nothing.
+// Responses and failures are judged as an endpoint with the default retry_on
+// judges them (DefaultRetryOn, no trip_on_4xx), except that any status below
+// 400 is accepted:
+//   - A connection failure, a timeout, a 5xx or a 429 is a failed attempt: it
+//     counts against the breaker and is retried per the circuit's policy. A
+//     server's Retry-After on a 429 or a 503, its HTTP-date read against the
+//     circuits' clock, replaces the backoff; a 429 with one also opens the
+//     circuit for that long.
+//   - Any other 4xx, 401 and 403 included, is the request's fault: a failed
+//     attempt that is not retried and counts neither against the breaker nor
+//     as a success.
+//   - A response below 400 is a success: the server is up and answering
+//     (redirects are for the http.Client to follow).
+//   - A TLS failure counts and is not retried; a failure of this machine's
+//     own network is retried and does not count.
+//
+// When the final attempt got a response, that response is returned with a
+// nil error, whatever it was judged, unless the request's context was
+// canceled; earlier ones are drained and closed. An open circuit fails at
+// once with an error matching fusebox.ErrOpen, sending nothing. Otherwise the
+// error is the one Circuits.Do returned: an *fusebox.ExhaustedError wrapping
+// the last attempt's error, or the request context's error.
 //
 // The policy's attempt timeout covers waiting for the response headers;
 // reading the body is bounded by the request's own context. A request with a
@@ -52,7 +66,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	bodyUsed := false
-	retrySafe := idempotent(req.Method) || req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+	rules := rules{
+		retryOn:    DefaultRetryOn(),
+		accept:     belowClientErrors,
+		repeatable: idempotent(req.Method) || req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != "",
+		sendOnce:   hasBody && req.GetBody == nil,
+	}
 	var last *http.Response // the latest attempt's response
 	discardLast := func() {
 		if last != nil {
@@ -88,25 +107,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if err != nil {
 			rcancel()
-			return t.failure(actx, err, hasBody && req.GetBody == nil, retrySafe)
+			return judgeError(actx, err, rules).err()
 		}
 		resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: rcancel}
 		last = resp
-		code := resp.StatusCode
-		if code < 500 && code != http.StatusTooManyRequests {
-			return nil
-		}
-		f := &fusebox.Failure{Err: errors.New(resp.Status), Reason: "status " + resp.Status}
-		f.Permanent = !retrySafe || hasBody && req.GetBody == nil
-		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
-			if d, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-				f.RetryAfter = d
-				if code == http.StatusTooManyRequests {
-					f.OpenFor = d
-				}
-			}
-		}
-		return f
+		return judgeResponse(resp.StatusCode, resp.Header, rules, t.Circuits.Clock().Now().Wall).err()
 	})
 
 	switch {
@@ -120,16 +125,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close() // a RoundTripper closes the body, even when it sends nothing
 	}
 	return nil, err
-}
-
-func (t *Transport) failure(ctx context.Context, err error, cannotReplay, retrySafe bool) error {
-	tf := classify(ctx, err)
-	if tf.kind == kindCanceled {
-		return &fusebox.Failure{Err: context.Canceled, Reason: "canceled"}
-	}
-	f := &fusebox.Failure{Err: err, Reason: tf.reason, Local: tf.kind == kindLocal}
-	f.Permanent = tf.kind == kindTLS || cannotReplay || !retrySafe && !tf.dial
-	return f
 }
 
 // cancelBody releases a request's context once its response body is closed.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -26,10 +27,16 @@ func transportClient(t *testing.T, mods ...func(*fusebox.Policy)) (*http.Client,
 	for _, m := range mods {
 		m(&p)
 	}
-	store := mem.New()
 	base := &http.Transport{}
 	t.Cleanup(base.CloseIdleConnections)
-	tr := &httpcall.Transport{Circuits: fusebox.New(store, fusebox.WithPolicy(p)), Base: base}
+	return transportOver(base, fusebox.WithPolicy(p))
+}
+
+// transportOver returns an *http.Client whose requests go through a
+// Transport over base, with circuits made with opts in a new store.
+func transportOver(base http.RoundTripper, opts ...fusebox.Option) (*http.Client, *mem.Store) {
+	store := mem.New()
+	tr := &httpcall.Transport{Circuits: fusebox.New(store, opts...), Base: base}
 	return &http.Client{Transport: tr}, store
 }
 
@@ -80,17 +87,22 @@ func TestTransportReturnsTheLastResponse(t *testing.T) {
 	}
 }
 
-func TestTransportClientErrorIsAnAnswer(t *testing.T) {
+func TestTransportClientErrorIsTheRequestsFault(t *testing.T) {
 	s := serve(t, status(404, "no such thing"))
 	hc, store := transportClient(t)
 	resp, err := hc.Get(s.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readAll(t, resp)
-	c, _ := store.Counts(context.Background(), circuitOf(t, s.URL))
-	if resp.StatusCode != 404 || s.hits.Load() != 1 || c.Failures != 0 {
-		t.Errorf("got %d after %d requests, %d failures counted", resp.StatusCode, s.hits.Load(), c.Failures)
+	if got := readAll(t, resp); resp.StatusCode != 404 || got != "no such thing" || s.hits.Load() != 1 {
+		t.Errorf("got %d %q after %d requests; want the one 404 and its body", resp.StatusCode, got, s.hits.Load())
+	}
+	name := circuitOf(t, s.URL)
+	c, _ := store.Counts(context.Background(), name)
+	events, _ := store.Events(context.Background(), name, time.Time{})
+	if c.Failures != 0 || c.Successes != 0 || len(events) != 1 || events[0].Kind != fusebox.EventNeutralFailure {
+		t.Errorf("%d failures, %d successes, events %+v; want one neutral failure and nothing counted",
+			c.Failures, c.Successes, events)
 	}
 }
 
@@ -274,4 +286,148 @@ func TestHostCircuit(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// breakerEffect is what an upstream's answers did to a circuit.
+type breakerEffect struct {
+	Requests            int64 // reaching the server
+	Failures, Successes uint64
+	NeutralFailures     int
+	Phase               fusebox.Phase
+	OpenPeriod          time.Duration
+}
+
+func effectOn(t *testing.T, s *server, store *mem.Store, name string) breakerEffect {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Load(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := store.Events(ctx, name, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := store.Counts(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := breakerEffect{Requests: s.hits.Load(), Failures: c.Failures, Successes: c.Successes,
+		Phase: st.Phase, OpenPeriod: time.Duration(st.OpenPeriod)}
+	if e.Phase == "" {
+		e.Phase = fusebox.Closed // never stored: a success is only counted
+	}
+	for _, ev := range events {
+		if ev.Kind == fusebox.EventNeutralFailure {
+			e.NeutralFailures++
+		}
+	}
+	return e
+}
+
+func TestTransportAndClientAgree(t *testing.T) {
+	retryAfter := func(code int, secs string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", secs)
+			w.WriteHeader(code)
+		}
+	}
+	tests := []struct {
+		name    string
+		answers []http.HandlerFunc // the upstream's, in turn, the last repeated
+		want    breakerEffect
+	}{
+		{"200 is a success for both", []http.HandlerFunc{status(200, "ok")},
+			breakerEffect{Requests: 1, Successes: 1, Phase: fusebox.Closed}},
+		{"404 neither trips nor counts as a success for both", []http.HandlerFunc{status(404, "no such thing")},
+			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: fusebox.Closed}},
+		{"401 is neutral and not retried for both", []http.HandlerFunc{status(401, "")},
+			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: fusebox.Closed}},
+		{"403 is neutral and not retried for both", []http.HandlerFunc{status(403, "")},
+			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: fusebox.Closed}},
+		{"503 counts against both, each attempt, and trips them", []http.HandlerFunc{status(503, "busy")},
+			breakerEffect{Requests: 3, Failures: 3, Phase: fusebox.Open, OpenPeriod: time.Minute}},
+		{"503 then 200: one failure, one success", []http.HandlerFunc{status(503, ""), status(200, "ok")},
+			breakerEffect{Requests: 2, Failures: 1, Successes: 1, Phase: fusebox.Closed}},
+		{"429 with Retry-After 30 opens both for 30s", []http.HandlerFunc{retryAfter(429, "30")},
+			breakerEffect{Requests: 1, Failures: 1, Phase: fusebox.Open, OpenPeriod: 30 * time.Second}},
+		{"503 with Retry-After 0 is retried at once by both", []http.HandlerFunc{retryAfter(503, "0"), status(200, "ok")},
+			breakerEffect{Requests: 2, Failures: 1, Successes: 1, Phase: fusebox.Closed}},
+	}
+	policy := fastPolicy()
+	policy.Breaker.TripAfter = 3
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := serve(t, sequence(tt.answers...))
+			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) { e.Policy = policy })}, nil)
+			_, _ = h.call("svc")
+			client := effectOn(t, s, h.store, "svc")
+
+			s = serve(t, sequence(tt.answers...))
+			hc, store := transportClient(t, func(p *fusebox.Policy) { p.Breaker = policy.Breaker })
+			resp, err := hc.Get(s.URL)
+			if err != nil {
+				t.Fatalf("the Transport returned %v, want the final response", err)
+			}
+			readAll(t, resp)
+			transport := effectOn(t, s, store, circuitOf(t, s.URL))
+
+			if client != tt.want || transport != tt.want {
+				t.Errorf("breaker effect\n  client:    %+v\n  transport: %+v\n  want:      %+v", client, transport, tt.want)
+			}
+		})
+	}
+}
+
+func TestTransportReadsRetryAfterWithTheCircuitsClock(t *testing.T) {
+	// The circuits' clock stands still years from the real time, so a date
+	// read against time.Now would give a wait of about a day (the cap).
+	clock := newFakeClock()
+	date := func(d time.Duration) string { return clock.Now().Wall.Add(d).Format(http.TimeFormat) }
+
+	t.Run("429 with an HTTP-date opens the circuit until that date", func(t *testing.T) {
+		s := serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", date(90*time.Second))
+			w.WriteHeader(429)
+		})
+		base := &http.Transport{}
+		t.Cleanup(base.CloseIdleConnections)
+		hc, store := transportOver(base, fusebox.WithPolicy(fastPolicy()), fusebox.WithClock(clock))
+		resp, err := hc.Get(s.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readAll(t, resp)
+		st, _ := store.Load(context.Background(), circuitOf(t, s.URL))
+		if st.Phase != fusebox.Open || time.Duration(st.OpenPeriod) != 90*time.Second || !st.OpenUntil.Equal(clock.Now().Wall.Add(90*time.Second)) {
+			t.Errorf("circuit %s for %s until %s; want open for 1m30s until %s",
+				st.Phase, time.Duration(st.OpenPeriod), st.OpenUntil, clock.Now().Wall.Add(90*time.Second))
+		}
+	})
+
+	t.Run("503 with an HTTP-date 7s ahead waits 7s before the retry", func(t *testing.T) {
+		// The server runs outside the bubble: its goroutines wait on the
+		// network, which would keep the bubble's clock from moving.
+		s := serve(t, sequence(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", date(7*time.Second))
+			w.WriteHeader(503)
+		}, status(200, "ok")))
+		synctest.Test(t, func(t *testing.T) {
+			p := fastPolicy()
+			p.Retry.Deadline = time.Minute
+			// No idle connection may wait on the network inside the bubble.
+			base := &http.Transport{DisableKeepAlives: true}
+			defer base.CloseIdleConnections()
+			hc, _ := transportOver(base, fusebox.WithPolicy(p), fusebox.WithClock(clock))
+			start := time.Now()
+			resp, err := hc.Get(s.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readAll(t, resp)
+			if took := time.Since(start); resp.StatusCode != 200 || took != 7*time.Second {
+				t.Errorf("got %d after %s; want 200 after exactly 7s", resp.StatusCode, took)
+			}
+		})
+	})
 }
