@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fusebox-hq/fusebox/redact"
 )
 
 func TestTripForAndResetSteerEveryRun(t *testing.T) {
@@ -127,14 +124,12 @@ func TestLogFormats(t *testing.T) {
 	}
 }
 
-func TestJournaldLinesCarryPriorityAndNoTimestamp(t *testing.T) {
-	var buf bytes.Buffer
-	log := newLogger(&buf, logOptions{format: "text"}, redact.New("hunter22"), true)
-	log.Warn("attempt failed", "circuit", "x", "reason", "token hunter22 refused")
-	log.Info("waiting before retry")
-	log.Error("refused")
-	want := "<4>msg=\"attempt failed\" circuit=x reason=\"token REDACTED refused\"\n<6>msg=\"waiting before retry\"\n<3>msg=refused\n"
-	if buf.String() != want {
-		t.Errorf("journald lines:\n%s\nwant:\n%s", buf.String(), want)
+func TestBadLogFormatIsAUsageError(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	for _, args := range [][]string{{"--log-format", "xml", "status"}, append([]string{"--log-format", "xml"}, runArgs("x", nil, "true")...)} {
+		p := fb(t, state, args...)
+		if p.code != exitUsage || !strings.HasPrefix(p.stderr, `fusebox: --log-format: want text or json, got "xml"`+"\n") {
+			t.Errorf("fusebox %v: exit %d, stderr %q; want 64 and the flag's error", args, p.code, p.stderr)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/logging"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/sysclock"
 )
@@ -30,7 +31,7 @@ type app struct {
 
 	stateFlag  string
 	configFlag string
-	log        logOptions
+	log        logging.Options
 
 	logger   *slog.Logger
 	redactor *redact.Redactor
@@ -48,17 +49,17 @@ func newApp() *app {
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrFile: os.Stderr,
 		getenv: os.Getenv, lookupEnv: os.LookupEnv, euid: os.Geteuid(), home: home,
 		clock: sysclock.Clock{},
-		log:   logOptions{format: "text"},
+		log:   logging.Options{Format: "text"},
 	}
 }
 
 // setup makes the logger once the global flags are parsed.
 func (a *app) setup(secrets ...string) error {
-	if err := a.log.validate(); err != nil {
-		return err
+	if err := a.log.Validate(); err != nil {
+		return usageErrorf("--log-format: %v", err)
 	}
 	a.redactor = redact.New(secrets...)
-	a.logger = newLogger(a.stderr, a.log, a.redactor, journalStream(a.getenv, a.stderrFile))
+	a.logger = logging.New(a.stderr, a.log, a.redactor, logging.JournalStream(a.getenv, a.stderrFile))
 	return nil
 }
 
@@ -126,9 +127,9 @@ func (a *app) circuits(store fusebox.Store, opts ...fusebox.Option) *fusebox.Cir
 func addGlobalFlags(fs *pflag.FlagSet, a *app) {
 	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` (default: see fusebox --help)")
 	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
-	fs.StringVar(&a.log.format, "log-format", "text", "stderr log format: text or json")
-	fs.BoolVarP(&a.log.quiet, "quiet", "q", false, "log warnings and errors only")
-	fs.BoolVarP(&a.log.verbose, "verbose", "v", false, "log every attempt, also successful ones")
+	fs.StringVar(&a.log.Format, "log-format", "text", "stderr log format: text or json")
+	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log warnings and errors only")
+	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, also successful ones")
 }
 
 // newRootCmd builds the command tree.

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/command"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
@@ -87,11 +88,11 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	if err != nil {
 		return &configError{err: err}
 	}
-	ctx, sig, stop := notifyInterrupt(ctx)
+	ctx, sig, stop := command.NotifyInterrupt(ctx)
 	defer stop()
 	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale, NoFresh: o.noFresh})
 	if s, ok := sig(); ok {
-		return &interrupted{signal: int(s)}
+		return &command.Interrupted{Signal: s}
 	}
 	if o.asJSON && res != nil {
 		env, jerr := res.Envelope()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/command"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
@@ -14,14 +15,14 @@ import (
 // change once documented (README "Exit status").
 const (
 	exitOK          = 0
-	exitUnavailable = 69  // call: every endpoint failed (EX_UNAVAILABLE)
-	exitTimeout     = 124 // run: the last attempt hit --timeout, as timeout(1)
-	exitNotExec     = 126 // run: the command cannot be executed
-	exitNotFound    = 127 // run: the command was not found
-	exitUsage       = 64  // bad flags or arguments (EX_USAGE)
-	exitOpen        = 75  // the circuit is open; nothing was run (EX_TEMPFAIL)
-	exitConfig      = 78  // the config is invalid (EX_CONFIG)
-	exitInterrupted = 128 // + the signal number: 130 for SIGINT, 143 for SIGTERM
+	exitUnavailable = 69                   // call: every endpoint failed (EX_UNAVAILABLE)
+	exitTimeout     = command.ExitTimeout  // run: the last attempt hit --timeout, as timeout(1)
+	exitNotExec     = command.ExitNotExec  // run: the command cannot be executed
+	exitNotFound    = command.ExitNotFound // run: the command was not found
+	exitUsage       = 64                   // bad flags or arguments (EX_USAGE)
+	exitOpen        = 75                   // the circuit is open; nothing was run (EX_TEMPFAIL)
+	exitConfig      = 78                   // the config is invalid (EX_CONFIG)
+	exitInterrupted = 128                  // + the signal number: 130 for SIGINT, 143 for SIGTERM
 )
 
 // usageError is a mistake in the command line.
@@ -48,11 +49,6 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// interrupted is returned when a signal ended the command.
-type interrupted struct{ signal int }
-
-func (e *interrupted) Error() string { return fmt.Sprintf("interrupted by signal %d", e.signal) }
-
 // exitCode is the one place that maps errors to exit statuses. It also says
 // whether the error still needs printing (commands that already logged why
 // they failed return quietly).
@@ -62,15 +58,15 @@ func exitCode(err error) (code int, print bool) {
 		ce  *config.Error
 		cfe *configError
 		ee  *exitError
-		ie  *interrupted
-		ae  *attemptExit
+		ie  *command.Interrupted
+		ae  *command.ExitError
 		cle *httpcall.CallError
 	)
 	switch {
 	case err == nil:
 		return exitOK, false
 	case errors.As(err, &ie):
-		return exitInterrupted + ie.signal, false
+		return exitInterrupted + int(ie.Signal), false
 	case errors.As(err, &ue):
 		return exitUsage, true
 	case errors.As(err, &ce), errors.As(err, &cfe):
@@ -80,7 +76,7 @@ func exitCode(err error) (code int, print bool) {
 	case errors.Is(err, fusebox.ErrOpen):
 		return exitOpen, false
 	case errors.As(err, &ae):
-		return ae.code, false
+		return ae.Code, false
 	case errors.Is(err, httpcall.ErrAllSkipped):
 		return exitOpen, false
 	case errors.As(err, &cle), errors.Is(err, httpcall.ErrAllFailed):

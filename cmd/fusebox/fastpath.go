@@ -11,6 +11,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/logging"
 )
 
 // fastSkip handles "fusebox run NAME -- COMMAND" on an open circuit before
@@ -33,7 +34,7 @@ func fastSkip(a *app, args []string) (int, bool) {
 	if len(rest) > 1 && rest[1] == "--" {
 		rest = append(rest[:1], rest[2:]...)
 	}
-	if len(rest) < 2 || fusebox.ValidateName(rest[0]) != nil || a.log.validate() != nil {
+	if len(rest) < 2 || fusebox.ValidateName(rest[0]) != nil || a.log.Validate() != nil {
 		return 0, false
 	}
 	name := rest[0]
@@ -49,7 +50,7 @@ func fastSkip(a *app, args []string) (int, bool) {
 	}
 	// The only line logged here is the skip: a validated name and a duration,
 	// nothing to redact.
-	a.logger = newLogger(a.stderr, a.log, nil, journalStream(a.getenv, a.stderrFile))
+	a.logger = logging.New(a.stderr, a.log, nil, logging.JournalStream(a.getenv, a.stderrFile))
 	dir := a.stateDir(cfg)
 	if _, err := os.Stat(dir); err != nil {
 		return 0, false // no state yet, so no open circuit; and nothing is created here

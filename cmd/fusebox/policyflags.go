@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -118,50 +117,3 @@ func (v jitterValue) Set(s string) error {
 	return nil
 }
 func (jitterValue) Type() string { return "jitter" }
-
-// exitCodes is the --retry-on-exit list: "1,2,75" or ranges "1-3".
-type exitCodes struct{ codes []int }
-
-func (e *exitCodes) String() string {
-	s := make([]string, len(e.codes))
-	for i, c := range e.codes {
-		s[i] = strconv.Itoa(c)
-	}
-	return strings.Join(s, ",")
-}
-
-func (e *exitCodes) Set(v string) error {
-	for _, part := range strings.Split(v, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 1 || a > 255 {
-			return errors.New("want exit codes 1-255 like 1,2 or 1-3, got " + strconv.Quote(part))
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b > 255 {
-				return errors.New("bad range " + strconv.Quote(part))
-			}
-		}
-		for c := a; c <= b; c++ {
-			e.codes = append(e.codes, c)
-		}
-	}
-	return nil
-}
-
-func (e *exitCodes) Type() string { return "codes" }
-
-// retryable reports whether exit status code may be retried: any non-zero one
-// when no list was given.
-func (e *exitCodes) retryable(code int) bool {
-	if len(e.codes) == 0 {
-		return true
-	}
-	for _, c := range e.codes {
-		if c == code {
-			return true
-		}
-	}
-	return false
-}

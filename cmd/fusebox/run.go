@@ -2,23 +2,20 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/command"
 )
 
 type runOptions struct {
 	name   string
 	argv   []string
 	stream bool
-	exits  exitCodes
+	exits  command.ExitCodes
 	policy *policyFlags
 }
 
@@ -74,14 +71,6 @@ func addRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.BoolVar(&o.stream, "stream", false, "pass every attempt's stdout through as it comes")
 }
 
-// attemptExit is a failed attempt of the wrapped command.
-type attemptExit struct {
-	code   int // 124 when the attempt hit --timeout
-	reason string
-}
-
-func (e *attemptExit) Error() string { return e.reason }
-
 func runRun(ctx context.Context, a *app, o *runOptions) error {
 	if err := fusebox.ValidateName(o.name); err != nil {
 		return &usageError{msg: err.Error()}
@@ -99,96 +88,12 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	circuits := fusebox.New(store,
 		fusebox.WithPolicy(policy), fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
 
-	ctx, sig, stop := notifyInterrupt(ctx)
+	ctx, sig, stop := command.NotifyInterrupt(ctx)
 	defer stop()
 
 	a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
-	var last *spool
-	defer func() {
-		if last != nil {
-			last.Close()
-		}
-	}()
-	attempt := 0
-	err = circuits.Do(ctx, o.name, func(actx context.Context) error {
-		attempt++
-		if last != nil {
-			last.Close() // a failed attempt's stdout is discarded
-			last = nil
-		}
-		c := &child{argv: o.argv, stderr: a.stderr, interrupt: sig}
-		if attempt == 1 {
-			c.stdin = a.stdin
-		}
-		if o.stream {
-			c.stdout = a.stdout
-		} else {
-			last = &spool{}
-			c.stdout = last
-		}
-		res := c.run(actx)
-		return attemptFailure(res, &o.exits)
+	return command.Run(ctx, circuits, o.name, command.Spec{
+		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
+		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig,
 	})
-	if last != nil {
-		if _, werr := last.WriteTo(a.stdout); werr != nil && err == nil {
-			err = werr
-		}
-	}
-	if s, ok := sig(); ok {
-		return &interrupted{signal: int(s)}
-	}
-	return err
-}
-
-// attemptFailure turns an attempt's result into what Do needs to know.
-func attemptFailure(res childResult, exits *exitCodes) error {
-	if res.code == 0 && res.startErr == nil && !res.timedOut {
-		return nil
-	}
-	ae := &attemptExit{code: res.code, reason: res.reason}
-	switch {
-	case res.startErr != nil:
-		// The command is missing or not executable: retrying cannot help and
-		// the circuit's endpoint did nothing wrong.
-		return &fusebox.Failure{Err: ae, Permanent: true, Neutral: true}
-	case res.timedOut:
-		ae.code = exitTimeout
-		return ae
-	case !exits.retryable(res.code):
-		return &fusebox.Failure{Err: ae, Permanent: true}
-	}
-	return ae
-}
-
-// notifyInterrupt cancels ctx on SIGINT or SIGTERM and remembers which
-// signal came, so it can be forwarded to the child and become the exit
-// status.
-func notifyInterrupt(parent context.Context) (context.Context, func() (syscall.Signal, bool), func()) {
-	ctx, cancel := context.WithCancel(parent)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var mu sync.Mutex
-	var got syscall.Signal
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			mu.Lock()
-			got = s.(syscall.Signal)
-			mu.Unlock()
-			cancel()
-		case <-done:
-		}
-	}()
-	sig := func() (syscall.Signal, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		return got, got != 0
-	}
-	stop := func() {
-		signal.Stop(ch)
-		close(done)
-		cancel()
-	}
-	return ctx, sig, stop
 }

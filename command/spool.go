@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -6,23 +6,25 @@ import (
 	"os"
 )
 
-// spoolMemory is how much of an attempt's stdout is kept in memory before it
-// spills to a temporary file.
+// spoolMemory is how much of an attempt's stdout Run keeps in memory before
+// it spills to a temporary file.
 const spoolMemory = 4 << 20
 
 // spool holds one attempt's stdout until the call knows whether that attempt
-// ends it: in memory, then in an unlinked temp file past spoolMemory.
+// ends it: in memory up to limit bytes, then in an unlinked temp file. It is
+// not safe for concurrent use (exec copies stdout from one goroutine).
 type spool struct {
-	mem  bytes.Buffer
-	file *os.File
-	err  error
+	limit int
+	mem   bytes.Buffer
+	file  *os.File
+	err   error
 }
 
 func (s *spool) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	if s.file == nil && s.mem.Len()+len(p) <= spoolMemory {
+	if s.file == nil && s.mem.Len()+len(p) <= s.limit {
 		return s.mem.Write(p)
 	}
 	if s.file == nil {

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -27,8 +27,8 @@ type child struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	// interrupt returns the signal the user sent fusebox, once it has.
-	interrupt func() (syscall.Signal, bool)
+	// interrupt returns the signal the user sent, once they have; never nil.
+	interrupt Interrupt
 }
 
 // childResult is how an attempt ended.
@@ -42,7 +42,7 @@ type childResult struct {
 // run starts the command directly (never through a shell) in its own process
 // group and waits for it. When ctx ends (attempt timeout or deadline) the
 // whole group gets SIGTERM, then SIGKILL after killGrace; when the user
-// interrupts fusebox the group gets the same signal. Either way no grandchild
+// interrupted the call the group gets their signal instead. Either way no grandchild
 // is left behind.
 func (c *child) run(ctx context.Context) childResult {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
@@ -90,9 +90,9 @@ func (c *child) run(ctx context.Context) childResult {
 }
 
 func startFailure(name string, err error) childResult {
-	res := childResult{code: exitNotExec, startErr: err, reason: err.Error()}
+	res := childResult{code: ExitNotExec, startErr: err, reason: err.Error()}
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		res.code = exitNotFound
+		res.code = ExitNotFound
 		res.reason = fmt.Sprintf("command not found: %s", name)
 	}
 	return res

@@ -1,0 +1,128 @@
+package logging_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox/logging"
+	"github.com/fusebox-hq/fusebox/redact"
+)
+
+var text = logging.Options{Format: "text"}
+
+func TestJournaldLinesCarryPriorityAndNoTimestamp(t *testing.T) {
+	var buf bytes.Buffer
+	log := logging.New(&buf, text, redact.New("hunter22"), true)
+	log.Warn("attempt failed", "circuit", "x", "reason", "token hunter22 refused")
+	log.Info("waiting before retry")
+	log.Error("refused")
+	want := "<4>msg=\"attempt failed\" circuit=x reason=\"token REDACTED refused\"\n<6>msg=\"waiting before retry\"\n<3>msg=refused\n"
+	if buf.String() != want {
+		t.Errorf("journald lines:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+func TestJournaldPriorityFollowsTheLevel(t *testing.T) {
+	var buf bytes.Buffer
+	log := logging.New(&buf, logging.Options{Format: "text", Verbose: true}, nil, true)
+	log.Error("e")
+	log.Warn("w")
+	log.Info("i")
+	log.Debug("d")
+	log.With("circuit", "x").Warn("with attrs")
+	log.WithGroup("g").Info("with group", "k", 1)
+	want := "<3>msg=e\n<4>msg=w\n<6>msg=i\n<7>msg=d\n<4>msg=\"with attrs\" circuit=x\n<6>msg=\"with group\" g.k=1\n"
+	if buf.String() != want {
+		t.Errorf("journald lines:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+func TestJournaldJSONLinesCarryPriorityAndNoTimestamp(t *testing.T) {
+	var buf bytes.Buffer
+	logging.New(&buf, logging.Options{Format: "json"}, nil, true).Warn("attempt failed", "circuit", "x")
+	if want := "<4>{\"msg\":\"attempt failed\",\"circuit\":\"x\"}\n"; buf.String() != want {
+		t.Errorf("journald json line %q, want %q", buf.String(), want)
+	}
+}
+
+func TestLinesOffTheJournalCarryTimeAndLevel(t *testing.T) {
+	var buf bytes.Buffer
+	logging.New(&buf, text, nil, false).Warn("attempt failed", "circuit", "x")
+	line := buf.String()
+	if !strings.HasPrefix(line, "time=") || !strings.Contains(line, " level=WARN msg=\"attempt failed\" circuit=x\n") {
+		t.Errorf("text line %q, want time=... level=WARN msg=\"attempt failed\" circuit=x", line)
+	}
+
+	buf.Reset()
+	logging.New(&buf, logging.Options{Format: "json"}, nil, false).Warn("attempt failed", "circuit", "x")
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("json line %q: %v", buf.String(), err)
+	}
+	if m["time"] == nil || m["level"] != "WARN" || m["msg"] != "attempt failed" || m["circuit"] != "x" {
+		t.Errorf("json line %v, want time, level WARN, msg and circuit", m)
+	}
+}
+
+func TestQuietAndVerboseChooseTheLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    logging.Options
+		want string // the records that get through
+	}{
+		{"by default info and up", text, "iwe"},
+		{"quiet: warnings and errors only", logging.Options{Format: "text", Quiet: true}, "we"},
+		{"verbose: debug too", logging.Options{Format: "text", Verbose: true}, "diwe"},
+		{"quiet wins over verbose", logging.Options{Format: "text", Quiet: true, Verbose: true}, "we"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			log := logging.New(&buf, tc.o, nil, true)
+			log.Debug("d")
+			log.Info("i")
+			log.Warn("w")
+			log.Error("e")
+			got := strings.NewReplacer("<3>msg=", "", "<4>msg=", "", "<6>msg=", "", "<7>msg=", "", "\n", "").Replace(buf.String())
+			if got != tc.want {
+				t.Errorf("records logged %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSecretsAreRedactedInEveryFormat(t *testing.T) {
+	for _, o := range []logging.Options{{Format: "text"}, {Format: "json"}} {
+		for _, journal := range []bool{false, true} {
+			var buf bytes.Buffer
+			log := logging.New(&buf, o, redact.New("hunter22"), journal)
+			log.With("token", "hunter22").Warn("refused hunter22", "reason", "token hunter22 refused")
+			if out := buf.String(); strings.Contains(out, "hunter22") || strings.Count(out, "REDACTED") != 3 {
+				t.Errorf("%s, journal %v: %q, want the secret REDACTED in message, attrs and With", o.Format, journal, out)
+			}
+		}
+	}
+}
+
+func TestANilRedactorLeavesLinesAsTheyAre(t *testing.T) {
+	var buf bytes.Buffer
+	logging.New(&buf, text, nil, true).Info("skipped", "circuit", "hunter22")
+	if want := "<6>msg=skipped circuit=hunter22\n"; buf.String() != want {
+		t.Errorf("line %q, want %q", buf.String(), want)
+	}
+}
+
+func TestValidateWantsTextOrJSON(t *testing.T) {
+	for _, f := range []string{"text", "json"} {
+		if err := (logging.Options{Format: f}).Validate(); err != nil {
+			t.Errorf("Format %q: %v", f, err)
+		}
+	}
+	for _, f := range []string{"xml", "", "JSON"} {
+		err := (logging.Options{Format: f}).Validate()
+		if want := `want text or json, got "` + f + `"`; err == nil || err.Error() != want {
+			t.Errorf("Format %q: %v, want %s", f, err, want)
+		}
+	}
+}
