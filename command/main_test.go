@@ -67,6 +67,15 @@ func (h *harness) state() fusebox.State {
 	return st
 }
 
+func (h *harness) counts() fusebox.Counts {
+	h.t.Helper()
+	c, err := h.store.Counts(context.Background(), "cmd")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
+}
+
 // sh is the argv of a shell script that knows which attempt it is: $n is 1
 // on the first, 2 on the second, counted in a file under dir.
 func sh(dir, script string) []string {

@@ -169,8 +169,8 @@ func TestRetryOnExitLimitsRetries(t *testing.T) {
 			if n := attempts(t, err); n != tc.wantAttempts {
 				t.Errorf("%d attempts, want %d", n, tc.wantAttempts)
 			}
-			if st := h.state(); st.TotalFailures != uint64(tc.wantAttempts) {
-				t.Errorf("%d failures counted, want %d: one that is not retried still counts", st.TotalFailures, tc.wantAttempts)
+			if n := h.counts().Failures; n != uint64(tc.wantAttempts) {
+				t.Errorf("%d failures counted, want %d: one that is not retried still counts", n, tc.wantAttempts)
 			}
 		})
 	}
@@ -219,8 +219,8 @@ func TestAnInterruptIsForwardedToTheCommandAndIsTheResult(t *testing.T) {
 	}
 	out.next(t, "got INT")
 	job()
-	if st := h.state(); st.TotalFailures != 0 {
-		t.Errorf("an interrupted call counted %d failures, want none", st.TotalFailures)
+	if n := h.counts().Failures; n != 0 {
+		t.Errorf("an interrupted call counted %d failures, want none", n)
 	}
 }
 
