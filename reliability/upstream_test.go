@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // fault is an upstream that misbehaves in one way, on a real socket on
@@ -124,7 +126,7 @@ func TestUpstreamFaults(t *testing.T) {
 			})
 			t.Run("run -- curl", func(t *testing.T) {
 				if curlErr != nil {
-					t.Skip("curl is not installed")
+					testenv.Skip(t, "curl is not installed")
 				}
 				state := filepath.Join(t.TempDir(), "state")
 				cmd := fbCmd(state, nil, runArgs("upstream", faultPolicy, curl, "-sS", url)...)
