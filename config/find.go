@@ -17,6 +17,12 @@ const systemPath = "/etc/fusebox/config.yaml"
 // whose existence cannot be checked (permission denied) counts as existing,
 // so that Load reports why it cannot be read rather than ignoring it.
 func Find(flag string, getenv func(string) string, home string) (path string, explicit bool) {
+	return find(flag, getenv, home, systemPath)
+}
+
+// find is Find with the system path given, so tests do not depend on what
+// the machine holds at systemPath.
+func find(flag string, getenv func(string) string, home, system string) (path string, explicit bool) {
 	if flag != "" {
 		return flag, true
 	}
@@ -25,9 +31,9 @@ func Find(flag string, getenv func(string) string, home string) (path string, ex
 			return p, true
 		}
 	}
-	candidates := []string{systemPath}
+	candidates := []string{system}
 	if home != "" {
-		candidates = []string{filepath.Join(home, ".config", "fusebox", "config.yaml"), systemPath}
+		candidates = []string{filepath.Join(home, ".config", "fusebox", "config.yaml"), system}
 	}
 	for _, p := range candidates {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {

@@ -9,9 +9,9 @@ import (
 )
 
 func TestFind(t *testing.T) {
-	if _, err := os.Stat(systemPath); err == nil {
-		t.Skipf("%s exists on this machine", systemPath)
-	}
+	// The system path is one the test owns, so the machine's own
+	// /etc/fusebox does not change the answers.
+	system := filepath.Join(t.TempDir(), "etc", "config.yaml")
 	home := t.TempDir()
 	noEnv := func(string) string { return "" }
 	env := func(k string) string {
@@ -27,24 +27,34 @@ func TestFind(t *testing.T) {
 		}
 	}
 
-	p, e := Find("/from/flag.yaml", env, home)
+	p, e := find("/from/flag.yaml", env, home, system)
 	check("flag first", p, e, "/from/flag.yaml", true)
-	p, e = Find("", env, home)
+	p, e = find("", env, home, system)
 	check("then $FUSEBOX_CONFIG, even if missing", p, e, "/from/env.yaml", true)
-	p, e = Find("", noEnv, home)
+	p, e = find("", noEnv, home, system)
 	check("nothing found", p, e, "", false)
-	p, e = Find("", nil, "")
+	p, e = find("", nil, "", system)
 	check("no env, no home", p, e, "", false)
 
+	touch := func(path string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	touch(system)
+	p, e = find("", noEnv, home, system)
+	check("the system file when the user has none", p, e, system, false)
+	p, e = find("", nil, "", system)
+	check("the system file without a home", p, e, system, false)
+
 	user := filepath.Join(home, ".config", "fusebox", "config.yaml")
-	if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(user, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, e = Find("", noEnv, home)
-	check("the user's file when it exists", p, e, user, false)
+	touch(user)
+	p, e = find("", noEnv, home, system)
+	check("the user's file when it exists, before the system's", p, e, user, false)
 }
 
 func TestLoad(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,7 +49,7 @@ func TestOpenRefusesUnsafeDirs(t *testing.T) {
 	}
 	t.Run("owned by another user", func(t *testing.T) {
 		if os.Geteuid() != 0 {
-			t.Skip("chown to another uid needs root")
+			testenv.Skip(t, "chown to another uid needs root")
 		}
 		dir := t.TempDir()
 		if err := os.Chown(dir, 1001, 1001); err != nil {
@@ -150,7 +151,7 @@ func readOnly(t *testing.T, dir string) {
 		return
 	}
 	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("running as root, a read-only dir needs a read-only bind mount, and mount failed: %v", err)
+		testenv.Skip(t, "running as root, a read-only dir needs a read-only bind mount, and mount failed: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := unix.Unmount(dir, 0); err != nil {
@@ -158,6 +159,6 @@ func readOnly(t *testing.T, dir string) {
 		}
 	})
 	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		t.Skipf("running as root, a read-only dir needs a read-only bind mount, and remount failed: %v", err)
+		testenv.Skip(t, "running as root, a read-only dir needs a read-only bind mount, and remount failed: %v", err)
 	}
 }

@@ -3,14 +3,17 @@ package file_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +44,7 @@ func TestUpdateGivesUpAfterTheLockTimeout(t *testing.T) {
 	if err == nil || err.Error() != "lock db: timed out after 500ms" {
 		t.Fatalf("Update = %v, want lock db: timed out after 500ms", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 5*time.Second { // a held lock would keep it forever
 		t.Errorf("Update gave up after %s", d)
 	}
 	release()
@@ -95,22 +98,61 @@ func TestLockFileRemovedWhileWaitedOn(t *testing.T) {
 		})
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // let the Update wait on the old file
+	old := lockID(t, path)
+	waitForWaiter(t, old, done)
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
 	releaseNew := holdLock(t, path)
 	releaseOld()
-	select {
-	case err := <-done:
-		t.Fatalf("Update went ahead (%v) while the new lock file was held", err)
-	case <-time.After(100 * time.Millisecond):
-	}
+	// The Update gets the old file's lock, must see that it is gone, and
+	// wait on the new file instead.
+	waitForWaiter(t, lockID(t, path), done)
 	releaseNew()
 	if err := <-done; err != nil {
 		t.Fatalf("Update: %v", err)
 	}
 	if st, err := s.Load(ctx, "db"); err != nil || st.ConsecutiveFailures != 1 {
 		t.Errorf("Load = %+v, %v; want 1 success", st, err)
+	}
+}
+
+// lockID names the file at path as /proc/locks does: MAJOR:MINOR:INODE.
+func lockID(t *testing.T, path string) string {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	dev := uint64(st.Dev)
+	return fmt.Sprintf("%02x:%02x:%d", unix.Major(dev), unix.Minor(dev), st.Ino)
+}
+
+// waitForWaiter waits until /proc/locks shows a request blocked on the
+// flock of the file id names, failing the test if the update is done first:
+// it went ahead instead of waiting.
+func waitForWaiter(t *testing.T, id string, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		locks, err := os.ReadFile("/proc/locks")
+		if err != nil {
+			testenv.Skip(t, "this test watches flock waiters in /proc/locks: %v", err)
+		}
+		for line := range strings.Lines(string(locks)) {
+			// 1: -> FLOCK  ADVISORY  WRITE 4242 fe:00:9977958 0 EOF
+			f := strings.Fields(line)
+			if len(f) >= 7 && f[1] == "->" && f[2] == "FLOCK" && f[6] == id {
+				return
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Update went ahead (%v) while the lock file %s was held", err, id)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no request waited on the flock of %s within 10s", id)
+		}
 	}
 }

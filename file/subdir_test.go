@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // victimFiles are the files of another program, in a directory outside the
@@ -137,7 +138,7 @@ func TestUnsafeSubdirIsRefused(t *testing.T) {
 		{"world-writable with sticky bit", func(t *testing.T, sub string) { chmod(t, sub, 0o777|os.ModeSticky) }, "is writable by every user"},
 		{"owned by another user", func(t *testing.T, sub string) {
 			if os.Geteuid() != 0 {
-				t.Skip("chown to another uid needs root")
+				testenv.Skip(t, "chown to another uid needs root")
 			}
 			if err := os.Chown(sub, 1001, 1001); err != nil {
 				t.Fatal(err)

@@ -67,7 +67,7 @@ func TestOpenCircuitIsSkippedWithoutARequest(t *testing.T) {
 
 	start := time.Now()
 	res := h.mustCall("ab")
-	if took := time.Since(start); took > 500*time.Millisecond {
+	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("skipping took %s", took)
 	}
 	if a.hits.Load() != hits {
@@ -189,7 +189,7 @@ func TestRetryAfterPastTheDeadlineFailsOverAtOnce(t *testing.T) {
 
 	start := time.Now()
 	res := h.mustCall("ab")
-	if took := time.Since(start); took > time.Second {
+	if took := time.Since(start); took > 2*time.Second { // waiting out Retry-After takes 120s
 		t.Errorf("fail-over took %s", took)
 	}
 	if res.Source != "b" || a.hits.Load() != 1 {
@@ -344,7 +344,7 @@ func TestChainDeadlineCoversEveryEndpoint(t *testing.T) {
 
 	start := time.Now()
 	res, ce := h.mustFail("short")
-	if took := time.Since(start); took < 150*time.Millisecond || took > 700*time.Millisecond {
+	if took := time.Since(start); took < 150*time.Millisecond || took > 900*time.Millisecond { // hangs' own timeout is 1s
 		t.Errorf("took %s, want the chain's 150ms deadline", took)
 	}
 	if !errors.Is(ce, httpcall.ErrAllFailed) || ok.hits.Load() != 0 {
@@ -368,7 +368,7 @@ func TestCancelledCallStops(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || res == nil {
 		t.Errorf("got %+v, %v; want a Result and context.Canceled", res, err)
 	}
-	if took := time.Since(start); took > 500*time.Millisecond {
+	if took := time.Since(start); took > 900*time.Millisecond { // an attempt's timeout is 1s
 		t.Errorf("took %s after cancel", took)
 	}
 	if n := h.counts("hangs").Failures; n != 0 {

@@ -40,7 +40,7 @@ func TestNetworkFailures(t *testing.T) {
 			})}, nil)
 			start := time.Now()
 			res, ce := h.mustFail("svc")
-			if took := time.Since(start); took > time.Second {
+			if took := time.Since(start); took > 2*time.Second { // below the 3s deadline
 				t.Errorf("took %s", took)
 			}
 			if ce.Error() != "svc: "+tt.wantReason {

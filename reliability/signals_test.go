@@ -201,7 +201,9 @@ func checkGroupEmpty(t *testing.T, d string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Second)
+	// A member left behind is a sleep 30; a killed one may take a moment
+	// to be reaped on a busy machine.
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		left := groupMembers(pgid)
 		if len(left) == 0 {
@@ -213,7 +215,7 @@ func checkGroupEmpty(t *testing.T, d string) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
-			t.Fatalf("process group %d still has members 1s after fusebox exited: %v", pgid, left)
+			t.Fatalf("process group %d still has members 5s after fusebox exited: %v", pgid, left)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

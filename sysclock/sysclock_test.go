@@ -3,12 +3,14 @@ package sysclock
 import (
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestNowCarriesBootClock(t *testing.T) {
 	a := Clock{}.Now()
 	if a.Boot == "" {
-		t.Skip("SKIP: no boot ID on this system (" + bootIDPath + "); the clock degrades to wall time")
+		testenv.Skip(t, "no boot ID on this system (%s); the clock degrades to wall time", bootIDPath)
 	}
 	if a.BootTime <= 0 {
 		t.Fatalf("BootTime = %v, want > 0", a.BootTime)

@@ -18,13 +18,12 @@ import (
 )
 
 // app is what every command shares: its streams, environment and global
-// flags. Tests build one with their own streams and environment.
+// flags.
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	stderrFile     *os.File // for journald detection; nil in tests
+	stderrFile     *os.File // for journald detection
 	getenv         func(string) string
-	lookupEnv      func(string) (string, bool)
 	euid           int
 	home           string
 	clock          fusebox.Clock
@@ -47,7 +46,7 @@ func newApp() *app {
 	home, _ := os.UserHomeDir()
 	return &app{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrFile: os.Stderr,
-		getenv: os.Getenv, lookupEnv: os.LookupEnv, euid: os.Geteuid(), home: home,
+		getenv: os.Getenv, euid: os.Geteuid(), home: home,
 		clock: sysclock.Clock{},
 		log:   logging.Options{Format: "text"},
 	}

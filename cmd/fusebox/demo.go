@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -41,18 +44,23 @@ both when it ends. Times are shortened (the circuit opens for 3s, not 30s).`,
 // demo is one run of the tour.
 type demo struct {
 	out    io.Writer
-	api    *flakyAPI
+	api    *fakeapis.Server // its weather API and backup
+	apiURL string
 	client *httpcall.Client
 	store  fusebox.Store
 	pause  time.Duration
 }
 
 func runDemo(ctx context.Context, out io.Writer, fast bool) error {
-	api, err := startFlakyAPI()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return fmt.Errorf("listen on 127.0.0.1: %w", err)
 	}
-	defer api.close()
+	api := fakeapis.New("", "")
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	apiURL := "http://" + ln.Addr().String()
 	dir, err := os.MkdirTemp("", "fusebox-demo-")
 	if err != nil {
 		return err
@@ -72,19 +80,19 @@ func runDemo(ctx context.Context, out io.Writer, fast bool) error {
 	}.WithDefaults()
 	endpoint := func(name, path string) *httpcall.Endpoint {
 		return &httpcall.Endpoint{
-			Name: name, URL: api.url + "/" + path, Method: "GET", RetryOn: httpcall.DefaultRetryOn(),
+			Name: name, URL: apiURL + path, Method: "GET", RetryOn: httpcall.DefaultRetryOn(),
 			Extract: ".main.temp", MaxBody: httpcall.DefaultMaxBody, Policy: policy,
 		}
 	}
 	chain := &httpcall.Chain{Name: "weather", Endpoints: []string{"weather-api", "backup-api"}, Stale: time.Hour, Deadline: 15 * time.Second}
 	client, err := httpcall.New(store,
-		[]*httpcall.Endpoint{endpoint("weather-api", "weather"), endpoint("backup-api", "backup")},
+		[]*httpcall.Endpoint{endpoint("weather-api", "/weather"), endpoint("backup-api", "/backup")},
 		[]*httpcall.Chain{chain}, httpcall.WithLogger(logger))
 	if err != nil {
 		return err
 	}
 	defer client.CloseIdleConnections()
-	d := &demo{out: out, api: api, client: client, store: store, pause: 1500 * time.Millisecond}
+	d := &demo{out: out, api: api, apiURL: apiURL, client: client, store: store, pause: 1500 * time.Millisecond}
 	if fast {
 		d.pause = 0
 	}
@@ -93,25 +101,25 @@ func runDemo(ctx context.Context, out io.Writer, fast bool) error {
 
 func (d *demo) tour(ctx context.Context, dir string) error {
 	d.say("fusebox demo: a flaky weather API of its own at %s, state in %s, no config.\n"+
-		"Times are shortened: a circuit opens for 3s (30s by default).\n", d.api.url, dir)
+		"Times are shortened: a circuit opens for 3s (30s by default).\n", d.apiURL, dir)
 
 	d.step("1. Retries with jitter",
 		"The API fails twice, then answers. fusebox retries with waits that grow\n"+
 			"exponentially and are randomised, so many scripts never retry in lockstep.")
-	d.api.set("weather", apiFlaky, 2)
+	d.api.FailNext(fakeapis.Weather, 2)
 	d.call(ctx, "weather-api")
 
 	d.step("2. A trip",
 		"The API goes down (a Zigbee bridge restarting). After 3 failed attempts in a row\n"+
 			"the circuit opens, for every script on this host, and this call stops at once\n"+
 			"instead of adding to the storm.")
-	d.api.set("weather", apiDown, 0)
+	d.api.Down(fakeapis.Weather)
 	d.call(ctx, "weather-api")
 
 	d.step("3. Instant skips",
 		"Five more runs, as cron would start them. Each is skipped in well under a\n"+
 			"millisecond of work: the API sees no request, the script does not hang.")
-	before := d.api.downRequests("weather")
+	before := d.api.Failures(fakeapis.Weather)
 	for range 5 {
 		start := time.Now()
 		_, err := d.client.Call(ctx, "weather-api", httpcall.CallOptions{})
@@ -122,7 +130,7 @@ func (d *demo) tour(ctx context.Context, dir string) error {
 			d.say("   not skipped (%v) in %s\n", err, took)
 		}
 	}
-	d.say("   requests that reached the API: %d\n", d.api.downRequests("weather")-before)
+	d.say("   requests that reached the API: %d\n", d.api.Failures(fakeapis.Weather)-before)
 
 	d.step("4. The fallback answers",
 		"The chain 'weather' is weather-api, then backup-api. The primary's circuit is\n"+
@@ -132,13 +140,13 @@ func (d *demo) tour(ctx context.Context, dir string) error {
 	d.step("5. A stale answer",
 		"Now the backup is down too. The chain kept its last good answer (stale: 1h)\n"+
 			"and serves it, saying so; --no-stale would refuse it and exit 69.")
-	d.api.set("backup", apiDown, 0)
+	d.api.Down(fakeapis.Backup)
 	d.call(ctx, "weather")
 
 	d.step("6. A single probe",
 		"The weather API's open period ends; the API is back, but slow. Ten callers\n"+
 			"arrive at once: exactly one is let through to probe, the other nine skip.")
-	d.api.set("weather", apiSlow, 0)
+	d.api.Slow(fakeapis.Weather, 500*time.Millisecond)
 	if st, err := d.store.Load(ctx, "weather-api"); err == nil {
 		if wait := st.View(fusebox.WallClock{}.Now()).ReopensIn; wait > 0 {
 			d.say("   (waiting %s for the open period to end)\n", wait.Round(100*time.Millisecond))
@@ -149,12 +157,12 @@ func (d *demo) tour(ctx context.Context, dir string) error {
 
 	d.step("7. Recovery",
 		"The probe succeeded, so the circuit closed: calls go straight through again.")
-	d.api.set("weather", apiUp, 0)
+	d.api.Up(fakeapis.Weather)
 	d.call(ctx, "weather-api")
 
 	d.say("\nWhile the weather API was down it saw %d requests. Six cron scripts with\n"+
 		"the classic 3-attempt bash retry loop would have sent 18 a minute, and each\n"+
-		"would have hung through every wait.\n", d.api.downRequests("weather"))
+		"would have hung through every wait.\n", d.api.Failures(fakeapis.Weather))
 	d.step("What 'fusebox status' shows now", "")
 	rows, err := status.Snapshot(ctx, d.store, nil, status.Catalog{}, nil, fusebox.WallClock{}.Now())
 	if err != nil {

@@ -52,15 +52,15 @@ func TestREADMEWeatherExample(t *testing.T) {
 		t.Errorf("second call within 10m: %v, %d upstream calls; want fresh and 1", m, apis.Hits(fakeapis.OpenWeatherMap))
 	}
 
-	apis.SetFailing(fakeapis.OpenWeatherMap, true)
+	apis.Down(fakeapis.OpenWeatherMap)
 	p = call("--no-fresh", "weather")
 	logs.WriteString(p.stderr)
 	if p.code != 0 || p.stdout != "21\n" || !strings.Contains(p.stderr, "endpoint=wttr") {
 		t.Fatalf("with OpenWeatherMap down: exit %d, %q; want wttr.in's 21\n%s", p.code, p.stdout, p.stderr)
 	}
 
-	apis.SetFailing(fakeapis.Wttr, true)
-	apis.SetFailing(fakeapis.OpenMeteo, true)
+	apis.Down(fakeapis.Wttr)
+	apis.Down(fakeapis.OpenMeteo)
 	p = call("--no-fresh", "--json", "weather")
 	logs.WriteString(p.stderr)
 	if m := envelope(p); p.code != 0 || m["source"] != "stale" || m["body"] != 21.0 || len(m["errors"].([]any)) != 3 {

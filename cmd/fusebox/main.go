@@ -1,7 +1,8 @@
 // Command fusebox runs commands and calls HTTP endpoints with retries, backoff
 // and circuit breakers whose state persists across runs. main only wires:
-// every command is a constructor plus a run function in its own file, and
-// exitCode is the one place errors become exit statuses.
+// every command is a constructor plus a run function (the small admin
+// commands share admin.go), and exitCode is the one place errors become exit
+// statuses.
 package main
 
 import (
