@@ -14,8 +14,10 @@ import (
 
 // BenchmarkFailFastProcess measures the whole-process time of a fail-fast run
 // on an open circuit next to /bin/true, a static Go hello-world (the floor)
-// and the classic bash timestamp-file check, interleaved in one run so the
-// ratios hold on a noisy machine. It reports medians and the ratios:
+// and the classic bash timestamp-file check, and of a healthy run of true on
+// a closed circuit, interleaved in one run so the ratios hold on a noisy
+// machine. It reports medians and the ratios; healthy-cost-µs is what a
+// healthy run costs beyond the fail-fast run and true itself:
 //
 //	go test -run '^$' -bench FailFastProcess -benchtime 400x ./cmd/fusebox/
 func BenchmarkFailFastProcess(b *testing.B) {
@@ -48,6 +50,7 @@ func BenchmarkFailFastProcess(b *testing.B) {
 		{"hello", []string{hello}, 0},
 		{"bash-check", []string{"bash", "testdata/classic-breaker.sh", "bridge", "true"}, 75},
 		{"fusebox-open", []string{fuseboxBin, "run", "bridge", "--", "true"}, 75},
+		{"fusebox-healthy", []string{fuseboxBin, "run", "healthy", "--", "true"}, 0},
 	}
 	times := make([][]time.Duration, len(contenders))
 	b.ResetTimer()
@@ -80,5 +83,6 @@ func BenchmarkFailFastProcess(b *testing.B) {
 	}
 	b.ReportMetric(med[3]/med[1], "fusebox/hello")
 	b.ReportMetric(med[2]/med[3], "bash/fusebox")
+	b.ReportMetric(med[4]-med[3]-med[0], "healthy-cost-µs")
 	b.ReportMetric(0, "ns/op")
 }
