@@ -10,32 +10,32 @@ import (
 
 func TestTripForAndResetSteerEveryRun(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := fb(t, state, "trip", "zigbee2mqtt", "--for", "10m")
+	p := inproc(t, state, "trip", "zigbee2mqtt", "--for", "10m")
 	if p.code != 0 || !strings.Contains(p.stdout, "forced open; closes in 10m") {
 		t.Fatalf("trip: exit %d, %q %q", p.code, p.stdout, p.stderr)
 	}
-	if p = fb(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != exitOpen {
+	if p = inproc(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != exitOpen {
 		t.Fatalf("run on a tripped circuit: exit %d, want 75", p.code)
 	}
 	st := statusOf(t, state, "zigbee2mqtt")
 	if st["state"] != "forced_open" || st["open_until"] == nil || st["opened_at"] == nil {
 		t.Errorf("status after trip --for: %v", st)
 	}
-	if p = fb(t, state, "reset", "zigbee2mqtt"); p.code != 0 || !strings.Contains(p.stdout, "closed") {
+	if p = inproc(t, state, "reset", "zigbee2mqtt"); p.code != 0 || !strings.Contains(p.stdout, "closed") {
 		t.Fatalf("reset: exit %d, %q", p.code, p.stdout)
 	}
-	if p = fb(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
+	if p = inproc(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
 		t.Fatalf("run after reset: exit %d", p.code)
 	}
-	if p = fb(t, state, "trip", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
+	if p = inproc(t, state, "trip", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
 		t.Errorf("trip without --for: %q", p.stdout)
 	}
 }
 
 func TestStatusJSONHasTheDocumentedFields(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	fb(t, state, runArgs("esp32-garage", fastPolicy, "false")...)
-	p := fb(t, state, "status", "--json")
+	inproc(t, state, runArgs("esp32-garage", fastPolicy, "false")...)
+	p := inproc(t, state, "status", "--json")
 	var rows []map[string]any
 	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("status --json = %q: %v", p.stdout, err)
@@ -49,7 +49,7 @@ func TestStatusJSONHasTheDocumentedFields(t *testing.T) {
 	if _, ok := rows[0]["last_success_at"]; ok {
 		t.Errorf("last_success_at present although the circuit never succeeded: %v", rows[0])
 	}
-	table := fb(t, state, "status").stdout
+	table := inproc(t, state, "status").stdout
 	for _, want := range []string{"NAME", "esp32-garage", "open", "exit status 1"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("status table lacks %q:\n%s", want, table)
@@ -62,13 +62,13 @@ func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_for: 3m\n"), 0o600)
-	if p := fb(t, state, "validate", "--config", good); p.code != 0 || !strings.Contains(p.stdout, "ok (1 circuits") {
+	if p := inproc(t, state, "validate", "--config", good); p.code != 0 || !strings.Contains(p.stdout, "ok (1 circuits") {
 		t.Fatalf("validate good config: exit %d %q %q", p.code, p.stdout, p.stderr)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_fro: 3m\n"), 0o600)
 	for _, args := range [][]string{{"validate", "--config", bad}, {"run", "--config", bad, "x", "--", "true"}} {
-		p := fb(t, state, args...)
+		p := inproc(t, state, args...)
 		if p.code != exitConfig || !strings.Contains(p.stderr, "bad.yaml:5:") || !strings.Contains(p.stderr, "open_fro") {
 			t.Errorf("%v: exit %d, stderr %q; want 78 naming bad.yaml:5 and the key", args, p.code, p.stderr)
 		}
@@ -83,11 +83,11 @@ func TestRunUsesPerCircuitConfigAndFlagsOverrideIt(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("defaults:\n  backoff: 1ms\n  max_delay: 2ms\ncircuits:\n  flaky:\n    attempts: 2\n"), 0o600)
-	p := fbEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", nil, "false")...)
+	p := inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", nil, "false")...)
 	if n := countLines(p.stderr, "attempt failed"); n != 2 {
 		t.Errorf("config attempts: 2, got %d attempts:\n%s", n, p.stderr)
 	}
-	p = fbEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"--attempts", "1"}, "false")...)
+	p = inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"--attempts", "1"}, "false")...)
 	if n := countLines(p.stderr, "attempt failed"); n != 1 {
 		t.Errorf("--attempts 1 over the config's 2, got %d attempts:\n%s", n, p.stderr)
 	}
@@ -95,15 +95,15 @@ func TestRunUsesPerCircuitConfigAndFlagsOverrideIt(t *testing.T) {
 
 func TestGCVersionAndCompletion(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	fb(t, state, runArgs("old", nil, "true")...)
-	if p := fb(t, state, "gc"); p.code != 0 || !strings.Contains(p.stdout, "removed 0 circuit(s)") {
+	inproc(t, state, runArgs("old", nil, "true")...)
+	if p := inproc(t, state, "gc"); p.code != 0 || !strings.Contains(p.stdout, "removed 0 circuit(s)") {
 		t.Errorf("gc: exit %d %q %q", p.code, p.stdout, p.stderr)
 	}
-	if p := fb(t, state, "version"); p.code != 0 || !strings.HasPrefix(p.stdout, "fusebox ") {
+	if p := inproc(t, state, "version"); p.code != 0 || !strings.HasPrefix(p.stdout, "fusebox ") {
 		t.Errorf("version: %q", p.stdout)
 	}
 	for _, shell := range []string{"bash", "zsh", "fish"} {
-		if p := fb(t, state, "completion", shell); p.code != 0 || !strings.Contains(p.stdout, "fusebox") {
+		if p := inproc(t, state, "completion", shell); p.code != 0 || !strings.Contains(p.stdout, "fusebox") {
 			t.Errorf("completion %s: exit %d", shell, p.code)
 		}
 	}
@@ -111,14 +111,14 @@ func TestGCVersionAndCompletion(t *testing.T) {
 
 func TestLogFormats(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := fb(t, state, append([]string{"--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	p := inproc(t, state, append([]string{"--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
 	for _, line := range strings.Split(strings.TrimSpace(p.stderr), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil || m["time"] == nil || m["circuit"] != "j" {
 			t.Errorf("--log-format json line %q: %v", line, err)
 		}
 	}
-	p = fb(t, state, append([]string{"--quiet"}, runArgs("q", fastPolicy, "false")...)...)
+	p = inproc(t, state, append([]string{"--quiet"}, runArgs("q", fastPolicy, "false")...)...)
 	if strings.Contains(p.stderr, "level=INFO") || !strings.Contains(p.stderr, "level=WARN") {
 		t.Errorf("--quiet: want warnings only:\n%s", p.stderr)
 	}
@@ -127,7 +127,7 @@ func TestLogFormats(t *testing.T) {
 func TestBadLogFormatIsAUsageError(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	for _, args := range [][]string{{"--log-format", "xml", "status"}, append([]string{"--log-format", "xml"}, runArgs("x", nil, "true")...)} {
-		p := fb(t, state, args...)
+		p := inproc(t, state, args...)
 		if p.code != exitUsage || !strings.HasPrefix(p.stderr, `fusebox: --log-format: want text or json, got "xml"`+"\n") {
 			t.Errorf("fusebox %v: exit %d, stderr %q; want 64 and the flag's error", args, p.code, p.stderr)
 		}

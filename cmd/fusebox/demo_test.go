@@ -7,7 +7,7 @@ import (
 )
 
 func TestDemoWalksThroughEveryBehaviour(t *testing.T) {
-	p := fb(t, filepath.Join(t.TempDir(), "unused"), "demo", "--fast")
+	p := inproc(t, filepath.Join(t.TempDir(), "unused"), "demo", "--fast")
 	if p.code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
 	}

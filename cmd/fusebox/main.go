@@ -16,9 +16,16 @@ func main() {
 	if code, ok := fastSkip(a, os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	os.Exit(execute(context.Background(), a, os.Args[1:]))
+}
+
+// execute runs the command tree on args and returns the exit status, having
+// printed the error on a.stderr when exitCode says it still needs printing.
+// It is main without the fast path and os.Exit, so tests run it in-process.
+func execute(ctx context.Context, a *app, args []string) int {
 	root := newRootCmd(a)
-	root.SetArgs(os.Args[1:])
-	err := root.ExecuteContext(context.Background())
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
 	code, print := exitCode(err)
 	if print {
 		msg := err.Error()
@@ -31,10 +38,10 @@ func main() {
 				msg = a.redactor.String(msg)
 			}
 		}
-		fmt.Fprintf(os.Stderr, "fusebox: %s\n", msg)
+		fmt.Fprintf(a.stderr, "fusebox: %s\n", msg)
 		if code == exitUsage {
-			fmt.Fprintln(os.Stderr, "Run 'fusebox --help' for usage.")
+			fmt.Fprintln(a.stderr, "Run 'fusebox --help' for usage.")
 		}
 	}
-	os.Exit(code)
+	return code
 }

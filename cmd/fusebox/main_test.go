@@ -60,10 +60,10 @@ func fbCmd(stateDir string, env []string, args ...string) *exec.Cmd {
 	return testenv.FuseboxCmd(fuseboxBin, stateDir, env, args...)
 }
 
-// statusOf returns the --json status row of one circuit.
+// statusOf returns the --json status row of one circuit, read in-process.
 func statusOf(t *testing.T, stateDir, name string) map[string]any {
 	t.Helper()
-	p := fb(t, stateDir, "status", "--json", name)
+	p := inproc(t, stateDir, "status", "--json", name)
 	if p.code != 0 {
 		t.Fatalf("status: exit %d: %s", p.code, p.stderr)
 	}

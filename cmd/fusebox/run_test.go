@@ -28,7 +28,7 @@ func runArgs(name string, policy []string, command ...string) []string {
 
 func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := fb(t, state, runArgs("zigbee2mqtt", fastPolicy, "sh", "-c", "echo trying; exit 3")...)
+	p := inproc(t, state, runArgs("zigbee2mqtt", fastPolicy, "sh", "-c", "echo trying; exit 3")...)
 	if p.code != 3 {
 		t.Fatalf("exit = %d, want the command's own 3; stderr:\n%s", p.code, p.stderr)
 	}
@@ -45,6 +45,7 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 		t.Errorf("status = %v, want open with the reason", st)
 	}
 
+	// The skip runs as a process: the fast path in main takes it.
 	marker := filepath.Join(t.TempDir(), "ran")
 	p = fb(t, state, runArgs("zigbee2mqtt", nil, "touch", marker)...)
 	if p.code != exitOpen {
@@ -66,7 +67,7 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 
 func TestRunSucceedsQuietlyAndPrintsOnlyTheLastAttempt(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := fb(t, state, runArgs("healthy", fastPolicy, "echo", "hello")...)
+	p := inproc(t, state, runArgs("healthy", fastPolicy, "echo", "hello")...)
 	if p.code != 0 || p.stdout != "hello\n" || p.stderr != "" {
 		t.Fatalf("got exit %d, stdout %q, stderr %q; want 0, hello, and nothing on stderr (cron sends no mail)", p.code, p.stdout, p.stderr)
 	}
@@ -74,7 +75,7 @@ func TestRunSucceedsQuietlyAndPrintsOnlyTheLastAttempt(t *testing.T) {
 	// Fails once, then succeeds: the failed attempt's stdout is discarded.
 	flag := filepath.Join(t.TempDir(), "flag")
 	script := fmt.Sprintf(`if [ -e %[1]s ]; then echo second; else touch %[1]s; echo first; exit 1; fi`, flag)
-	p = fb(t, state, runArgs("flaky", fastPolicy, "sh", "-c", script)...)
+	p = inproc(t, state, runArgs("flaky", fastPolicy, "sh", "-c", script)...)
 	if p.code != 0 || p.stdout != "second\n" {
 		t.Fatalf("got exit %d, stdout %q; want 0 and only the second attempt's output\n%s", p.code, p.stdout, p.stderr)
 	}
@@ -87,7 +88,7 @@ func TestRunSucceedsQuietlyAndPrintsOnlyTheLastAttempt(t *testing.T) {
 func TestRunArgumentsAreExecutedLiterallyNeverByAShell(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	args := []string{"a b", `"quoted"`, "$(touch /tmp/fusebox-pwned)", "; rm -rf /", "`id`"}
-	p := fb(t, state, runArgs("literal", nil, append([]string{"printf", "%s\n"}, args...)...)...)
+	p := inproc(t, state, runArgs("literal", nil, append([]string{"printf", "%s\n"}, args...)...)...)
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -105,7 +106,7 @@ func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "grandchild")
 	// The grandchild ignores SIGTERM; it must still be gone afterwards.
 	script := fmt.Sprintf(`sh -c 'trap "" TERM; echo $$ > %s; sleep 30' & wait`, pidFile)
-	p := fb(t, state, runArgs("slow", []string{"--attempts", "1", "--timeout", "200ms"}, "sh", "-c", script)...)
+	p := inproc(t, state, runArgs("slow", []string{"--attempts", "1", "--timeout", "200ms"}, "sh", "-c", script)...)
 	if p.code != exitTimeout {
 		t.Fatalf("exit = %d, want 124; stderr:\n%s", p.code, p.stderr)
 	}
@@ -123,7 +124,7 @@ func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 
 func TestRunRetryOnExitLimitsRetries(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := fb(t, state, runArgs("picky", append([]string{"--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
+	p := inproc(t, state, runArgs("picky", append([]string{"--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
 	if p.code != 2 || countLines(p.stderr, "attempt failed") != 1 {
 		t.Fatalf("exit %d, want 2 after one attempt (2 is not retryable):\n%s", p.code, p.stderr)
 	}
@@ -132,7 +133,7 @@ func TestRunRetryOnExitLimitsRetries(t *testing.T) {
 func TestRunCommandNotFoundExits127WithoutTripping(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	for range 4 {
-		p := fb(t, state, runArgs("typo", fastPolicy, "no-such-command-fusebox")...)
+		p := inproc(t, state, runArgs("typo", fastPolicy, "no-such-command-fusebox")...)
 		if p.code != exitNotFound {
 			t.Fatalf("exit = %d, want 127:\n%s", p.code, p.stderr)
 		}
@@ -153,7 +154,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"trip"},
 		{"nonsense-command"},
 	} {
-		p := fb(t, state, args...)
+		p := inproc(t, state, args...)
 		if p.code != exitUsage {
 			t.Errorf("fusebox %v: exit %d, want 64; stderr %q", args, p.code, p.stderr)
 			continue
@@ -171,7 +172,7 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	// The probe's lease (timeout + 2s) outlasts the wait for the 20 below.
 	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m"}
-	if p := fb(t, state, runArgs("bridge", policy, "false")...); p.code != 1 {
+	if p := inproc(t, state, runArgs("bridge", policy, "false")...); p.code != 1 {
 		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
 	}
 	time.Sleep(350 * time.Millisecond) // the open period ends
@@ -227,7 +228,7 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	policy := []string{"--attempts", "1", "--open-for", "100ms", "--trip-after", "1", "--timeout", "300ms"}
-	if p := fb(t, state, runArgs("wedge", policy, "false")...); p.code != 1 {
+	if p := inproc(t, state, runArgs("wedge", policy, "false")...); p.code != 1 {
 		t.Fatalf("tripping run: exit %d", p.code)
 	}
 	time.Sleep(150 * time.Millisecond)

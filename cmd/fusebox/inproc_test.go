@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the writers a run has at once: the
+// logger, and the goroutine exec copies a child's stderr with.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// inproc runs fusebox in-process, as the binary would be run by fb: state in
+// stateDir, HOME its parent, no config unless env names one. It goes through
+// execute, so it is main without the fast path and os.Exit.
+func inproc(t *testing.T, stateDir string, args ...string) proc {
+	t.Helper()
+	return inprocEnv(t, stateDir, nil, args...)
+}
+
+// inprocEnv is inproc with extra environment variables, NAME=VALUE, which
+// win over the defaults like fbEnv's.
+func inprocEnv(t *testing.T, stateDir string, env []string, args ...string) proc {
+	t.Helper()
+	vars := map[string]string{
+		"PATH":              os.Getenv("PATH"),
+		"HOME":              filepath.Dir(stateDir),
+		"FUSEBOX_STATE_DIR": stateDir,
+		"FUSEBOX_CONFIG":    "",
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	var stdout, stderr syncBuffer
+	a := newApp()
+	a.stdin, a.stdout, a.stderr, a.stderrFile = strings.NewReader(""), &stdout, &stderr, nil
+	a.getenv = func(k string) string { return vars[k] }
+	a.home = vars["HOME"]
+	start := time.Now()
+	code := execute(context.Background(), a, args)
+	return proc{code: code, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+}
