@@ -40,15 +40,6 @@ type configError struct{ err error }
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
-// exitError carries an exit status chosen by a command (for run: the child's).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
 // exitCode is the one place that maps errors to exit statuses. It also says
 // whether the error still needs printing (commands that already logged why
 // they failed return quietly).
@@ -57,7 +48,6 @@ func exitCode(err error) (code int, print bool) {
 		ue  *usageError
 		ce  *config.Error
 		cfe *configError
-		ee  *exitError
 		ie  *command.Interrupted
 		ae  *command.ExitError
 		cle *httpcall.CallError
@@ -71,8 +61,6 @@ func exitCode(err error) (code int, print bool) {
 		return exitUsage, true
 	case errors.As(err, &ce), errors.As(err, &cfe):
 		return exitConfig, true
-	case errors.As(err, &ee):
-		return ee.code, false
 	case errors.Is(err, fusebox.ErrOpen):
 		return exitOpen, false
 	case errors.As(err, &ae):
