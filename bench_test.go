@@ -35,3 +35,20 @@ func BenchmarkDo(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkDoOpen measures a call skipped on an open circuit: one lock-free
+// Load, the OpenError and one Count.
+func BenchmarkDoOpen(b *testing.B) {
+	ctx := context.Background()
+	c := fusebox.New(mem.New())
+	if _, err := c.Trip(ctx, "bench", 0); err != nil {
+		b.Fatal(err)
+	}
+	ok := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Do(ctx, "bench", ok); err == nil {
+			b.Fatal("Do on a tripped circuit succeeded")
+		}
+	}
+}

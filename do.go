@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
@@ -62,13 +61,16 @@ func WithListener(fn func(Event)) Option {
 	}
 }
 
+// defaultPolicy is DefaultPolicy, computed once.
+var defaultPolicy = DefaultPolicy()
+
 // New returns Circuits that keep state in store.
 func New(store Store, opts ...Option) *Circuits {
 	c := &Circuits{
 		store:  store,
-		policy: func(string) Policy { return DefaultPolicy() },
+		policy: func(string) Policy { return defaultPolicy },
 		clock:  WallClock{},
-		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		logger: slog.New(slog.DiscardHandler),
 		draw:   rand.Float64,
 	}
 	for _, o := range opts {
@@ -183,7 +185,10 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 	r := k.policy.Retry
 	// One context per attempt, none for the call: the call's deadline is a
 	// time that caps each attempt's, which keeps a successful Do cheap.
-	deadline, callersDeadline := time.Now().Add(r.Deadline), false
+	// One clock read serves the first attempt's checks: a healthy call reads
+	// the clock as few times as it can.
+	now := time.Now()
+	deadline, callersDeadline := now.Add(r.Deadline), false
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline, callersDeadline = d, true
 	}
@@ -194,7 +199,10 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 	var last error
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
-		if parent.Err() != nil || !time.Now().Before(deadline) { // a caller's deadline may be gone already
+		if attempt > 1 {
+			now = time.Now()
+		}
+		if parent.Err() != nil || !now.Before(deadline) { // a caller's deadline may be gone already
 			return k.stopped(parent, attempt-1, stopDeadline, last)
 		}
 		permit, err := k.acquire(parent, deadline)
@@ -213,15 +221,15 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			k.info("probing half-open circuit", "attempt", attempt)
 		}
 
-		attemptDeadline := time.Now().Add(r.Timeout)
+		attemptDeadline := now.Add(r.Timeout)
 		cutByDeadline := !attemptDeadline.Before(deadline)
 		if cutByDeadline {
 			attemptDeadline = deadline
 		}
-		actx, acancel := context.WithDeadline(parent, attemptDeadline)
-		err = fn(actx)
-		timedOut := actx.Err() == context.DeadlineExceeded
-		acancel()
+		actx := newAttemptCtx(parent, attemptDeadline)
+		err = fn(actx.Context)
+		timedOut := err != nil && actx.Err() == context.DeadlineExceeded
+		actx.end()
 
 		if err != nil && parent.Err() == context.Canceled {
 			k.record(permit, Outcome{Neutral: true, Attempt: attempt})
@@ -327,18 +335,27 @@ func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) 
 		k.storeFailed(err)
 		return Permit{Unprotected: true}, nil
 	}
-	permit, err := st.Decide(k.c.clock.Now())
-	if err != errNeedLock {
+	if permit, err := st.Decide(k.c.clock.Now()); err != errNeedLock {
 		return permit, err
 	}
+	return k.acquireLocked(ctx, deadline)
+}
+
+// acquireLocked is acquire's decision under the store's lock. It is a
+// function of its own so that the variables its Update closure captures are
+// not allocated on acquire's lock-free path.
+func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, error) {
+	s := k.c.store
 	ctx, cancel := context.WithDeadline(ctx, deadline) // a lock wait ends with the call
 	defer cancel()
 	leaseID := strconv.FormatUint(rand.Uint64(), 36)
+	var permit Permit
 	var aerr error
 	var events []Event
-	_, err = s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
+	clock, bp := k.c.clock, k.policy.Breaker // not k: a closure holding k would move every call to the heap
+	_, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		before := *st
-		permit, events, aerr = st.Acquire(k.policy.Breaker, k.c.clock.Now(), leaseID)
+		permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})
 	if err != nil && ctx.Err() != nil {
@@ -391,9 +408,10 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 	}
 	var events []Event
 	var now Instant
+	clock, bp := k.c.clock, k.policy.Breaker // not k: see acquireLocked
 	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
-		now = k.c.clock.Now()
-		events = st.Record(k.policy.Breaker, now, permit, o)
+		now = clock.Now()
+		events = st.Record(bp, now, permit, o)
 		return events, true
 	})
 	if err != nil {
@@ -426,11 +444,16 @@ func (k *call) count(ctx context.Context, c Counts) {
 	}
 }
 
+// skipLevel is the level a skip is logged at.
+const skipLevel = slog.LevelWarn
+
 func (k *call) skip(ctx context.Context, err error) {
-	if d := reopensIn(err); d > 0 {
-		k.warn("skipped: "+err.Error(), "reopens_in", d)
-	} else {
-		k.warn("skipped: " + err.Error())
+	if k.c.logger.Enabled(ctx, skipLevel) { // the message is built only when it is logged
+		if d := reopensIn(err); d > 0 {
+			k.logAt(skipLevel, "skipped: "+err.Error(), []any{"reopens_in", d})
+		} else {
+			k.logAt(skipLevel, "skipped: "+err.Error(), nil)
+		}
 	}
 	k.count(ctx, Counts{Skips: 1})
 	if k.c.listeners != nil {
@@ -472,6 +495,9 @@ func (k *call) logEvents(events []Event) {
 }
 
 func reopensIn(err error) time.Duration {
+	if oe, ok := err.(*OpenError); ok { // as Decide and Acquire return it
+		return roundDuration(oe.ReopensIn)
+	}
 	var oe *OpenError
 	if errors.As(err, &oe) {
 		return roundDuration(oe.ReopensIn)

@@ -20,7 +20,6 @@ package file
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -108,7 +107,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		dir:         dir,
 		euid:        os.Geteuid(),
 		fsync:       true,
-		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		logger:      slog.New(slog.DiscardHandler),
 		gcAfter:     fusebox.DefaultGCAfter,
 		eventsFor:   fusebox.DefaultEventRetention,
 		lockTimeout: 5 * time.Second,

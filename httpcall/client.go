@@ -12,7 +12,6 @@ package httpcall
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -143,7 +142,7 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 
 	base := s.logger
 	if base == nil {
-		base = slog.New(slog.NewTextHandler(io.Discard, nil))
+		base = slog.New(slog.DiscardHandler)
 	}
 	c.log = slog.New(c.red.Handler(base.Handler()))
 	copts := []fusebox.Option{fusebox.WithPolicies(c.policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
