@@ -7,6 +7,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -17,11 +18,12 @@ var (
 	_ fusebox.AnswerStore = (*Store)(nil)
 )
 
-// Store keeps circuit state in memory. It is safe for concurrent use.
+// Store keeps circuit state in memory. It is safe for concurrent use: Load
+// and Count, the calls of every healthy Do, share a read lock.
 type Store struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	states  map[string]fusebox.State
-	counts  map[string]fusebox.Counts
+	counts  map[string]*counter
 	events  map[string][]fusebox.Event
 	answers map[string]fusebox.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
@@ -31,7 +33,7 @@ type Store struct {
 func New() *Store {
 	return &Store{
 		states:  map[string]fusebox.State{},
-		counts:  map[string]fusebox.Counts{},
+		counts:  map[string]*counter{},
 		events:  map[string][]fusebox.Event{},
 		answers: map[string]fusebox.Answer{},
 		locks:   map[string]chan struct{}{},
@@ -40,8 +42,8 @@ func New() *Store {
 
 // Load returns the circuit's state.
 func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.load(name), nil
 }
 
@@ -67,19 +69,63 @@ func (s *Store) Update(_ context.Context, name string, fn func(*fusebox.State) (
 	return st, nil
 }
 
-// Count adds c to the circuit's counters.
+// Count adds c to the circuit's counters, under the read lock: the counters
+// are atomic.
 func (s *Store) Count(_ context.Context, name string, c fusebox.Counts) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.counts[name] = s.counts[name].Add(c)
+	s.mu.RLock()
+	n := s.counts[name]
+	s.mu.RUnlock()
+	if n == nil {
+		s.mu.Lock()
+		if n = s.counts[name]; n == nil {
+			n = &counter{}
+			s.counts[name] = n
+		}
+		s.mu.Unlock()
+	}
+	n.add(c)
 	return nil
 }
 
 // Counts returns the circuit's counters.
 func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.counts[name], nil
+	s.mu.RLock()
+	n := s.counts[name]
+	s.mu.RUnlock()
+	return n.load(), nil
+}
+
+// counter is one circuit's Counts, added to atomically.
+type counter struct {
+	successes, failures, skips atomic.Uint64
+	lastSuccess                atomic.Int64 // Unix nanoseconds; 0: none
+}
+
+func (n *counter) add(c fusebox.Counts) {
+	n.successes.Add(c.Successes)
+	n.failures.Add(c.Failures)
+	n.skips.Add(c.Skips)
+	if c.LastSuccess.IsZero() {
+		return
+	}
+	t := c.LastSuccess.UnixNano()
+	for {
+		old := n.lastSuccess.Load()
+		if old >= t || n.lastSuccess.CompareAndSwap(old, t) {
+			return
+		}
+	}
+}
+
+func (n *counter) load() fusebox.Counts {
+	if n == nil {
+		return fusebox.Counts{}
+	}
+	c := fusebox.Counts{Successes: n.successes.Load(), Failures: n.failures.Load(), Skips: n.skips.Load()}
+	if t := n.lastSuccess.Load(); t != 0 {
+		c.LastSuccess = time.Unix(0, t)
+	}
+	return c
 }
 
 // Names lists the circuits with state or counters, sorted.
@@ -171,7 +217,7 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 	var r fusebox.GCReport
 	for name, st := range s.states {
 		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TrippedUntilReset() &&
-			now.Sub(s.counts[name].LastSuccess) > unusedFor {
+			now.Sub(s.counts[name].load().LastSuccess) > unusedFor {
 			delete(s.states, name)
 			delete(s.counts, name)
 			delete(s.events, name)
@@ -179,7 +225,7 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 		}
 	}
 	for name, c := range s.counts {
-		if _, ok := s.states[name]; !ok && now.Sub(c.LastSuccess) > unusedFor {
+		if _, ok := s.states[name]; !ok && now.Sub(c.load().LastSuccess) > unusedFor {
 			delete(s.counts, name)
 			r.Circuits = append(r.Circuits, name)
 		}
