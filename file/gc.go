@@ -31,6 +31,12 @@ const (
 // triggered it has already succeeded.
 func (s *Store) maybeGC(ctx context.Context) {
 	now := s.now()
+	// A long-lived Store (a daemon) looks at the mark at most once every
+	// gcEvery; a short-lived process looks once.
+	if last := s.gcLooked.Load(); last != 0 && now.Sub(time.Unix(0, last)) < gcEvery {
+		return
+	}
+	s.gcLooked.Store(now.UnixNano())
 	mark := filepath.Join(s.dir, ".gc")
 	if fi, err := os.Lstat(mark); err == nil {
 		if age := now.Sub(fi.ModTime()); age >= 0 && age < gcEvery {

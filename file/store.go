@@ -49,6 +49,7 @@ type Store struct {
 	now         func() time.Time
 	gates       gates
 	subdirOK    [numSubdirs]atomic.Bool // checked and found safe; see subdir
+	gcLooked    atomic.Int64            // when maybeGC last looked at DIR/.gc, Unix ns
 }
 
 // Option configures a Store.
