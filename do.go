@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -353,7 +354,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) 
 }
 
 func sameAnchors(a, b *State) bool {
-	return a.OpenedAt == b.OpenedAt && len(a.Probes) == len(b.Probes)
+	return a.OpenedAt == b.OpenedAt && slices.Equal(a.Probes, b.Probes) // a rebased lease must be kept
 }
 
 // record stores an attempt's outcome and reports whether the circuit is now
