@@ -113,6 +113,15 @@ func (s *State) View(now Instant) View {
 // the circuit goes unused.
 func (s *State) TrippedUntilReset() bool { return s.Phase == ForcedOpen && s.OpenPeriod == 0 }
 
+// TripInForce reports whether, at the wall time now, the circuit is forced
+// open by hand and its trip has not ended: until reset, or timed and not yet
+// over. Garbage collection keeps such a circuit however long it goes unused,
+// so a job does not run in its maintenance window. A trip whose start lies
+// in the future of now counts as in force from now (see Instant.Since).
+func (s *State) TripInForce(now time.Time) bool {
+	return s.Phase == ForcedOpen && s.View(Instant{Wall: now}).Phase == ForcedOpen
+}
+
 // rebase re-anchors stored instants taken in another boot, or in the future
 // of now's clocks, to now's clocks, keeping the elapsed time the wall clock
 // gives (never negative). From then on elapsed time is

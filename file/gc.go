@@ -84,7 +84,7 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 	old := now.Add(-unusedFor)
 	safe := s.gcSubdirs()
 	if safe[locksDir] && safe[countsDir] && safe[eventsDir] {
-		r.Circuits, err = s.gcCircuits(ctx, old)
+		r.Circuits, err = s.gcCircuits(ctx, now, old)
 		errs = append(errs, err)
 	}
 	if safe[answersDir] {
@@ -120,10 +120,10 @@ func (s *Store) gcSubdirs() (safe [numSubdirs]bool) {
 	return safe
 }
 
-// gcCircuits removes the circuits unused since old and returns those that had
+// gcCircuits removes the circuits unused since old (and not tripped at now) and returns those that had
 // a state file. Candidates are every name with a state, counts or lock file,
 // so a circuit that never stored a state leaves nothing behind either.
-func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error) {
+func (s *Store) gcCircuits(ctx context.Context, now, old time.Time) ([]string, error) {
 	var names []string
 	for dir, suffix := range map[string]string{s.dir: ".json", filepath.Join(s.dir, ".counts"): ".counts", filepath.Join(s.dir, ".locks"): ".lock"} {
 		found, err := records(dir, suffix)
@@ -144,7 +144,7 @@ func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error)
 			errs = append(errs, err)
 			continue
 		}
-		had, err := s.removeCircuit(ctx, name, old)
+		had, err := s.removeCircuit(ctx, name, now, old)
 		if had {
 			removed = append(removed, name)
 		}
@@ -178,9 +178,9 @@ func (s *Store) unused(ctx context.Context, name string, old time.Time) (bool, e
 }
 
 // removeCircuit removes the circuit's files under its lock, when it is still
-// unused, and reports whether it had a state file. The lock file goes last,
+// unused and no trip by hand is in force at now, and reports whether it had a state file. The lock file goes last,
 // while still held: lock notices that and takes a fresh one.
-func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (bool, error) {
+func (s *Store) removeCircuit(ctx context.Context, name string, now, old time.Time) (bool, error) {
 	unlock, err := s.lock(ctx, name)
 	if err != nil {
 		return false, err
@@ -189,7 +189,7 @@ func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (
 	if unused, err := s.unused(ctx, name, old); err != nil || !unused {
 		return false, err
 	}
-	if st, err := readState(s.statePath(name), name); err == nil && st.TrippedUntilReset() {
+	if st, err := readState(s.statePath(name), name); err == nil && st.TripInForce(now) {
 		return false, nil
 	}
 	err = os.Remove(s.statePath(name))
