@@ -29,7 +29,7 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
 		return answer{}, c.failure(ep, "cannot build the request: "+innermost(err), false, false)
 	}
 	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", ep.safeURL)
-	resp, err := c.http.Do(req)
+	resp, err := ep.http.Do(req)
 	if err != nil {
 		return answer{}, c.judged(ep, judgeError(ctx, err, ep.rules()))
 	}
@@ -110,6 +110,9 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 	v := judgeResponse(code, resp.Header, ep.rules(), c.clock.Now().Wall)
 	if v.failure == nil {
 		return nil
+	}
+	if reason := ep.refusedRedirect(resp, c.red.URL); reason != "" {
+		return c.judged(ep, ep.rules().fail(errors.New(reason), reason, false, false)) // following it is a config change, not a retry
 	}
 	if len(ep.Expect.Status) > 0 && code < 400 {
 		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
