@@ -285,15 +285,18 @@ func (s *Store) trimEvents(ctx context.Context, name string, cutoff time.Time) (
 	}
 	defer unlock()
 	path := s.eventsPath(name)
-	b, err := readFile(path)
+	b, err := readTail(path, maxEventsRead) // a longer log keeps its newest part
 	if err != nil {
 		return 0, err
 	}
 	var keep []byte
 	dropped := 0
-	for line := range bytes.Lines(b) {
+	if int64(len(b)) == maxEventsRead {
+		dropped++ // what came before the newest part, or its first line, cut short
+	}
+	for line := range eventLines(b) {
 		var e fusebox.Event
-		if json.Unmarshal(line, &e) != nil || e.Time.Before(cutoff) {
+		if len(line) > maxEventLine || json.Unmarshal(line, &e) != nil || e.Time.Before(cutoff) {
 			dropped++
 			continue
 		}
