@@ -93,7 +93,7 @@ func (c *Client) judged(ep *endpoint, v verdict) *fusebox.Failure {
 	if f == nil || f.Err == context.Canceled { // the bare sentinel: nothing to hide
 		return f
 	}
-	f.Reason = c.red.String(shorten(f.Reason))
+	f.Reason = shorten(c.red.String(f.Reason)) // hide first: a cut would leave part of a secret
 	f.Err = errors.New(f.Reason)
 	if v.unsafe {
 		c.log.Info(ep.Method+" not retried: the request may have reached the server (set retry_unsafe to retry it)",
