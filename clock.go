@@ -17,16 +17,22 @@ type Instant struct {
 
 // Since returns the time elapsed from earlier to i, and whether it could be
 // measured reliably: on the boot clock when both were taken in the same boot,
-// else on the wall clock. A wall clock that went backwards gives 0 and false.
+// else on the wall clock. An earlier instant in the future of the clock that
+// reads it is suspect: a boot clock ahead (a time namespace sharing the boot
+// ID) falls back to the wall clock, and a wall clock ahead gives 0. Either
+// way the answer is unreliable (false), so the caller rebases under the lock
+// and the period restarts at most from now, never waiting for the other
+// clock to catch up.
 func (i Instant) Since(earlier Instant) (time.Duration, bool) {
-	if i.Boot != "" && i.Boot == earlier.Boot {
-		return max(i.BootTime-earlier.BootTime, 0), true
+	sameBoot := i.Boot != "" && i.Boot == earlier.Boot
+	if sameBoot && i.BootTime >= earlier.BootTime {
+		return i.BootTime - earlier.BootTime, true
 	}
 	d := i.Wall.Sub(earlier.Wall)
 	if d < 0 {
 		return 0, false
 	}
-	return d, i.Boot == earlier.Boot
+	return d, !sameBoot && i.Boot == earlier.Boot
 }
 
 // Add returns i moved forward by d on every clock it carries.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -370,7 +371,7 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, e
 }
 
 func sameAnchors(a, b *State) bool {
-	return a.OpenedAt == b.OpenedAt && len(a.Probes) == len(b.Probes)
+	return a.OpenedAt == b.OpenedAt && slices.Equal(a.Probes, b.Probes) // a rebased lease must be kept
 }
 
 // record stores an attempt's outcome and reports whether the circuit is now

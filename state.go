@@ -64,8 +64,9 @@ type View struct {
 	ReopensIn time.Duration
 	// ActiveProbes counts unexpired probe leases.
 	ActiveProbes int
-	// Settled is false when the stored times come from another boot or a
-	// clock that went backwards: the state must be rebased under the lock
+	// Settled is false when the stored times come from another boot, or lie
+	// in the future of the clock reading them (a clock that went backwards,
+	// a time namespace ahead): the state must be rebased under the lock
 	// before it is acted on.
 	Settled bool
 }
@@ -98,7 +99,9 @@ func (s *State) View(now Instant) View {
 	}
 	v.Phase = HalfOpen
 	for _, l := range s.Probes {
-		if d, _ := now.Since(l.Granted); d < time.Duration(l.For) {
+		d, ok := now.Since(l.Granted)
+		v.Settled = v.Settled && ok
+		if d < time.Duration(l.For) {
 			v.ActiveProbes++
 		}
 	}
@@ -110,9 +113,18 @@ func (s *State) View(now Instant) View {
 // the circuit goes unused.
 func (s *State) TrippedUntilReset() bool { return s.Phase == ForcedOpen && s.OpenPeriod == 0 }
 
-// rebase re-anchors stored instants taken in another boot, or before a wall
-// clock that has since gone backwards, to now's clocks, keeping the elapsed
-// time the wall clock gives (never negative). From then on elapsed time is
+// TripInForce reports whether, at the wall time now, the circuit is forced
+// open by hand and its trip has not ended: until reset, or timed and not yet
+// over. Garbage collection keeps such a circuit however long it goes unused,
+// so a job does not run in its maintenance window. A trip whose start lies
+// in the future of now counts as in force from now (see Instant.Since).
+func (s *State) TripInForce(now time.Time) bool {
+	return s.Phase == ForcedOpen && s.View(Instant{Wall: now}).Phase == ForcedOpen
+}
+
+// rebase re-anchors stored instants taken in another boot, or in the future
+// of now's clocks, to now's clocks, keeping the elapsed time the wall clock
+// gives (never negative). From then on elapsed time is
 // measured on this boot's clock, so an open period is neither skipped by a
 // later jump nor stretched by an earlier one.
 func (s *State) rebase(now Instant) {

@@ -66,7 +66,8 @@ type Store interface {
 
 	// GC removes, as of now, circuits (State, Counts and events) and
 	// stored answers not used for unusedFor, and events older than
-	// eventsFor. A circuit tripped until reset is kept: someone meant it.
+	// eventsFor. A circuit whose trip by hand has not ended as of now (until
+	// reset, or timed: State.TripInForce) is kept: someone meant it.
 	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
 
 	// Close releases the store's resources.

@@ -89,7 +89,9 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 		return attemptFailure(ch.run(actx), &s.RetryOnExit)
 	})
 	if last != nil {
-		if _, werr := last.WriteTo(s.Stdout); werr != nil && err == nil {
+		if _, werr := last.WriteTo(s.Stdout); errors.Is(werr, syscall.EPIPE) {
+			return &Interrupted{Signal: syscall.SIGPIPE} // nobody reads stdout any more, as a shell reports it
+		} else if werr != nil && err == nil {
 			err = werr
 		}
 	}

@@ -45,13 +45,15 @@ type Env struct {
 // Load reads the config file at path and, only when a !secret is used,
 // secrets.yaml beside it; ${VAR} comes from the process environment. A file
 // that cannot be read is a plain error wrapping the fs error; problems in its
-// content are *Error, joined.
+// content are *Error, joined. Only regular files are read, never a FIFO or a
+// device, and none longer than MaxConfigSize (the config) or MaxFileValue
+// (secrets.yaml, ${file:}).
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadRegularFile(path, MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data, Env{Lookup: os.LookupEnv, ReadFile: os.ReadFile})
+	return Parse(path, data, Env{Lookup: os.LookupEnv, ReadFile: func(p string) ([]byte, error) { return ReadRegularFile(p, MaxFileValue) }})
 }
 
 // Parse parses the config text data, read from path (used in errors and to

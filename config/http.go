@@ -14,7 +14,7 @@ import (
 
 var httpKeys = []string{
 	"url", "method", "headers", "body", "timeout", "retry_on",
-	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body",
+	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body", "redirects",
 }
 
 // methods are the HTTP methods an endpoint may use.
@@ -58,6 +58,8 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 			set(&ep.Extract)(l.jq(f))
 		case "max_body":
 			set(&ep.MaxBody)(l.maxBody(f))
+		case "redirects":
+			set(&ep.Redirects)(l.redirects(f))
 		default:
 			l.unknownKey(f, httpKeys...)
 		}
@@ -88,6 +90,27 @@ func (l *loader) url(e entry) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// redirects reads which redirects the endpoint follows.
+func (l *loader) redirects(e entry) (httpcall.Redirects, bool) {
+	s, ok := l.text(e.value, e.path, "same-host, none or any")
+	if !ok {
+		return "", false
+	}
+	if r := httpcall.Redirects(s); slices.Contains(httpcall.RedirectPolicies, r) {
+		return r, true
+	}
+	names := make([]string, len(httpcall.RedirectPolicies))
+	for k, r := range httpcall.RedirectPolicies {
+		names[k] = string(r)
+	}
+	if near := nearest(s, names); near != "" {
+		l.errorf(e.value, e.path, "unknown redirect policy %q (did you mean %s?)", s, near)
+		return "", false
+	}
+	l.errorf(e.value, e.path, "unknown redirect policy %q; want one of %s", s, strings.Join(names, ", "))
+	return "", false
 }
 
 func (l *loader) method(e entry) (string, bool) {

@@ -169,6 +169,7 @@ circuits:
       retry_unsafe: true
       trip_on_4xx: true
       max_body: 512 KB
+      redirects: any
   b:
     http:
       url: https://b
@@ -176,10 +177,10 @@ circuits:
       retry_on: [429, timeout, 503, 503]
 `, func(t *testing.T, c *Config) {
 			a, b := c.Circuits["a"].Endpoint, c.Circuits["b"].Endpoint
-			if a.Method != "POST" || !reflect.DeepEqual(a.RetryOn, httpcall.RetryOn{}) || !a.RetryUnsafe || !a.TripOn4xx || a.MaxBody != 512000 {
+			if a.Method != "POST" || !reflect.DeepEqual(a.RetryOn, httpcall.RetryOn{}) || !a.RetryUnsafe || !a.TripOn4xx || a.MaxBody != 512000 || a.Redirects != httpcall.RedirectsAny {
 				t.Errorf("a: %+v", a)
 			}
-			if want := (httpcall.RetryOn{Timeout: true, TooManyRequests: true, Codes: []int{503}}); !reflect.DeepEqual(b.RetryOn, want) || b.MaxBody != 1024 {
+			if want := (httpcall.RetryOn{Timeout: true, TooManyRequests: true, Codes: []int{503}}); !reflect.DeepEqual(b.RetryOn, want) || b.MaxBody != 1024 || b.Redirects != "" {
 				t.Errorf("b: %+v", b)
 			}
 		}},

@@ -36,6 +36,11 @@ const maxAliasDepth = 16
 
 // parseYAML parses data, or reports why it cannot and returns nil.
 func parseYAML(file string, data []byte, probs *problems) *yamlDoc {
+	if _, line := yamlNesting(data, MaxYAMLNesting); line > 0 {
+		probs.add(file, &token.Token{Position: &token.Position{Line: line, Column: 1}}, "",
+			"%v: collections nested more than %d deep", ErrTooDeep, MaxYAMLNesting)
+		return nil
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var yerr interface {

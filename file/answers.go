@@ -22,6 +22,9 @@ func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) erro
 	if err != nil {
 		return fmt.Errorf("save answer %s: %w", key, err)
 	}
+	if int64(len(b)) >= maxAnswerSize { // LoadAnswer would refuse it
+		return fmt.Errorf("save answer %s: %w", key, &tooLarge{int64(len(b)) + 1, maxAnswerSize})
+	}
 	if err := s.checkSubdir(answersDir, true); err != nil {
 		return fmt.Errorf("save answer %s: %w", key, err)
 	}
@@ -41,7 +44,7 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 	err := s.checkSubdir(answersDir, false)
 	var b []byte
 	if err == nil {
-		b, err = readFile(path)
+		b, err = readFile(path, maxAnswerSize)
 	}
 	var a fusebox.Answer
 	problem := ""
@@ -50,6 +53,8 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 		return fusebox.Answer{}, false, nil
 	case errors.Is(err, unix.ELOOP):
 		problem = "it is a symlink"
+	case refused(err) != "":
+		problem = refused(err)
 	case err != nil:
 		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
 	default:

@@ -74,7 +74,7 @@ func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
 	err := s.checkSubdir(countsDir, false)
 	var b []byte
 	if err == nil {
-		b, err = readFile(s.countsPath(name))
+		b, err = readHead(s.countsPath(name), countsSize) // a longer file (an edit) has the words at its start
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fusebox.Counts{}, nil

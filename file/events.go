@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"time"
 
@@ -75,6 +76,9 @@ func tornTail(fd int, path string) (string, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return "", &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "it is not a regular file", nil
+	}
 	if st.Size == 0 {
 		return "", nil
 	}
@@ -126,7 +130,7 @@ func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fuseb
 	err := s.checkSubdir(eventsDir, false)
 	var b []byte
 	if err == nil {
-		b, err = readFile(s.eventsPath(name))
+		b, err = readTail(s.eventsPath(name), maxEventsRead)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -135,12 +139,24 @@ func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fuseb
 		return nil, fmt.Errorf("read events of %s: %w", name, err)
 	}
 	var out []fusebox.Event
-	for line := range bytes.Lines(b) {
+	for line := range eventLines(b) {
 		var e fusebox.Event
-		if json.Unmarshal(line, &e) != nil || e.Time.Before(since) {
+		if len(line) > maxEventLine || json.Unmarshal(line, &e) != nil || e.Time.Before(since) {
 			continue
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// eventLines are the lines of what readTail read of a log: when it read
+// only the log's newest part (or a log of exactly that size: one line
+// lost), the first line, cut short, is left out.
+func eventLines(b []byte) iter.Seq[[]byte] {
+	if len(b) == maxEventsRead {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	return bytes.Lines(b)
 }

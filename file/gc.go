@@ -90,7 +90,7 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 	old := now.Add(-unusedFor)
 	safe := s.gcSubdirs()
 	if safe[locksDir] && safe[countsDir] && safe[eventsDir] {
-		r.Circuits, err = s.gcCircuits(ctx, old)
+		r.Circuits, err = s.gcCircuits(ctx, now, old)
 		errs = append(errs, err)
 	}
 	if safe[answersDir] {
@@ -126,10 +126,10 @@ func (s *Store) gcSubdirs() (safe [numSubdirs]bool) {
 	return safe
 }
 
-// gcCircuits removes the circuits unused since old and returns those that had
+// gcCircuits removes the circuits unused since old (and not tripped at now) and returns those that had
 // a state file. Candidates are every name with a state, counts or lock file,
 // so a circuit that never stored a state leaves nothing behind either.
-func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error) {
+func (s *Store) gcCircuits(ctx context.Context, now, old time.Time) ([]string, error) {
 	var names []string
 	for dir, suffix := range map[string]string{s.dir: ".json", filepath.Join(s.dir, ".counts"): ".counts", filepath.Join(s.dir, ".locks"): ".lock"} {
 		found, err := records(dir, suffix)
@@ -150,7 +150,7 @@ func (s *Store) gcCircuits(ctx context.Context, old time.Time) ([]string, error)
 			errs = append(errs, err)
 			continue
 		}
-		had, err := s.removeCircuit(ctx, name, old)
+		had, err := s.removeCircuit(ctx, name, now, old)
 		if had {
 			removed = append(removed, name)
 		}
@@ -184,9 +184,9 @@ func (s *Store) unused(ctx context.Context, name string, old time.Time) (bool, e
 }
 
 // removeCircuit removes the circuit's files under its lock, when it is still
-// unused, and reports whether it had a state file. The lock file goes last,
+// unused and no trip by hand is in force at now, and reports whether it had a state file. The lock file goes last,
 // while still held: lock notices that and takes a fresh one.
-func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (bool, error) {
+func (s *Store) removeCircuit(ctx context.Context, name string, now, old time.Time) (bool, error) {
 	unlock, err := s.lock(ctx, name)
 	if err != nil {
 		return false, err
@@ -195,7 +195,7 @@ func (s *Store) removeCircuit(ctx context.Context, name string, old time.Time) (
 	if unused, err := s.unused(ctx, name, old); err != nil || !unused {
 		return false, err
 	}
-	if st, err := readState(s.statePath(name), name); err == nil && st.TrippedUntilReset() {
+	if st, err := readState(s.statePath(name), name); err == nil && st.TripInForce(now) {
 		return false, nil
 	}
 	err = os.Remove(s.statePath(name))
@@ -291,15 +291,18 @@ func (s *Store) trimEvents(ctx context.Context, name string, cutoff time.Time) (
 	}
 	defer unlock()
 	path := s.eventsPath(name)
-	b, err := readFile(path)
+	b, err := readTail(path, maxEventsRead) // a longer log keeps its newest part
 	if err != nil {
 		return 0, err
 	}
 	var keep []byte
 	dropped := 0
-	for line := range bytes.Lines(b) {
+	if int64(len(b)) == maxEventsRead {
+		dropped++ // what came before the newest part, or its first line, cut short
+	}
+	for line := range eventLines(b) {
 		var e fusebox.Event
-		if json.Unmarshal(line, &e) != nil || e.Time.Before(cutoff) {
+		if len(line) > maxEventLine || json.Unmarshal(line, &e) != nil || e.Time.Before(cutoff) {
 			dropped++
 			continue
 		}

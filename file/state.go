@@ -135,12 +135,14 @@ func (d *damage) Error() string { return d.problem }
 // readState reads a state file. A missing file is a fresh state; an
 // unparsable file or a symlink is a *damage.
 func readState(path, name string) (fusebox.State, error) {
-	b, err := readFile(path)
+	b, err := readFile(path, maxStateSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fusebox.State{Name: name}, nil
 	case errors.Is(err, unix.ELOOP):
 		return fusebox.State{}, &damage{"it is a symlink"}
+	case refused(err) != "":
+		return fusebox.State{}, &damage{refused(err)}
 	case err != nil:
 		return fusebox.State{}, err
 	}
@@ -150,6 +152,18 @@ func readState(path, name string) (fusebox.State, error) {
 	}
 	st.Name = name
 	return st, nil
+}
+
+// refused says why readFile refused a file without reading it, or "".
+func refused(err error) string {
+	var tl *tooLarge
+	switch {
+	case errors.Is(err, errNotRegular):
+		return "it is not a regular file"
+	case errors.As(err, &tl):
+		return fmt.Sprintf("it holds %d bytes, more than the %d a record may", tl.size, tl.limit)
+	}
+	return ""
 }
 
 // describe says what is wrong with a record that did not decode.

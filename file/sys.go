@@ -2,6 +2,7 @@ package file
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -48,20 +49,77 @@ func openCreate(path string, flags int) (int, error) {
 	return openFile(path, flags)
 }
 
-// readFile returns the content of the regular file at path. A symlink there
-// gives an error matching unix.ELOOP.
-func readFile(path string) ([]byte, error) {
+// Bounds on what a Store reads. A state file is a few hundred bytes, an
+// answer at most an endpoint's max_body; a damaged file larger than these is
+// refused from its size, before anything is read.
+const (
+	maxStateSize  = 1 << 20  // a state file
+	maxAnswerSize = 64 << 20 // a stored answer, its body base64-encoded in JSON
+	maxEventsRead = 16 << 20 // of an event log, the newest part is read
+	maxEventLine  = 64 << 10 // an event line longer than this is skipped undecoded
+)
+
+// errNotRegular is a FIFO, device, socket or directory where a file should be.
+var errNotRegular = errors.New("not a regular file")
+
+// tooLarge is a file longer than the Store reads.
+type tooLarge struct{ size, limit int64 }
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("%d bytes, more than the %d a Store reads", e.size, e.limit)
+}
+
+// readFile returns the content of the regular file at path, at most limit
+// bytes. A symlink there gives an error matching unix.ELOOP; anything but a
+// regular file, errNotRegular; a longer file, a *tooLarge, unread.
+func readFile(path string, limit int64) ([]byte, error) {
+	return readAt(path, limit, refuseLonger)
+}
+
+// readTail is readFile keeping, of a file longer than limit, its last limit
+// bytes; readHead, its first.
+func readTail(path string, limit int64) ([]byte, error) { return readAt(path, limit, keepTail) }
+func readHead(path string, limit int64) ([]byte, error) { return readAt(path, limit, keepHead) }
+
+// What readAt does with a file longer than its limit.
+const (
+	refuseLonger = iota
+	keepTail
+	keepHead
+)
+
+func readAt(path string, limit int64, longer int) ([]byte, error) {
 	fd, err := openFile(path, readFlags)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 0, 4096)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errNotRegular}
+	}
+	var off int64
+	switch {
+	case st.Size > limit && longer == refuseLonger:
+		return nil, &fs.PathError{Op: "read", Path: path, Err: &tooLarge{st.Size, limit}}
+	case st.Size > limit && longer == keepTail:
+		off = st.Size - limit
+	}
+	buf := make([]byte, 0, min(st.Size-off+1, limit+1))
 	for {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, cap(buf))
+			if int64(len(buf)) > limit {
+				if longer != refuseLonger { // longer, or it grew while read
+					return buf[:limit], nil
+				}
+				return nil, &fs.PathError{Op: "read", Path: path, Err: &tooLarge{int64(len(buf)), limit}}
+			}
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), limit+1-int64(cap(buf)))))
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		n, err := unix.Pread(fd, buf[len(buf):cap(buf)], off+int64(len(buf)))
 		switch {
 		case err == unix.EINTR:
 			continue

@@ -29,7 +29,7 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
 		return answer{}, c.failure(ep, "cannot build the request: "+innermost(err), false, false)
 	}
 	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", ep.safeURL)
-	resp, err := c.http.Do(req)
+	resp, err := ep.http.Do(req)
 	if err != nil {
 		return answer{}, c.judged(ep, judgeError(ctx, err, ep.rules()))
 	}
@@ -93,7 +93,7 @@ func (c *Client) judged(ep *endpoint, v verdict) *fusebox.Failure {
 	if f == nil || f.Err == context.Canceled { // the bare sentinel: nothing to hide
 		return f
 	}
-	f.Reason = c.red.String(shorten(f.Reason))
+	f.Reason = shorten(c.red.String(f.Reason)) // hide first: a cut would leave part of a secret
 	f.Err = errors.New(f.Reason)
 	if v.unsafe {
 		c.log.Info(ep.Method+" not retried: the request may have reached the server (set retry_unsafe to retry it)",
@@ -110,6 +110,9 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 	v := judgeResponse(code, resp.Header, ep.rules(), c.clock.Now().Wall)
 	if v.failure == nil {
 		return nil
+	}
+	if reason := ep.refusedRedirect(resp, c.red.URL); reason != "" {
+		return c.judged(ep, ep.rules().fail(errors.New(reason), reason, false, false)) // following it is a config change, not a retry
 	}
 	if len(ep.Expect.Status) > 0 && code < 400 {
 		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)

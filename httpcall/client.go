@@ -45,6 +45,7 @@ type endpoint struct {
 	expect  *gojq.Code
 	extract *gojq.Code
 	policy  fusebox.Policy
+	http    *http.Client // the Client's, with ep's redirect policy
 }
 
 // Option configures a Client.
@@ -72,7 +73,8 @@ func WithClock(c fusebox.Clock) Option { return func(s *settings) { s.clock = c 
 func WithRand(draw func() float64) Option { return func(s *settings) { s.draw = draw } }
 
 // WithHTTPClient makes requests with a copy of hc. Per-attempt timeouts come
-// from the request's context, so hc needs no Timeout.
+// from the request's context, so hc needs no Timeout; each endpoint's
+// Redirects replaces hc's CheckRedirect.
 func WithHTTPClient(hc *http.Client) Option { return func(s *settings) { s.httpClient = hc } }
 
 // WithTransport makes requests through rt (with WithHTTPClient too, rt
@@ -164,6 +166,11 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 		c.http.Transport = s.transport
 	case c.http.Transport == nil:
 		c.http.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	for _, ep := range c.endpoints {
+		hc := *c.http
+		hc.CheckRedirect = ep.checkRedirect
+		ep.http = &hc
 	}
 	return c, nil
 }
@@ -265,6 +272,9 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		bad("url %s is not a valid URL", ep.safeURL)
 	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		bad("url %s: want http:// or https:// and a host", ep.safeURL)
+	}
+	if ep.Redirects != "" && !slices.Contains(RedirectPolicies, ep.Redirects) {
+		bad("redirects %q: want one of %s", e.Redirects, joinPolicies())
 	}
 	if !validMethod(ep.Method) {
 		bad("method %q is not an HTTP method", e.Method)

@@ -28,7 +28,29 @@ type Endpoint struct {
 	Stale       time.Duration // serve the stored response when the call fails, while younger than this
 	Policy      fusebox.Policy
 	Secrets     []string
+	Redirects   Redirects // which redirects are followed; "" is RedirectsSameHost
 }
+
+// Redirects says which redirects an endpoint follows. A Referer is never
+// sent, and a hop to another scheme, host or port carries none of the
+// configured headers (with RedirectsAny; the others never make one). A
+// redirect not followed is a failure, not retried, unless the endpoint's
+// expect.status accepts the 3xx.
+type Redirects string
+
+const (
+	// RedirectsSameHost follows a redirect only to the endpoint's own
+	// scheme, host and port: a secret in the URL or a header cannot leave.
+	RedirectsSameHost Redirects = "same-host"
+	// RedirectsNone follows no redirect.
+	RedirectsNone Redirects = "none"
+	// RedirectsAny follows a redirect anywhere, dropping the configured
+	// headers once the hop leaves the endpoint's scheme, host and port.
+	RedirectsAny Redirects = "any"
+)
+
+// RedirectPolicies are the values of Redirects, for messages.
+var RedirectPolicies = []Redirects{RedirectsSameHost, RedirectsNone, RedirectsAny}
 
 // RetryOn says which failures are retried. The zero value retries nothing;
 // DefaultRetryOn returns connect, timeout, 5xx and 429. Failures of the local

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/metrics"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/itchyny/gojq"
 )
@@ -24,9 +27,18 @@ func compileJQ(src string) (*gojq.Code, error) {
 
 var errNotJSON = errors.New("body is not JSON")
 
+// maxJSONDepth is how deep encoding/json nests; a deeper body is reported
+// as that, not as "not JSON".
+const maxJSONDepth = 10000
+
+var errTooDeep = fmt.Errorf("body is JSON nested more than %d deep", maxJSONDepth)
+
 // decodeJSON parses a body holding exactly one JSON value, keeping numbers
 // exact.
 func decodeJSON(body []byte) (any, error) {
+	if jsonDepth(body, maxJSONDepth) > maxJSONDepth {
+		return nil, errTooDeep
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -39,9 +51,52 @@ func decodeJSON(body []byte) (any, error) {
 	return v, nil
 }
 
-// results runs code on v and returns its outputs, failing on the first error
-// or once their JSON text would pass limit bytes.
+// jsonDepth returns how deep the arrays and objects of a JSON text nest,
+// stopping once past limit.
+func jsonDepth(b []byte, limit int) int {
+	depth, deepest := 0, 0
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// Bounds on one jq evaluation besides its time (the attempt's timeout).
+// gojq has no memory limit of its own, so the Go heap is watched while it
+// runs: past jqMemory of growth, sampled every jqMemorySample, the
+// evaluation is stopped (gojq checks its context at every instruction). The
+// outputs are bounded in number and in the size of their JSON text.
+const (
+	jqMemory       = 128 << 20
+	jqMemorySample = 5 * time.Millisecond
+	jqMaxOutputs   = 100_000
+)
+
+var errJQMemory = fmt.Errorf("used more than %d MiB of memory", jqMemory>>20)
+
+// results runs code on v and returns its outputs, failing on the first error,
+// once their JSON text would pass limit bytes, past jqMaxOutputs outputs, or
+// past jqMemory of heap growth.
 func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, error) {
+	ctx, stop := watchHeap(ctx, jqMemory)
+	defer stop()
 	var out []any
 	var size int64
 	iter := code.RunWithContext(ctx, v)
@@ -55,6 +110,9 @@ func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, e
 			if errors.As(err, &halt) && halt.Value() == nil {
 				return out, nil
 			}
+			if context.Cause(ctx) == errJQMemory {
+				return nil, errJQMemory
+			}
 			return nil, err
 		}
 		if s, ok := x.(string); ok {
@@ -66,7 +124,44 @@ func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, e
 		if size > limit {
 			return nil, fmt.Errorf("output larger than %d bytes", limit)
 		}
+		if len(out) == jqMaxOutputs {
+			return nil, fmt.Errorf("more than %d outputs", jqMaxOutputs)
+		}
 		out = append(out, x)
+	}
+}
+
+// watchHeap returns a context that ends with cause errJQMemory once the Go
+// heap has grown by more than limit bytes, and stop, which stops watching.
+func watchHeap(parent context.Context, limit uint64) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	base := heap()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(jqMemorySample)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if heap() > base+limit {
+					cancel(errJQMemory)
+					return
+				}
+			}
+		}
+	})
+	return ctx, func() {
+		close(done)
+		wg.Wait()
+		cancel(nil)
 	}
 }
 

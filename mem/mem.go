@@ -216,7 +216,7 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 	defer s.mu.Unlock()
 	var r fusebox.GCReport
 	for name, st := range s.states {
-		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TrippedUntilReset() &&
+		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TripInForce(now) &&
 			now.Sub(s.counts[name].load().LastSuccess) > unusedFor {
 			delete(s.states, name)
 			delete(s.counts, name)

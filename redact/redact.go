@@ -125,7 +125,48 @@ func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
-	return r.hideSecrets(s)
+	return r.hideCutSecrets(r.hideSecrets(s))
+}
+
+// hideCutSecrets hides what is left of a secret cut short where text was
+// shortened: a prefix of one (MinSecretLen bytes or more) just before "..."
+// or "…" (spaces between allowed), as jq's previews of values and fusebox's own shortened reasons
+// end. A whole secret is hidden already; a part of one would still give
+// away most of it.
+func (r *Redactor) hideCutSecrets(s string) string {
+	if !strings.Contains(s, "...") && !strings.Contains(s, "…") {
+		return s
+	}
+	var b strings.Builder
+	from := 0
+	for i := 0; i < len(s); i++ {
+		if !strings.HasPrefix(s[i:], "...") && !strings.HasPrefix(s[i:], "…") {
+			continue
+		}
+		end := i // jq writes "abc ..."
+		for end > from && s[end-1] == ' ' {
+			end--
+		}
+		cut := 0
+		for _, sec := range r.secrets {
+			for n := min(len(sec)-1, end-from); n >= MinSecretLen && n > cut; n-- {
+				if s[end-n:end] == sec[:n] {
+					cut = n
+					break
+				}
+			}
+		}
+		if cut > 0 {
+			b.WriteString(s[from : end-cut])
+			b.WriteString(Marker)
+			from = end
+		}
+	}
+	if from == 0 {
+		return s
+	}
+	b.WriteString(s[from:])
+	return b.String()
 }
 
 // URL returns raw with the password in its user info, credential-looking

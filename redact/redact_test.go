@@ -181,6 +181,7 @@ func FuzzString(f *testing.F) {
 	f.Add("aaaa", "aaaaa", "aaaaaaaa", "aaa")
 	f.Add("TEDR", "zzzz", "zzzzR", "zzzz")
 	f.Add("x y+z", "a/b?c", "Authorization: Bearer ", " ")
+	f.Add("abcdefgh", "EDACTED...", "abcd", "...")
 	f.Fuzz(func(t *testing.T, s1, s2, a, b string) {
 		r := redact.New(s1, s2)
 		text := a + s1 + b + s2 + a
@@ -202,4 +203,20 @@ func FuzzString(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSecretCutShortIsHidden(t *testing.T) {
+	r := redact.New("s3cr3t-0123456789")
+	for _, tt := range []struct{ in, want string }{
+		{`got: string ("s3cr3t-01234 ...")`, `got: string ("REDACTED ...")`},
+		{`quoting s3cr3t-0123…`, `quoting REDACTED…`},
+		{`two: s3cr3t-01... and s3cr3t-0123456789`, `two: REDACTED... and REDACTED`},
+		{`too short to tell: s3c...`, `too short to tell: s3c...`},
+		{`not a prefix: 3cr3t-0123...`, `not a prefix: 3cr3t-0123...`},
+		{`no ellipsis: s3cr3t-0123`, `no ellipsis: s3cr3t-0123`},
+	} {
+		if got := r.String(tt.in); got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

@@ -22,25 +22,32 @@ import (
 // grace or the 20s backoff that a wrong implementation would wait out.
 const promptExit = 500 * time.Millisecond
 
-// trappingChild is a command that, sent SIGINT or SIGTERM, writes which in
-// $1/got, takes 200ms to finish, writes the time it ends in $1/end and exits
-// 9. It leaves a grandchild (sleep 30) in its process group, which a
-// non-interactive shell starts with SIGINT ignored: only fusebox's sweep of
-// the group ends it. The grandchild's output goes to $2 (/dev/null, or
-// nowhere else: it then holds the command's stdout).
+// trappingChild is a command that, sent SIGHUP, SIGINT, SIGQUIT or SIGTERM,
+// writes which in $1/got, takes 200ms to finish, writes the time it ends in
+// $1/end and exits 9. It leaves a grandchild (sleep 30, under a shell that
+// names $1, so checkNoneLeft finds it) in its process group, which a
+// non-interactive shell starts with SIGINT and SIGQUIT ignored: only
+// fusebox's sweep of the group ends it. The grandchild's output goes to $2
+// (/dev/null, or nowhere else: it then holds the command's stdout). Left
+// alone, it ends by itself after 5s, exit 3, writing $1/alone.
 const trappingChild = `d=$1
-trap 'echo INT > "$d/got"; sleep 0.2; date +%s%N > "$d/end"; exit 9' INT
-trap 'echo TERM > "$d/got"; sleep 0.2; date +%s%N > "$d/end"; exit 9' TERM
+for s in HUP INT QUIT TERM; do
+  trap "echo $s > \"\$d/got\"; sleep 0.2; date +%s%N > \"\$d/end\"; exit 9" $s
+done
 echo $$ > "$d/pgid"
-if [ "$2" ]; then sleep 30 >"$2" 2>&1 & else sleep 30 & fi
+if [ "$2" ]; then sh -c 'sleep 30; exit 0' "$d" >"$2" 2>&1 & else sh -c 'sleep 30; exit 0' "$d" & fi
 touch "$d/started"
-while :; do sleep 0.01; done`
+i=0; while [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
+touch "$d/alone"; exit 3`
 
+// signals are those that end fusebox, each tested while a command runs,
+// during a backoff and during a probe. SIGPIPE, which ends it only when
+// its own output is gone, has TestBrokenOutputDuringProbe.
 var signals = []struct {
 	sig  syscall.Signal
 	name string
 	code int
-}{{syscall.SIGINT, "INT", 130}, {syscall.SIGTERM, "TERM", 143}}
+}{{syscall.SIGHUP, "HUP", 129}, {syscall.SIGINT, "INT", 130}, {syscall.SIGQUIT, "QUIT", 131}, {syscall.SIGTERM, "TERM", 143}}
 
 // TestSignalDuringRunningChild: the signal reaches the command, fusebox
 // waits for it and exits within 100ms of its end with 128+signal, the
@@ -91,6 +98,7 @@ func signalRunningChild(t *testing.T, sig syscall.Signal, name string, code int,
 	}
 	t.Logf("SIG%s: exit %d, %s after the command ended", name, p.code, after.Round(100*time.Microsecond))
 	checkGroupEmpty(t, d)
+	checkNoneLeft(t, d)
 	checkInterruptedState(t, state, 0)
 }
 
@@ -178,6 +186,7 @@ func TestSignalDuringProbe(t *testing.T) {
 				t.Fatalf("exit %d, want %d\n%s", p.code, s.code, stderr.String())
 			}
 			checkGroupEmpty(t, d)
+			checkNoneLeft(t, d)
 			st, err := decodeState(filepath.Join(state, "c.json"))
 			c, cerr := decodeCounts(state, "c")
 			if err != nil || cerr != nil || len(st.Probes) != 0 || c.Failures != 1 {
@@ -191,6 +200,92 @@ func TestSignalDuringProbe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBrokenOutputDuringProbe: fusebox's stdout and stderr are a pipe
+// nobody reads any more (`fusebox run … 2>&1 | head -1` after head exited).
+// Its first write there — the INFO line of the probe — raises SIGPIPE, which
+// by Go's default would kill fusebox holding the probe lease, its command
+// unstarted or running on. Now the command's group gets SIGPIPE, the lease
+// is given back, and fusebox exits 141 with nothing of the command left.
+func TestBrokenOutputDuringProbe(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "100ms", "--timeout", "10s"}
+	if p := fb(t, state, runArgs("c", policy, "false")...); p.code != 1 {
+		t.Fatalf("tripping run: exit %d\n%s", p.code, p.stderr)
+	}
+	time.Sleep(150 * time.Millisecond)
+	d := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := fbCmd(state, nil, runArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := finished(cmd, cmd.Wait(), 0)
+	if exists(filepath.Join(d, "alone")) {
+		t.Fatal("fusebox wrote nothing to its output during the probe: this test needs a write to the closed pipe")
+	}
+	if p.code != 141 {
+		t.Fatalf("exit %d (signal %v), want 141", p.code, p.signal)
+	}
+	checkNoneLeft(t, d)
+	st, err := decodeState(filepath.Join(state, "c.json"))
+	if err != nil || len(st.Probes) != 0 {
+		t.Fatalf("state after the probe: %+v, %v; want no lease held", st, err)
+	}
+	if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 0 {
+		t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.code, p.stderr)
+	}
+}
+
+// checkNoneLeft checks that no process naming d in its command line (the
+// command and its grandchild, whether or not they got as far as writing
+// their group) is alive: nothing was orphaned.
+func checkNoneLeft(t *testing.T, d string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesNaming(d)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("%d processes naming %s still alive 5s after fusebox exited: %v", len(left), d, left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// processesNaming returns the live processes with s in their command line.
+func processesNaming(s string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(b, []byte(s)) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && (st[i+2] == 'Z' || st[i+2] == 'X') {
+				continue // a zombie its parent has yet to reap
+			}
+		}
+		out = append(out, pid)
+	}
+	return out
 }
 
 // checkGroupEmpty checks that the process group of the command that wrote

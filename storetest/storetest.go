@@ -60,6 +60,7 @@ var cases = []struct {
 	{"GC far in the future removes circuits with their events and counts, and answers", testGCFuture},
 	{"GC drops events older than eventsFor and keeps the circuit", testGCEvents},
 	{"GC keeps a circuit tripped until reset, however long unused", testGCKeepsTrip},
+	{"GC keeps a circuit whose timed trip has not ended, then drops it once ended and unused", testGCKeepsTimedTrip},
 	{"Exclusive lets one caller of a key at a time do the work", testExclusive},
 	{"Exclusive gives up when ctx ends, without running fn", testExclusiveCancelled},
 	{"the breaker state machine runs through Update", testBreaker},
@@ -570,6 +571,30 @@ func testGCKeepsTrip(t *testing.T, s fusebox.Store) {
 	}
 	if len(r.Circuits) != 0 || load(t, s, "nas").Phase != fusebox.ForcedOpen {
 		t.Errorf("GC removed %q; a trip until reset must stay", r.Circuits)
+	}
+}
+
+func testGCKeepsTimedTrip(t *testing.T, s fusebox.Store) {
+	now := time.Now()
+	const day = 24 * time.Hour
+	if _, err := s.Update(ctx, "maint", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		return st.Trip(fusebox.Instant{Wall: now}, 30*day), true
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	r, err := s.GC(ctx, now.Add(8*day), 7*day, 7*day)
+	if err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if len(r.Circuits) != 0 || load(t, s, "maint").Phase != fusebox.ForcedOpen {
+		t.Fatalf("GC 8 days into a 30-day trip removed %q; the trip must stay until it ends", r.Circuits)
+	}
+	r, err = s.GC(ctx, now.Add(40*day), 7*day, 7*day)
+	if err != nil {
+		t.Fatalf("GC: %v", err)
+	}
+	if !slices.Equal(r.Circuits, []string{"maint"}) {
+		t.Errorf("GC 10 days after a trip ended, unused since, removed %q; want [maint]", r.Circuits)
 	}
 }
 

@@ -152,7 +152,8 @@ Exit status:
   69   call: every endpoint failed
   75   the circuit is open (every endpoint skipped): nothing was run
   78   config error
-  130  interrupted by SIGINT; 143 by SIGTERM
+  128+N interrupted by signal N: 129 SIGHUP, 130 SIGINT, 131 SIGQUIT,
+       143 SIGTERM; 141 stdout or stderr is a closed pipe
 
 State dir: --state, else $FUSEBOX_STATE_DIR, else the config's state:, else
 $STATE_DIRECTORY (systemd), else /var/lib/fusebox (root), else

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/command"
@@ -22,7 +23,7 @@ const (
 	exitUsage       = 64                   // bad flags or arguments (EX_USAGE)
 	exitOpen        = 75                   // the circuit is open; nothing was run (EX_TEMPFAIL)
 	exitConfig      = 78                   // the config is invalid (EX_CONFIG)
-	exitInterrupted = 128                  // + the signal number: 130 for SIGINT, 143 for SIGTERM
+	exitInterrupted = 128                  // + the signal number: 129 SIGHUP, 130 SIGINT, 131 SIGQUIT, 141 SIGPIPE, 143 SIGTERM
 )
 
 // usageError is a mistake in the command line.
@@ -71,6 +72,8 @@ func exitCode(err error) (code int, print bool) {
 		return exitUnavailable, false
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted + 2, false
+	case errors.Is(err, syscall.EPIPE):
+		return exitInterrupted + int(syscall.SIGPIPE), false // stdout's reader went away, as a shell reports it
 	}
 	return 1, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 	"testing"
 
@@ -69,6 +70,8 @@ func TestExitCodes(t *testing.T) {
 		{"interrupted beats the command's status", fmt.Errorf("%w", errors.Join(
 			&command.Interrupted{Signal: syscall.SIGINT}, &command.ExitError{Code: 9})), 130, false},
 		{"canceled counts as SIGINT", fmt.Errorf("gc: %w", context.Canceled), 130, false},
+		{"interrupted by SIGHUP", &command.Interrupted{Signal: syscall.SIGHUP}, 129, false},
+		{"stdout is a closed pipe", &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}, 141, false},
 
 		{"anything else", errors.New("gc: disk on fire"), 1, true},
 	} {

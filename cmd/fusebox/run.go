@@ -38,7 +38,8 @@ mail; failures, waits, skips and circuit changes are logged one line each.
 Exit status: 0 success; the command's own status when every attempt failed;
 124 the last attempt hit --timeout; 126/127 the command cannot be run or was
 not found; 75 the circuit is open and nothing was run; 64 usage error; 78
-config error; 130/143 interrupted (the signal is forwarded to the command).`,
+config error; 128+N interrupted by signal N (HUP, INT, QUIT, TERM: forwarded to
+the command's process group); 141 stdout or stderr is a closed pipe.`,
 		Example: `  fusebox run zigbee2mqtt -- curl -fsS http://zigbee.lan:8080/api/health
   fusebox run --attempts 5 --timeout 5s esp32-garage -- ./read-sensor.sh
   fusebox run --retry-on-exit 75,111 backup -- restic backup /home`,

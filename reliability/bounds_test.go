@@ -1,0 +1,117 @@
+package reliability
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDamagedInputsCostLittle puts an oversized or irregular input where
+// fusebox reads one — a state file of a gigabyte (sparse) or a FIFO, a
+// config of a gigabyte, a FIFO as the config, YAML nested 40,000 deep,
+// ${file:} naming /dev/zero or a FIFO, secrets.yaml as a FIFO — and runs
+// `fusebox run c -- echo ran` through it. A damaged state is moved aside and
+// the command runs; a damaged config is refused (exit 78) with a message
+// naming the problem. Either way it costs a few milliseconds and a few MiB
+// more than a healthy run, measured against one (peak RSS is fusebox's own
+// VmHWM; times are the median of 3 runs).
+func TestDamagedInputsCostLittle(t *testing.T) {
+	type input struct {
+		name  string
+		setup func(t *testing.T, state, cfgDir string) // writes the damage
+		code  int
+		want  string // in stderr
+	}
+	const healthyConfig = "circuits:\n  c:\n    attempts: 1\n"
+	sparse := func(t *testing.T, path string, size int64) {
+		write(t, path, nil)
+		if err := os.Truncate(path, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := func(t *testing.T, path string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(path)
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config := func(text string) func(*testing.T, string, string) {
+		return func(t *testing.T, _, cfgDir string) { write(t, filepath.Join(cfgDir, "config.yaml"), []byte(text)) }
+	}
+	inputs := []input{
+		{"state file of 1 GiB", func(t *testing.T, state, _ string) { sparse(t, filepath.Join(state, "c.json"), 1<<30) }, 0,
+			"it holds 1073741824 bytes, more than the 1048576 a record may"},
+		{"state file a FIFO", func(t *testing.T, state, _ string) { fifo(t, filepath.Join(state, "c.json")) }, 0,
+			"it is not a regular file"},
+		{"config of 1 GiB", func(t *testing.T, _, cfgDir string) { sparse(t, filepath.Join(cfgDir, "config.yaml"), 1<<30) }, 78,
+			"1073741824 bytes, more than the 4194304 read"},
+		{"config a FIFO", func(t *testing.T, _, cfgDir string) { fifo(t, filepath.Join(cfgDir, "config.yaml")) }, 78,
+			"not a regular file (a FIFO)"},
+		{"config nested 40,000 deep", config("circuits: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"), 78,
+			"nested too deep: collections nested more than 100 deep"},
+		{"${file:/dev/zero}", config(healthyConfig + "  h:\n    http: {url: 'https://x/?k=${file:/dev/zero}'}\n"), 78,
+			"not a regular file (a device)"},
+		{"${file:FIFO}", func(t *testing.T, _, cfgDir string) {
+			fifo(t, filepath.Join(cfgDir, "key"))
+			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/?k=${file:key}'}\n"))
+		}, 78, "not a regular file (a FIFO)"},
+		{"secrets.yaml a FIFO", func(t *testing.T, _, cfgDir string) {
+			fifo(t, filepath.Join(cfgDir, "secrets.yaml"))
+			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/', headers: {Authorization: !secret t}}\n"))
+		}, 78, "not a regular file (a FIFO)"},
+	}
+	run := func(t *testing.T, in input) proc {
+		var runs []proc
+		for range 3 {
+			state := filepath.Join(t.TempDir(), "state")
+			cfgDir := t.TempDir()
+			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig))
+			if in.setup != nil {
+				in.setup(t, state, cfgDir)
+			}
+			cmd := fbCmd(state, []string{"FUSEBOX_CONFIG=" + filepath.Join(cfgDir, "config.yaml")}, runArgs("c", nil, "echo", "ran")...)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() }) // a FIFO read blocks forever
+			p, err := runWatched(cmd)
+			timer.Stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.stdout, p.stderr = out.String(), errb.String()
+			if p.code != in.code || in.code == 0 && p.stdout != "ran\n" || !strings.Contains(p.stderr, in.want) {
+				t.Fatalf("exit %d (signal %v) after %s, stdout %q; want exit %d and %q in:\n%s", p.code, p.signal, p.took, p.stdout, in.code, in.want, p.stderr)
+			}
+			runs = append(runs, p)
+		}
+		slices.SortFunc(runs, func(a, b proc) int { return int(a.took - b.took) })
+		med := runs[1]
+		for _, p := range runs {
+			med.hwm = max(med.hwm, p.hwm)
+		}
+		return med
+	}
+	healthy := run(t, input{name: "healthy", want: ""})
+	t.Logf("healthy run: %s, peak RSS %s", healthy.took.Round(100*time.Microsecond), mib(healthy.hwm))
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			p := run(t, in)
+			addedRSS, addedTime := p.hwm-healthy.hwm, p.took-healthy.took
+			t.Logf("%s: exit %d in %s (%+.1fms), peak RSS %s (%+.1f MiB)", in.name, p.code, p.took.Round(100*time.Microsecond),
+				float64(addedTime)/float64(time.Millisecond), mib(p.hwm), float64(addedRSS)/(1<<20))
+			// Generous bounds for a loaded machine, far below the seconds and
+			// gigabytes an unbounded read costs (or forever, for a FIFO).
+			if addedRSS > 8<<20 || addedTime > 250*time.Millisecond {
+				t.Errorf("cost %+.1f MiB and %s more than a healthy run; want a few MiB and milliseconds", float64(addedRSS)/(1<<20), addedTime)
+			}
+		})
+	}
+}
