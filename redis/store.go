@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -90,6 +91,8 @@ func WithLockLease(d time.Duration) Option { return func(s *Store) { s.lockLease
 func WithMaxEvents(n int) Option { return func(s *Store) { s.maxEvents = n } }
 
 // WithLogger sets where the store's own warnings (a damaged record) go.
+// go-redis's own log lines are dropped (Open sets its logger, once for the
+// process): every failure reaches the caller as an error instead.
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } }
 
 // IsURL reports whether state names a Redis store rather than a directory.
@@ -109,8 +112,10 @@ func Password(rawURL string) string {
 }
 
 // Open returns the Store at rawURL, redis://[user:pass@]host[:port][/db] or
-// rediss:// for TLS. It does not connect: the first command does, within its
-// budget. Errors never contain the URL's password.
+// rediss:// for TLS, with go-redis's URL options (dial_timeout,
+// read_timeout and write_timeout among them, which win over WithTimeouts).
+// It does not connect: the first command does, within its budget. Errors
+// never contain the URL's password.
 func Open(rawURL string, opts ...Option) (*Store, error) {
 	s := &Store{
 		prefix: DefaultPrefix, ttl: fusebox.DefaultGCAfter,
@@ -133,9 +138,19 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open redis state: %s", msg)
 	}
-	o.DialTimeout = s.dialTimeout
-	o.ReadTimeout = s.commandTimeout
-	o.WriteTimeout = s.commandTimeout
+	// The URL's dial_timeout, read_timeout and write_timeout win over the
+	// options: they are how a user widens the budget of a busy host.
+	q := urlQuery(rawURL)
+	if !q.Has("dial_timeout") {
+		o.DialTimeout = s.dialTimeout
+	}
+	if !q.Has("read_timeout") {
+		o.ReadTimeout = s.commandTimeout
+	}
+	if !q.Has("write_timeout") {
+		o.WriteTimeout = s.commandTimeout
+	}
+	s.dialTimeout, s.commandTimeout = o.DialTimeout, max(o.ReadTimeout, o.WriteTimeout)
 	o.ContextTimeoutEnabled = true
 	o.PoolTimeout = s.dialTimeout + s.commandTimeout
 	// A command fails within its budget, once: no retries, no redials, and
@@ -145,9 +160,27 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 	o.Protocol = 2
 	o.DisableIdentity = true
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
 	s.c = goredis.NewClient(o)
 	return s, nil
 }
+
+func urlQuery(rawURL string) url.Values {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	return u.Query()
+}
+
+// quiet drops go-redis's own log lines, which it writes to stderr: a
+// failure reaches the caller as an error, and the one warning a fallback
+// gives names it.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
 
 // Retries returns how many times Update has retried after a conflicting
 // write since the Store was opened.
