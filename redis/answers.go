@@ -63,7 +63,7 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, boo
 
 // releaseScript deletes a lock only while it still holds the token its
 // holder set: a holder whose lease ran out must not free its successor's.
-var releaseScript = goredis.NewScript(`
+var releaseScript = script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
@@ -108,7 +108,7 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 		// Released even when the caller's ctx has ended.
 		bctx, cancel := s.budget(context.WithoutCancel(ctx))
 		defer cancel()
-		releaseScript.Run(bctx, s.c, []string{lock}, token)
+		releaseScript().Run(bctx, s.c, []string{lock}, token)
 	}()
 	return fn()
 }

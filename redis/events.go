@@ -99,7 +99,7 @@ func (s *Store) streams(ctx context.Context, names []string) ([][]goredis.XMessa
 // written meanwhile is never dropped.
 //
 //	KEYS: names; ARGV: prefix
-var namesScript = goredis.NewScript(`
+var namesScript = script(`
 local out = {}
 for _, n in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if redis.call('EXISTS', ARGV[1] .. 's:' .. n, ARGV[1] .. 'c:' .. n) > 0 then
@@ -115,7 +115,7 @@ return out
 func (s *Store) Names(ctx context.Context) ([]string, error) {
 	bctx, cancel := s.budget(ctx)
 	defer cancel()
-	names, err := namesScript.Run(bctx, s.c, []string{s.namesKey()}, s.prefix).StringSlice()
+	names, err := namesScript().Run(bctx, s.c, []string{s.namesKey()}, s.prefix).StringSlice()
 	if err != nil {
 		return nil, wrap("names", "", err)
 	}
@@ -128,7 +128,7 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 // returns the circuits removed, "", then the answers removed.
 //
 //	KEYS: names, answers; ARGV: prefix, cutoff (ms)
-var gcScript = goredis.NewScript(`
+var gcScript = script(`
 local out = {}
 local p = ARGV[1]
 for _, n in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])) do
@@ -151,7 +151,7 @@ return out
 func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (fusebox.GCReport, error) {
 	var r fusebox.GCReport
 	bctx, cancel := s.budget(ctx)
-	removed, err := gcScript.Run(bctx, s.c, []string{s.namesKey(), s.answersKey()},
+	removed, err := gcScript().Run(bctx, s.c, []string{s.namesKey(), s.answersKey()},
 		s.prefix, strconv.FormatInt(now.Add(-unusedFor).UnixMilli(), 10)).StringSlice()
 	cancel()
 	if err != nil {

@@ -267,7 +267,7 @@ func (s *Store) damaged(ctx context.Context, name, raw string, err error) {
 //
 //	KEYS: state, events, names, counts
 //	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, events...
-var casScript = goredis.NewScript(`
+var casScript = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '0') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'state', ARGV[2])
@@ -335,7 +335,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 	}
 	bctx, cancel := s.budget(ctx)
 	defer cancel()
-	n, err := casScript.Run(bctx, s.c, []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}, args...).Int()
+	n, err := casScript().Run(bctx, s.c, []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}, args...).Int()
 	return n == 1, err
 }
 
@@ -344,7 +344,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 //
 //	KEYS: counts, state, names
 //	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name
-var countScript = goredis.NewScript(`
+var countScript = script(`
 if ARGV[1] ~= '0' then redis.call('HINCRBY', KEYS[1], 'successes', ARGV[1]) end
 if ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'failures', ARGV[2]) end
 if ARGV[3] ~= '0' then redis.call('HINCRBY', KEYS[1], 'skips', ARGV[3]) end
@@ -376,7 +376,7 @@ func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error 
 	}
 	bctx, cancel := s.budget(ctx)
 	defer cancel()
-	err := countScript.Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
+	err := countScript().Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
 		c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name).Err()
 	return wrap("count", name, err)
 }
@@ -402,4 +402,10 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 		c.LastSuccess = time.Unix(0, int64(n)).UTC()
 	}
 	return c, nil
+}
+
+// script defers hashing a Lua script to its first use, keeping it out of the
+// init every fusebox run pays for, Redis or not.
+func script(src string) func() *goredis.Script {
+	return sync.OnceValue(func() *goredis.Script { return goredis.NewScript(src) })
 }
