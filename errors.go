@@ -11,6 +11,11 @@ import (
 // slot taken.
 var ErrOpen = errors.New("circuit open")
 
+// ErrLockTimeout is matched by the error of a Store that gave up waiting for
+// a lock held by another caller after its own lock timeout: the store works,
+// it is only busy (see AnswerStore.Exclusive).
+var ErrLockTimeout = errors.New("timed out")
+
 // errNeedLock tells the caller of Decide to decide again under the lock.
 var errNeedLock = errors.New("decide under lock")
 

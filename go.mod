@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/goccy/go-yaml v1.19.2
 	github.com/itchyny/gojq v0.12.20
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	go.uber.org/goleak v1.3.0
@@ -13,6 +14,8 @@ require (
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 )

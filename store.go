@@ -93,7 +93,8 @@ type AnswerStore interface {
 	// jobs asking for the weather in the same second) do slow work, such as
 	// the upstream call whose answer they share, once. Waiting gives up
 	// without running fn when ctx ends or after the store's own lock
-	// timeout, returning an error; the caller then does the work anyway.
+	// timeout, returning an error (matching ErrLockTimeout for the lock
+	// timeout); the caller then does the work anyway.
 	// Otherwise Exclusive returns fn's error.
 	Exclusive(ctx context.Context, key string, fn func() error) error
 }

@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -15,7 +17,7 @@ import (
 // it is safe for concurrent reads.
 type Config struct {
 	Path     string
-	State    string        // the state directory, a relative state: taken from the config file's directory; "" when not set
+	State    string        // the state directory (a relative state: taken from the config file's directory) or a redis:// URL; "" when not set
 	Fsync    bool          // default true
 	GCAfter  time.Duration // default fusebox.DefaultGCAfter
 	Defaults fusebox.Policy
@@ -138,12 +140,28 @@ func (l *loader) config(path string) *Config {
 	return c
 }
 
-// stateDir reads state:, relative to the config file's directory.
+// stateDir reads state:, a dir relative to the config file's directory or a
+// redis:// (rediss://) URL, whose password joins the secrets to redact.
 func (l *loader) stateDir(e entry) (string, bool) {
 	s, ok := l.str(e.value, e.path)
 	if ok && s == "" {
 		l.errorAt(e, e.path, "must not be empty (leave it out for the default)")
 		return "", false
+	}
+	if ok && (strings.HasPrefix(s, "redis://") || strings.HasPrefix(s, "rediss://")) {
+		u, err := url.Parse(s)
+		if err != nil {
+			l.errorAt(e, e.path, "is not a valid redis URL (redis://[user:pass@]host:6379/0)")
+			return "", false
+		}
+		if p, ok := u.User.Password(); ok && p != "" {
+			l.secrets = append(l.secrets, p)
+		}
+		if u.Host == "" {
+			l.errorAt(e, e.path, "a redis URL needs a host (redis://[user:pass@]host:6379/0)")
+			return "", false
+		}
+		return s, true
 	}
 	if ok && !filepath.IsAbs(s) {
 		s = filepath.Join(l.dir, s)

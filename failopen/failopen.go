@@ -8,35 +8,82 @@
 package failopen
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/redis"
 )
 
 // Options say where the state lives and how it is kept.
 type Options struct {
-	Dir       string        // the state dir (file.ResolveDir finds it)
+	// Dir is the state dir (file.ResolveDir finds it), or a
+	// redis://[user:pass@]host:port/db (rediss:// for TLS) URL of a store
+	// shared across hosts; LocalDir is then the state dir a process falls
+	// back to while Redis does not answer.
+	Dir       string
+	LocalDir  string
 	Fsync     bool          // flush every state write to disk (see file.WithFsync)
 	GCAfter   time.Duration // remove circuits unused this long; 0: fusebox.DefaultGCAfter
 	EventsFor time.Duration // keep events this long; 0: fusebox.DefaultEventRetention
 	Logger    *slog.Logger  // for the store's own warnings; nil: none
+
+	// The budget of each Redis command: to connect and to answer (0: the
+	// defaults of package redis, 100 ms and 50 ms).
+	DialTimeout, CommandTimeout time.Duration
+	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
 }
 
 // Open opens the store o names. It never fails: a store that cannot be
 // opened is returned as Unavailable, which Reason reports.
+//
+// A Redis store comes wrapped in a Fallback to the file store in LocalDir.
 func Open(o Options) fusebox.Store {
-	opts := []file.Option{file.WithFsync(o.Fsync), file.WithRetention(o.GCAfter, o.EventsFor)}
-	if o.Logger != nil {
-		opts = append(opts, file.WithLogger(o.Logger))
+	if redis.IsURL(o.Dir) {
+		return openRedis(o)
 	}
-	s, err := file.Open(o.Dir, opts...)
+	s, err := openFile(o, o.Dir)
 	if err != nil {
 		return Unavailable{Err: err}
 	}
 	return s
+}
+
+func openFile(o Options, dir string) (fusebox.Store, error) {
+	opts := []file.Option{file.WithFsync(o.Fsync), file.WithRetention(o.GCAfter, o.EventsFor)}
+	if o.Logger != nil {
+		opts = append(opts, file.WithLogger(o.Logger))
+	}
+	return file.Open(dir, opts...)
+}
+
+func openRedis(o Options) fusebox.Store {
+	opts := []redis.Option{redis.WithTTL(o.GCAfter)}
+	if o.DialTimeout > 0 || o.CommandTimeout > 0 {
+		dial, command := cmp.Or(o.DialTimeout, redis.DefaultDialTimeout), cmp.Or(o.CommandTimeout, redis.DefaultCommandTimeout)
+		opts = append(opts, redis.WithTimeouts(dial, command))
+	}
+	if o.Prefix != "" {
+		opts = append(opts, redis.WithPrefix(o.Prefix))
+	}
+	if o.Logger != nil {
+		opts = append(opts, redis.WithLogger(o.Logger))
+	}
+	primary, err := redis.Open(o.Dir, opts...)
+	if err != nil {
+		return Unavailable{Err: err}
+	}
+	local := func() (fusebox.Store, error) {
+		if o.LocalDir == "" {
+			return nil, errors.New("no local state dir to fall back to")
+		}
+		return openFile(o, o.LocalDir)
+	}
+	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger})
 }
 
 // Reason returns why s is Unavailable, or nil when it is a working store: a

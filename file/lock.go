@@ -93,7 +93,7 @@ func (s *Store) lockFile(ctx context.Context, name string, dir subdir, path stri
 var errTimedOut = errors.New("timed out")
 
 func (s *Store) timedOut(name string) error {
-	return fmt.Errorf("lock %s: timed out after %s", name, s.lockTimeout)
+	return fmt.Errorf("lock %s: %w after %s", name, fusebox.ErrLockTimeout, s.lockTimeout)
 }
 
 // flock locks fd exclusively, waiting until expired fires or ctx is done. On

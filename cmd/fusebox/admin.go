@@ -137,7 +137,7 @@ func newValidateCmd(a *app) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(a.stdout, "%s: ok (%d circuits, %d of them HTTP endpoints, %d chains; state dir %s)\n",
-				cfg.Path, len(cfg.Circuits), endpoints, len(cfg.Chains), a.stateDir(cfg))
+				cfg.Path, len(cfg.Circuits), endpoints, len(cfg.Chains), a.stateShown(cfg))
 			return nil
 		},
 	}

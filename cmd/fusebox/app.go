@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/logging"
 	"github.com/fusebox-hq/fusebox/redact"
+	"github.com/fusebox-hq/fusebox/redis"
 	"github.com/fusebox-hq/fusebox/sysclock"
 )
 
@@ -57,6 +59,12 @@ func (a *app) setup(secrets ...string) error {
 	if err := a.log.Validate(); err != nil {
 		return usageErrorf("--log-format: %v", err)
 	}
+	// A redis:// state given by flag or environment may carry a password.
+	for _, state := range []string{a.stateFlag, a.getenv("FUSEBOX_STATE_DIR")} {
+		if p := redis.Password(state); p != "" {
+			secrets = append(secrets, p)
+		}
+	}
 	a.redactor = redact.New(secrets...)
 	a.logger = logging.New(a.stderr, a.log, a.redactor, logging.JournalStream(a.getenv, a.stderrFile))
 	return nil
@@ -97,7 +105,7 @@ func readConfig(flag string, getenv func(string) string, home string) (*config.C
 	return cfg, nil
 }
 
-// stateDir resolves where circuit state lives.
+// stateDir resolves where circuit state lives: a dir, or a redis:// URL.
 func (a *app) stateDir(cfg *config.Config) string {
 	configured := ""
 	if cfg != nil {
@@ -107,9 +115,38 @@ func (a *app) stateDir(cfg *config.Config) string {
 	return dir
 }
 
+// localDir is the state dir a process falls back to when its state is in
+// Redis and Redis does not answer: the default dir, as if no state had been
+// named.
+func (a *app) localDir() string {
+	getenv := func(k string) string {
+		if k == "FUSEBOX_STATE_DIR" {
+			return ""
+		}
+		return a.getenv(k)
+	}
+	dir, _ := file.ResolveDir("", "", getenv, a.euid, a.home)
+	return dir
+}
+
+// stateShown is the state dir or URL as printed: a URL's password hidden.
+func (a *app) stateShown(cfg *config.Config) string {
+	state := a.stateDir(cfg)
+	if redis.IsURL(state) {
+		if u, err := url.Parse(state); err == nil {
+			return u.Redacted()
+		}
+		return a.redactor.String(state)
+	}
+	return state
+}
+
 // openStore opens the state store, failing open (see package failopen).
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
+	if redis.IsURL(o.Dir) {
+		o.LocalDir = a.localDir()
+	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter = cfg.Fsync, cfg.GCAfter
 	}
@@ -124,7 +161,7 @@ func (a *app) circuits(store fusebox.Store, opts ...fusebox.Option) *fusebox.Cir
 // addGlobalFlags adds the flags every command takes, for the command tree
 // and for the fast path alike.
 func addGlobalFlags(fs *pflag.FlagSet, a *app) {
-	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` (default: see fusebox --help)")
+	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` or redis:// URL (default: see fusebox --help)")
 	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
 	fs.StringVar(&a.log.Format, "log-format", "text", "stderr log format: text or json")
 	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log warnings and errors only")
@@ -157,7 +194,9 @@ Exit status:
 
 State dir: --state, else $FUSEBOX_STATE_DIR, else the config's state:, else
 $STATE_DIRECTORY (systemd), else /var/lib/fusebox (root), else
-$XDG_STATE_HOME/fusebox (~/.local/state/fusebox).
+$XDG_STATE_HOME/fusebox (~/.local/state/fusebox). Any of the first three may
+be redis://[user:pass@]host:6379/0 (rediss:// for TLS) to share circuits
+across hosts; the default dir is then the fallback while Redis is down.
 Config: --config, else $FUSEBOX_CONFIG, else ~/.config/fusebox/config.yaml,
 else /etc/fusebox/config.yaml; none is needed.`,
 		Example: `  fusebox demo                          # a 20-second tour on a flaky API of its own

@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/logging"
+	"github.com/fusebox-hq/fusebox/redis"
 )
 
 // fastSkip handles "fusebox run NAME -- COMMAND" on an open circuit before
@@ -51,12 +52,8 @@ func fastSkip(a *app, args []string) (int, bool) {
 	// The only line logged here is the skip: a validated name and a duration,
 	// nothing to redact.
 	a.logger = logging.New(a.stderr, a.log, nil, logging.JournalStream(a.getenv, a.stderrFile))
-	dir := a.stateDir(cfg)
-	if _, err := os.Stat(dir); err != nil {
-		return 0, false // no state yet, so no open circuit; and nothing is created here
-	}
-	store, err := file.Open(dir, file.WithLogger(a.logger))
-	if err != nil {
+	store, ok := fastStore(a, a.stateDir(cfg))
+	if !ok {
 		return 0, false
 	}
 	defer store.Close()
@@ -65,4 +62,19 @@ func fastSkip(a *app, args []string) (int, bool) {
 		return exitOpen, true
 	}
 	return 0, false
+}
+
+// fastStore opens the state for the fast path, creating nothing. Redis is
+// asked directly, within its budget: when it does not answer, Check finds
+// no open circuit and the full command falls back to the local store.
+func fastStore(a *app, dir string) (fusebox.Store, bool) {
+	if redis.IsURL(dir) {
+		s, err := redis.Open(dir, redis.WithLogger(a.logger))
+		return s, err == nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, false // no state yet, so no open circuit; and nothing is created here
+	}
+	s, err := file.Open(dir, file.WithLogger(a.logger))
+	return s, err == nil
 }

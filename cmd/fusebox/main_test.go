@@ -67,9 +67,15 @@ func statusOf(t *testing.T, stateDir, name string) map[string]any {
 	if p.code != 0 {
 		t.Fatalf("status: exit %d: %s", p.code, p.stderr)
 	}
+	return decodeRow(t, p.stdout)
+}
+
+// decodeRow returns the one row of a status --json document.
+func decodeRow(t *testing.T, stdout string) map[string]any {
+	t.Helper()
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
-		t.Fatalf("status --json: %v: %q", err, p.stdout)
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json: %v: %q", err, stdout)
 	}
 	return rows[0]
 }

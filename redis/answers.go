@@ -1,0 +1,114 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// SaveAnswer replaces the key's answer, with the store's TTL. The last
+// writer wins.
+func (s *Store) SaveAnswer(ctx context.Context, key string, a fusebox.Answer) error {
+	if err := fusebox.ValidateName(key); err != nil {
+		return fmt.Errorf("save answer: %w", err)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("save answer %s: %w", key, err)
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	_, err = s.c.TxPipelined(bctx, func(p goredis.Pipeliner) error {
+		p.Set(bctx, s.answerKey(key), b, s.ttl)
+		p.ZAdd(bctx, s.answersKey(), goredis.Z{Score: score(time.Now()), Member: key})
+		return nil
+	})
+	return wrap("save answer", key, err)
+}
+
+// LoadAnswer reads the key's answer. One that does not decode is deleted
+// and reported missing.
+func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, bool, error) {
+	if err := fusebox.ValidateName(key); err != nil {
+		return fusebox.Answer{}, false, fmt.Errorf("load answer: %w", err)
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	b, err := s.c.Get(bctx, s.answerKey(key)).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return fusebox.Answer{}, false, nil
+	}
+	if err != nil {
+		return fusebox.Answer{}, false, wrap("load answer", key, err)
+	}
+	var a fusebox.Answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		if s.logger != nil {
+			s.logger.Warn("damaged stored answer dropped", "answer", key, "err", err)
+		}
+		s.c.Del(bctx, s.answerKey(key))
+		return fusebox.Answer{}, false, nil
+	}
+	return a, true, nil
+}
+
+// releaseScript deletes a lock only while it still holds the token its
+// holder set: a holder whose lease ran out must not free its successor's.
+var releaseScript = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// Exclusive runs fn holding key's lock: SET NX PX with a random token, so
+// that a holder killed mid-fn frees the key when its lease ends, and a safe
+// release. A busy key is polled, with a growing random wait (1 to 32 ms),
+// until it comes free, ctx ends, or the lock timeout passes.
+func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) error {
+	if err := fusebox.ValidateName(key); err != nil {
+		return fmt.Errorf("lock answer: %w", err)
+	}
+	var tok [16]byte
+	rand.Read(tok[:])
+	token := hex.EncodeToString(tok[:])
+	lock := s.lockKey(key)
+	timeout := time.NewTimer(s.lockTimeout)
+	defer timeout.Stop()
+	for attempt := 0; ; attempt++ {
+		bctx, cancel := s.budget(ctx)
+		ok, err := s.c.SetNX(bctx, lock, token, s.lockLease).Result()
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("lock answer %s: %w", key, ctx.Err())
+			}
+			return wrap("lock answer", key, err)
+		}
+		if ok {
+			break
+		}
+		wait := time.Millisecond << min(attempt, 5)
+		select {
+		case <-time.After(wait/2 + time.Duration(mrand.Int64N(int64(wait/2)))):
+		case <-timeout.C:
+			return fmt.Errorf("lock answer %s: %w after %s", key, fusebox.ErrLockTimeout, s.lockTimeout)
+		case <-ctx.Done():
+			return fmt.Errorf("lock answer %s: %w", key, ctx.Err())
+		}
+	}
+	defer func() {
+		// Released even when the caller's ctx has ended.
+		bctx, cancel := s.budget(context.WithoutCancel(ctx))
+		defer cancel()
+		releaseScript().Run(bctx, s.c, []string{lock}, token)
+	}()
+	return fn()
+}

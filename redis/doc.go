@@ -1,0 +1,53 @@
+// Package redis is a fusebox.Store and fusebox.AnswerStore kept in Redis (or
+// Valkey), so that circuits are shared by every host that reaches the same
+// server: the Proxmox VM, the Raspberry Pis and the n8n container that call
+// one Zigbee bridge all see it trip.
+//
+// # Keys
+//
+// Every key starts with a prefix (default "fusebox:"; WithPrefix):
+//
+//	PREFIX s:NAME     hash: v (the record's version), state (the State as JSON)
+//	PREFIX c:NAME     hash: successes, failures, skips (HINCRBY), last (LastSuccess)
+//	PREFIX e:NAME     stream of the circuit's events, capped (XADD MAXLEN ~)
+//	PREFIX names      sorted set: circuit names, scored by last write (ms)
+//	PREFIX a:KEY      a stored answer, as JSON
+//	PREFIX answers    sorted set: answer keys, scored by last write (ms)
+//	PREFIX x:KEY      Exclusive's lock: SET NX PX with a random token
+//
+// A circuit's keys expire after the store's TTL (WithTTL, default
+// fusebox.DefaultGCAfter), refreshed on every write, so idle circuits go away
+// by themselves. A circuit tripped until reset has its keys persisted
+// instead: someone meant it. The two sorted sets carry no TTL (a tripped
+// circuit must stay listed); Names and GC drop members whose keys are gone.
+//
+// # Why Update is optimistic, and how conflicts are retried
+//
+// The breaker state machine stays in Go (fusebox.State's methods), where it
+// is tested, and is not rewritten in Lua. Update therefore reads the record
+// and its version (HMGET, one round trip), runs fn with no lock held, and
+// writes the result back with a compare-and-set Lua script that stores it,
+// bumps the version, appends the events and refreshes the TTLs only when the
+// version is still the one read (a second round trip). When another process
+// wrote in between, the script changes nothing and Update starts again from
+// a fresh read: fn runs again, as the Store contract allows, on the newer
+// state. A retry waits a short random time (up to a few milliseconds,
+// growing with each conflict) so that contending hosts spread out, and
+// Update gives up with an error after the update timeout (WithUpdateTimeout,
+// default 5s). No lock is ever held across fn, let alone across the user's
+// call: the flaw of a distributed breaker that locks around its request.
+// Retries counts the conflicts a Store has retried.
+//
+// Counters are HINCRBYs in a small script that also raises LastSuccess as a
+// maximum, so a healthy call is one round trip and takes no lock.
+//
+// # Budget
+//
+// Every command has a short budget: 100 ms to connect and 50 ms to answer
+// by default (WithTimeouts), with go-redis's own retries off, so a Redis
+// that is down or paused fails a command quickly. Falling back to the local
+// store when that happens is failopen.Fallback's job, not this package's.
+//
+// A Store is safe for concurrent use by goroutines and by processes on any
+// number of hosts.
+package redis

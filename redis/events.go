@@ -1,0 +1,188 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// Events reads the circuit's stream. Event times are the callers' and need
+// not follow the stream's own IDs, so since is applied here, not by XRANGE.
+func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]fusebox.Event, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return nil, err
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	msgs, err := s.c.XRange(bctx, s.eventsKey(name), "-", "+").Result()
+	if err != nil {
+		return nil, wrap("events", name, err)
+	}
+	out, _ := decodeEvents(msgs, since)
+	return out, nil
+}
+
+// decodeEvents returns the events at or after since, and the stream IDs of
+// those before it. An entry that does not decode is skipped.
+func decodeEvents(msgs []goredis.XMessage, since time.Time) (keep []fusebox.Event, older []string) {
+	for _, m := range msgs {
+		raw, _ := m.Values["e"].(string)
+		var e fusebox.Event
+		if json.Unmarshal([]byte(raw), &e) != nil {
+			continue
+		}
+		if e.Time.Before(since) {
+			older = append(older, m.ID)
+			continue
+		}
+		keep = append(keep, e)
+	}
+	return keep, older
+}
+
+// AllEvents reads every listed circuit's stream in one pipeline.
+func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event, error) {
+	names, err := s.listed(ctx)
+	if err != nil {
+		return nil, wrap("all events", "", err)
+	}
+	streams, err := s.streams(ctx, names)
+	if err != nil {
+		return nil, wrap("all events", "", err)
+	}
+	var out []fusebox.Event
+	for _, msgs := range streams {
+		evs, _ := decodeEvents(msgs, since)
+		out = append(out, evs...)
+	}
+	fusebox.SortEvents(out)
+	return out, nil
+}
+
+func (s *Store) listed(ctx context.Context) ([]string, error) {
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	return s.c.ZRange(bctx, s.namesKey(), 0, -1).Result()
+}
+
+func (s *Store) streams(ctx context.Context, names []string) ([][]goredis.XMessage, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	cmds := make([]*goredis.XMessageSliceCmd, len(names))
+	_, err := s.c.Pipelined(bctx, func(p goredis.Pipeliner) error {
+		for i, n := range names {
+			cmds[i] = p.XRange(bctx, s.eventsKey(n), "-", "+")
+		}
+		return nil
+	})
+	if err != nil && err != goredis.Nil {
+		return nil, err
+	}
+	out := make([][]goredis.XMessage, len(names))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
+// namesScript lists the circuits that still have a state or counters and
+// drops the names whose keys have expired, in one step, so that a circuit
+// written meanwhile is never dropped.
+//
+//	KEYS: names; ARGV: prefix
+var namesScript = script(`
+local out = {}
+for _, n in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if redis.call('EXISTS', ARGV[1] .. 's:' .. n, ARGV[1] .. 'c:' .. n) > 0 then
+    table.insert(out, n)
+  else
+    redis.call('ZREM', KEYS[1], n)
+  end
+end
+return out
+`)
+
+// Names lists the circuits with a state or counters, sorted.
+func (s *Store) Names(ctx context.Context) ([]string, error) {
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	names, err := namesScript().Run(bctx, s.c, []string{s.namesKey()}, s.prefix).StringSlice()
+	if err != nil {
+		return nil, wrap("names", "", err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// gcScript removes the circuits and answers last written before a cutoff,
+// keeping circuits tripped until reset (their state has no TTL), and
+// returns the circuits removed, "", then the answers removed.
+//
+//	KEYS: names, answers; ARGV: prefix, cutoff (ms)
+var gcScript = script(`
+local out = {}
+local p = ARGV[1]
+for _, n in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])) do
+  local s = p .. 's:' .. n
+  if redis.call('EXISTS', s) == 0 or redis.call('PTTL', s) ~= -1 then
+    if redis.call('DEL', s, p .. 'c:' .. n, p .. 'e:' .. n) > 0 then table.insert(out, n) end
+    redis.call('ZREM', KEYS[1], n)
+  end
+end
+table.insert(out, '')
+for _, k in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[2])) do
+  if redis.call('DEL', p .. 'a:' .. k) > 0 then table.insert(out, k) end
+  redis.call('ZREM', KEYS[2], k)
+end
+return out
+`)
+
+// GC removes circuits and answers not written for unusedFor (the TTL
+// removes them too, by itself) and trims events older than eventsFor.
+func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (fusebox.GCReport, error) {
+	var r fusebox.GCReport
+	bctx, cancel := s.budget(ctx)
+	removed, err := gcScript().Run(bctx, s.c, []string{s.namesKey(), s.answersKey()},
+		s.prefix, strconv.FormatInt(now.Add(-unusedFor).UnixMilli(), 10)).StringSlice()
+	cancel()
+	if err != nil {
+		return r, wrap("gc", "", err)
+	}
+	i := slices.Index(removed, "")
+	r.Circuits, r.Answers = removed[:i], removed[i+1:]
+	slices.Sort(r.Circuits)
+	slices.Sort(r.Answers)
+
+	names, err := s.listed(ctx)
+	if err != nil {
+		return r, wrap("gc", "", err)
+	}
+	streams, err := s.streams(ctx, names)
+	if err != nil {
+		return r, wrap("gc", "", err)
+	}
+	cutoff := now.Add(-eventsFor)
+	for k, msgs := range streams {
+		_, older := decodeEvents(msgs, cutoff)
+		if len(older) == 0 {
+			continue
+		}
+		bctx, cancel := s.budget(ctx)
+		n, err := s.c.XDel(bctx, s.eventsKey(names[k]), older...).Result()
+		cancel()
+		if err != nil {
+			return r, wrap("gc", names[k], err)
+		}
+		r.Events += int(n)
+	}
+	return r, nil
+}

@@ -1,0 +1,411 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+var (
+	_ fusebox.Store       = (*Store)(nil)
+	_ fusebox.AnswerStore = (*Store)(nil)
+)
+
+// Defaults of the options.
+const (
+	DefaultPrefix         = "fusebox:"
+	DefaultDialTimeout    = 100 * time.Millisecond
+	DefaultCommandTimeout = 50 * time.Millisecond
+	DefaultUpdateTimeout  = 5 * time.Second
+	DefaultLockTimeout    = 5 * time.Second
+	DefaultLockLease      = time.Minute
+	DefaultMaxEvents      = 1000
+)
+
+// Store keeps circuits in Redis. It is safe for concurrent use.
+type Store struct {
+	c      *goredis.Client
+	prefix string
+	ttl    time.Duration
+
+	dialTimeout, commandTimeout time.Duration
+	updateTimeout               time.Duration
+	lockTimeout, lockLease      time.Duration
+	maxEvents                   int
+	logger                      *slog.Logger
+
+	retries atomic.Uint64
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithPrefix sets the prefix of every key (default "fusebox:"), so that
+// several installations can share one Redis database.
+func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
+
+// WithTTL sets how long an idle circuit's keys, and a stored answer, live
+// (default fusebox.DefaultGCAfter). d <= 0 keeps the default: a circuit
+// tripped until reset is the one thing kept for ever.
+func WithTTL(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.ttl = d
+		}
+	}
+}
+
+// WithTimeouts sets the budget of each command: how long connecting may take
+// and how long a command may wait for its answer (defaults 100 ms and 50 ms).
+func WithTimeouts(dial, command time.Duration) Option {
+	return func(s *Store) { s.dialTimeout, s.commandTimeout = dial, command }
+}
+
+// WithUpdateTimeout sets how long Update keeps retrying conflicting writes
+// before it fails (default 5s).
+func WithUpdateTimeout(d time.Duration) Option { return func(s *Store) { s.updateTimeout = d } }
+
+// WithLockTimeout sets how long Exclusive waits for a busy key (default 5s).
+func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
+
+// WithLockLease sets how long Exclusive's lock lives when its holder dies
+// without releasing it (default 1m).
+func WithLockLease(d time.Duration) Option { return func(s *Store) { s.lockLease = d } }
+
+// WithMaxEvents caps each circuit's event stream, approximately (default
+// 1000).
+func WithMaxEvents(n int) Option { return func(s *Store) { s.maxEvents = n } }
+
+// WithLogger sets where the store's own warnings (a damaged record) go.
+// go-redis's own log lines are dropped (Open sets its logger, once for the
+// process): every failure reaches the caller as an error instead.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } }
+
+// IsURL reports whether state names a Redis store rather than a directory.
+func IsURL(state string) bool {
+	return strings.HasPrefix(state, "redis://") || strings.HasPrefix(state, "rediss://")
+}
+
+// Password returns the password in a redis:// URL, "" when it has none: the
+// secret a front end must redact.
+func Password(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
+}
+
+// Open returns the Store at rawURL, redis://[user:pass@]host[:port][/db] or
+// rediss:// for TLS, with go-redis's URL options (dial_timeout,
+// read_timeout and write_timeout among them, which win over WithTimeouts).
+// It does not connect: the first command does, within its budget. Errors
+// never contain the URL's password.
+func Open(rawURL string, opts ...Option) (*Store, error) {
+	s := &Store{
+		prefix: DefaultPrefix, ttl: fusebox.DefaultGCAfter,
+		dialTimeout: DefaultDialTimeout, commandTimeout: DefaultCommandTimeout,
+		updateTimeout: DefaultUpdateTimeout, lockTimeout: DefaultLockTimeout, lockLease: DefaultLockLease,
+		maxEvents: DefaultMaxEvents,
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	o, err := goredis.ParseURL(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL, password and all
+		}
+		msg := err.Error()
+		if p := Password(rawURL); p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+		return nil, fmt.Errorf("open redis state: %s", msg)
+	}
+	// The URL's dial_timeout, read_timeout and write_timeout win over the
+	// options: they are how a user widens the budget of a busy host.
+	q := urlQuery(rawURL)
+	if !q.Has("dial_timeout") {
+		o.DialTimeout = s.dialTimeout
+	}
+	if !q.Has("read_timeout") {
+		o.ReadTimeout = s.commandTimeout
+	}
+	if !q.Has("write_timeout") {
+		o.WriteTimeout = s.commandTimeout
+	}
+	s.dialTimeout, s.commandTimeout = o.DialTimeout, max(o.ReadTimeout, o.WriteTimeout)
+	o.ContextTimeoutEnabled = true
+	o.PoolTimeout = s.dialTimeout + s.commandTimeout
+	// A command fails within its budget, once: no retries, no redials, and
+	// no handshake beyond AUTH and SELECT.
+	o.MaxRetries = -1
+	o.DialerRetries = 1
+	o.Protocol = 2
+	o.DisableIdentity = true
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
+	s.c = goredis.NewClient(o)
+	return s, nil
+}
+
+func urlQuery(rawURL string) url.Values {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	return u.Query()
+}
+
+// quiet drops go-redis's own log lines, which it writes to stderr: a
+// failure reaches the caller as an error, and the one warning a fallback
+// gives names it.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
+
+// Retries returns how many times Update has retried after a conflicting
+// write since the Store was opened.
+func (s *Store) Retries() uint64 { return s.retries.Load() }
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.c.Close() }
+
+func (s *Store) stateKey(name string) string  { return s.prefix + "s:" + name }
+func (s *Store) countsKey(name string) string { return s.prefix + "c:" + name }
+func (s *Store) eventsKey(name string) string { return s.prefix + "e:" + name }
+func (s *Store) answerKey(key string) string  { return s.prefix + "a:" + key }
+func (s *Store) lockKey(key string) string    { return s.prefix + "x:" + key }
+func (s *Store) namesKey() string             { return s.prefix + "names" }
+func (s *Store) answersKey() string           { return s.prefix + "answers" }
+
+// budget bounds one round trip: connecting, if a connection must be made,
+// and the command.
+func (s *Store) budget(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.dialTimeout+s.commandTimeout)
+}
+
+func wrap(verb, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redis %s %s: %w", verb, name, err)
+}
+
+func score(t time.Time) float64 { return float64(t.UnixMilli()) }
+
+func ttlArg(d time.Duration) int64 { return d.Milliseconds() }
+
+// Load reads the circuit's state in one command.
+func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
+	_, st, err := s.read(ctx, name)
+	return st, wrap("load", name, err)
+}
+
+// read returns the state and its version ("0" when never stored).
+func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return "", fusebox.State{}, err
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	vals, err := s.c.HMGet(bctx, s.stateKey(name), "v", "state").Result()
+	if err != nil {
+		return "", fusebox.State{}, err
+	}
+	version, _ := vals[0].(string)
+	if version == "" {
+		version = "0"
+	}
+	st := fusebox.State{Name: name}
+	raw, _ := vals[1].(string)
+	if raw == "" {
+		return version, st, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Name != name {
+		s.damaged(ctx, name, raw, err)
+		return version, fusebox.State{Name: name}, nil
+	}
+	return version, st, nil
+}
+
+// damaged keeps a copy of a record that does not decode beside it and
+// warns; the next Update replaces the record with a fresh state.
+func (s *Store) damaged(ctx context.Context, name, raw string, err error) {
+	if err == nil {
+		err = errors.New("it names another circuit")
+	}
+	aside := s.prefix + "damaged:" + name
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	s.c.Set(bctx, aside, raw, s.ttl)
+	if s.logger != nil {
+		s.logger.Warn("damaged circuit state set aside; starting afresh", "circuit", name, "aside", aside, "err", err)
+	}
+}
+
+// casScript stores a state when its version is still the one read, with its
+// events, and refreshes (or, for a trip until reset, removes) the TTLs.
+//
+//	KEYS: state, events, names, counts
+//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, events...
+var casScript = script(`
+local v = redis.call('HGET', KEYS[1], 'v')
+if (v or '0') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'state', ARGV[2])
+for i = 7, #ARGV do
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[i])
+end
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
+local ttl = tonumber(ARGV[3])
+for _, k in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
+  if ttl > 0 then redis.call('PEXPIRE', k, ttl) else redis.call('PERSIST', k) end
+end
+return 1
+`)
+
+// Update reads, runs fn and writes back with a compare-and-set, retrying
+// from a fresh read when another writer came first (see the package doc).
+func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	deadline := time.Now().Add(s.updateTimeout)
+	for attempt := 0; ; attempt++ {
+		version, st, err := s.read(ctx, name)
+		if err != nil {
+			return fusebox.State{}, wrap("update", name, err)
+		}
+		events, changed := fn(&st)
+		if !changed {
+			return st, nil
+		}
+		stored, err := s.compareAndSet(ctx, name, version, st, events)
+		if err != nil {
+			return fusebox.State{}, wrap("update", name, err)
+		}
+		if stored {
+			return st, nil
+		}
+		s.retries.Add(1)
+		if time.Now().After(deadline) {
+			return fusebox.State{}, fmt.Errorf("redis update %s: %d conflicting writes in %s", name, attempt+1, s.updateTimeout)
+		}
+		// Spread contending writers: a random wait up to 1, 2, 4 ... 16 ms.
+		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 4)))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fusebox.State{}, wrap("update", name, ctx.Err())
+		}
+	}
+}
+
+func (s *Store) compareAndSet(ctx context.Context, name, version string, st fusebox.State, events []fusebox.Event) (bool, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return false, err
+	}
+	ttl := ttlArg(s.ttl)
+	if st.TrippedUntilReset() {
+		ttl = 0
+	}
+	args := []any{version, b, ttl, s.maxEvents, score(time.Now()), name}
+	for _, e := range events {
+		eb, err := json.Marshal(e)
+		if err != nil {
+			return false, err
+		}
+		args = append(args, eb)
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	n, err := casScript().Run(bctx, s.c, []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}, args...).Int()
+	return n == 1, err
+}
+
+// countScript adds to the counters and raises LastSuccess, kept as
+// zero-padded Unix nanoseconds so that comparing strings compares times.
+//
+//	KEYS: counts, state, names
+//	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name
+var countScript = script(`
+if ARGV[1] ~= '0' then redis.call('HINCRBY', KEYS[1], 'successes', ARGV[1]) end
+if ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'failures', ARGV[2]) end
+if ARGV[3] ~= '0' then redis.call('HINCRBY', KEYS[1], 'skips', ARGV[3]) end
+if ARGV[4] ~= '' then
+  local cur = redis.call('HGET', KEYS[1], 'last')
+  if (not cur) or cur < ARGV[4] then redis.call('HSET', KEYS[1], 'last', ARGV[4]) end
+end
+if redis.call('PTTL', KEYS[2]) == -1 then
+  redis.call('PERSIST', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+end
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
+return 1
+`)
+
+// Count adds c to the circuit's counters in one script call, without a
+// lock.
+func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error {
+	if err := fusebox.ValidateName(name); err != nil {
+		return err
+	}
+	last := ""
+	if n := c.LastSuccess.UnixNano(); !c.LastSuccess.IsZero() && n > 0 {
+		last = fmt.Sprintf("%020d", n)
+	}
+	if c.Successes == 0 && c.Failures == 0 && c.Skips == 0 && last == "" {
+		return nil
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	err := countScript().Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
+		c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name).Err()
+	return wrap("count", name, err)
+}
+
+// Counts reads the circuit's counters.
+func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fusebox.Counts{}, err
+	}
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	vals, err := s.c.HMGet(bctx, s.countsKey(name), "successes", "failures", "skips", "last").Result()
+	if err != nil {
+		return fusebox.Counts{}, wrap("counts", name, err)
+	}
+	num := func(v any) uint64 {
+		str, _ := v.(string)
+		n, _ := strconv.ParseUint(str, 10, 64) // base 10: "last" has leading zeros
+		return n
+	}
+	c := fusebox.Counts{Successes: num(vals[0]), Failures: num(vals[1]), Skips: num(vals[2])}
+	if n := num(vals[3]); n > 0 {
+		c.LastSuccess = time.Unix(0, int64(n)).UTC()
+	}
+	return c, nil
+}
+
+// script defers hashing a Lua script to its first use, keeping it out of the
+// init every fusebox run pays for, Redis or not.
+func script(src string) func() *goredis.Script {
+	return sync.OnceValue(func() *goredis.Script { return goredis.NewScript(src) })
+}

@@ -1,0 +1,181 @@
+package redis_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/redis"
+	"github.com/fusebox-hq/fusebox/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var ctx = context.Background()
+
+// open returns a store on srv with a prefix of its own, so that subtests
+// sharing one server start empty.
+var prefixes atomic.Int64
+
+func open(t *testing.T, srv *redistest.Server, opts ...redis.Option) *redis.Store {
+	t.Helper()
+	opts = append([]redis.Option{redis.WithPrefix("t" + strconv.FormatInt(prefixes.Add(1), 10) + ":"),
+		// Generous: the machine is shared and slow; the budget is tested in failopen.
+		redis.WithTimeouts(2*time.Second, 2*time.Second)}, opts...)
+	s, err := redis.Open(srv.URL(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStore(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, func(t *testing.T) fusebox.Store { return open(t, srv) })
+}
+
+func TestConflictsAreRetriedAndCounted(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := open(t, srv, redis.WithPrefix("shared:")), open(t, srv, redis.WithPrefix("shared:"))
+	defer a.Close()
+	defer b.Close()
+	// b writes between a's read and a's write: a's first fn call is lost
+	// and fn runs again on b's state.
+	calls := 0
+	st, err := a.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		calls++
+		if calls == 1 {
+			if _, err := b.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+				st.ConsecutiveFailures = 10
+				return nil, true
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.ConsecutiveFailures++
+		return nil, true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || st.ConsecutiveFailures != 11 || a.Retries() != 1 {
+		t.Errorf("fn ran %d times, failures %d, retries %d; want 2, 11 (b's 10 + 1), 1", calls, st.ConsecutiveFailures, a.Retries())
+	}
+}
+
+func TestContentionOverManyClients(t *testing.T) {
+	srv := redistest.Start(t)
+	const clients, each = 8, 25
+	var wg sync.WaitGroup
+	var retries atomic.Uint64
+	for range clients {
+		s := open(t, srv, redis.WithPrefix("busy:"))
+		wg.Go(func() {
+			defer s.Close()
+			for range each {
+				if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+					st.ConsecutiveFailures++
+					return nil, true
+				}); err != nil {
+					t.Error(err)
+				}
+			}
+			retries.Add(s.Retries())
+		})
+	}
+	wg.Wait()
+	s := open(t, srv, redis.WithPrefix("busy:"))
+	defer s.Close()
+	st, err := s.Load(ctx, "api")
+	if err != nil || st.ConsecutiveFailures != clients*each {
+		t.Fatalf("failures = %d, %v; want %d", st.ConsecutiveFailures, err, clients*each)
+	}
+	t.Logf("%d updates from %d clients: %d retries", clients*each, clients, retries.Load())
+}
+
+func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv, redis.WithPrefix("ttl:"), redis.WithTTL(time.Hour))
+	defer s.Close()
+	now := fusebox.Instant{Wall: time.Now()}
+	if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		return st.Trip(now, time.Minute), true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:s:api")[1:]); ttl <= 0 || ttl > int(time.Hour/time.Millisecond) {
+		t.Errorf("PTTL of a timed trip = %d ms, want up to an hour", ttl)
+	}
+	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		return st.Trip(now, 0), true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Count(ctx, "nas", fusebox.Counts{Skips: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ttl:s:nas", "ttl:e:nas", "ttl:c:nas"} {
+		if got := srv.Do("PTTL", k); got != ":-1" {
+			t.Errorf("PTTL %s = %s for a trip until reset, want :-1 (no expiry)", k, got)
+		}
+	}
+}
+
+func TestEventsAreCapped(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv, redis.WithMaxEvents(10))
+	defer s.Close()
+	for i := range 500 {
+		if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			return []fusebox.Event{{Time: time.Now(), Circuit: "api", Kind: fusebox.EventFailure, Attempt: i}}, true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := s.Events(ctx, "api", time.Time{})
+	if err != nil || len(evs) >= 500 || len(evs) < 10 || evs[len(evs)-1].Attempt != 499 {
+		t.Errorf("%d events kept of 500 with a cap of 10 (%v); want about 10, the latest last", len(evs), err)
+	}
+}
+
+func TestExclusiveLockOutlivesNoHolder(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv, redis.WithPrefix("lease:"), redis.WithLockLease(50*time.Millisecond), redis.WithLockTimeout(time.Minute))
+	defer s.Close()
+	// A holder that died: its lock is there, with a lease, and no one frees it.
+	srv.Do("SET", "lease:x:weather", "dead-holder", "PX", "50")
+	ran := false
+	if err := s.Exclusive(ctx, "weather", func() error { ran = true; return nil }); err != nil || !ran {
+		t.Errorf("Exclusive after a dead holder = %v, ran %v; want fn run once the lease ended", err, ran)
+	}
+	if got := srv.Do("EXISTS", "lease:x:weather"); got != ":0" {
+		t.Errorf("lock left behind after release: EXISTS = %s", got)
+	}
+}
+
+func TestOpenHidesThePassword(t *testing.T) {
+	_, err := redis.Open("redis://user:hunter2@127.0.0.1:6379/notadb")
+	if err == nil {
+		t.Fatal("a bad database number opened")
+	}
+	if got := err.Error(); contains(got, "hunter2") {
+		t.Errorf("error shows the password: %s", got)
+	}
+	_, err = redis.Open("redis://user:hunter2@[::1")
+	if err == nil || contains(err.Error(), "hunter2") {
+		t.Errorf("bad URL: %v; want an error without the password", err)
+	}
+	if p := redis.Password("rediss://u:s3cr%2Ft@h:6380/1"); p != "s3cr/t" {
+		t.Errorf("Password = %q, want s3cr/t", p)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
