@@ -124,16 +124,19 @@ func (s *Store) Names(ctx context.Context) ([]string, error) {
 }
 
 // gcScript removes the circuits and answers last written before a cutoff,
-// keeping circuits tripped until reset (their state has no TTL), and
+// keeping circuits tripped until reset (their state has no TTL) and those
+// named after the cutoff (timed trips still in force, which Go judges), and
 // returns the circuits removed, "", then the answers removed.
 //
-//	KEYS: names, answers; ARGV: prefix, cutoff (ms)
+//	KEYS: names, answers; ARGV: prefix, cutoff (ms), names to keep...
 var gcScript = script(`
 local out = {}
 local p = ARGV[1]
+local keep = {}
+for i = 3, #ARGV do keep[ARGV[i]] = true end
 for _, n in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])) do
   local s = p .. 's:' .. n
-  if redis.call('EXISTS', s) == 0 or redis.call('PTTL', s) ~= -1 then
+  if not keep[n] and (redis.call('EXISTS', s) == 0 or redis.call('PTTL', s) ~= -1) then
     if redis.call('DEL', s, p .. 'c:' .. n, p .. 'e:' .. n) > 0 then table.insert(out, n) end
     redis.call('ZREM', KEYS[1], n)
   end
@@ -150,9 +153,21 @@ return out
 // removes them too, by itself) and trims events older than eventsFor.
 func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (fusebox.GCReport, error) {
 	var r fusebox.GCReport
+	cutoff := strconv.FormatInt(now.Add(-unusedFor).UnixMilli(), 10)
+	args := []any{s.prefix, cutoff}
 	bctx, cancel := s.budget(ctx)
-	removed, err := gcScript().Run(bctx, s.c, []string{s.namesKey(), s.answersKey()},
-		s.prefix, strconv.FormatInt(now.Add(-unusedFor).UnixMilli(), 10)).StringSlice()
+	old, err := s.c.ZRangeByScore(bctx, s.namesKey(), &goredis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
+	cancel()
+	if err != nil {
+		return r, wrap("gc", "", err)
+	}
+	for _, n := range old { // a trip still in force is kept, however long unused
+		if _, st, err := s.read(ctx, n); err == nil && st.TripInForce(now) {
+			args = append(args, n)
+		}
+	}
+	bctx, cancel = s.budget(ctx)
+	removed, err := gcScript().Run(bctx, s.c, []string{s.namesKey(), s.answersKey()}, args...).StringSlice()
 	cancel()
 	if err != nil {
 		return r, wrap("gc", "", err)
@@ -170,9 +185,9 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 	if err != nil {
 		return r, wrap("gc", "", err)
 	}
-	cutoff := now.Add(-eventsFor)
+	eventsCutoff := now.Add(-eventsFor)
 	for k, msgs := range streams {
-		_, older := decodeEvents(msgs, cutoff)
+		_, older := decodeEvents(msgs, eventsCutoff)
 		if len(older) == 0 {
 			continue
 		}

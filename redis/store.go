@@ -322,8 +322,11 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 		return false, err
 	}
 	ttl := ttlArg(s.ttl)
-	if st.TrippedUntilReset() {
+	switch {
+	case st.TrippedUntilReset():
 		ttl = 0
+	case st.Phase == fusebox.ForcedOpen && st.OpenUntil.After(time.Now()):
+		ttl = ttlArg(time.Until(st.OpenUntil) + s.ttl) // a timed trip outlives its unused period
 	}
 	args := []any{version, b, ttl, s.maxEvents, score(time.Now()), name}
 	for _, e := range events {
