@@ -339,6 +339,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) 
 	var events []Event
 	_, err = s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		before := *st
+		before.Probes = slices.Clone(st.Probes) // Acquire rebases leases in place
 		permit, events, aerr = st.Acquire(k.policy.Breaker, k.c.clock.Now(), leaseID)
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})
