@@ -356,6 +356,7 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, e
 	clock, bp := k.c.clock, k.policy.Breaker // not k: a closure holding k would move every call to the heap
 	_, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		before := *st
+		before.Probes = slices.Clone(st.Probes) // Acquire rebases leases in place
 		permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/metrics"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -79,8 +79,8 @@ func jsonDepth(b []byte, limit int) int {
 }
 
 // Bounds on one jq evaluation besides its time (the attempt's timeout).
-// gojq has no memory limit of its own, so the Go heap is watched while it
-// runs: past jqMemory of growth, sampled every jqMemorySample, the
+// gojq has no memory limit of its own, so the Go heap (HeapAlloc) is
+// watched while it runs: past jqMemory of growth, sampled every jqMemorySample, the
 // evaluation is stopped (gojq checks its context at every instruction). The
 // outputs are bounded in number and in the size of their JSON text.
 const (
@@ -135,10 +135,13 @@ func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, e
 // heap has grown by more than limit bytes, and stop, which stops watching.
 func watchHeap(parent context.Context, limit uint64) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	// runtime.ReadMemStats stops the world for microseconds, only while jq
+	// runs; runtime/metrics would not, but its init would run on every
+	// fusebox run, jq or not.
 	heap := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
 	}
 	base := heap()
 	done := make(chan struct{})

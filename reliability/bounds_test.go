@@ -2,6 +2,9 @@ package reliability
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +18,8 @@ import (
 // fusebox reads one — a state file of a gigabyte (sparse) or a FIFO, a
 // config of a gigabyte, a FIFO as the config, YAML nested 40,000 deep,
 // ${file:} naming /dev/zero or a FIFO, secrets.yaml as a FIFO — and runs
-// `fusebox run c -- echo ran` through it. A damaged state is moved aside and
+// `fusebox run c -- echo ran` through it; or a stored answer of a gigabyte or
+// a FIFO, and runs `fusebox call w` (fresh: 10m) through it. A damaged state is moved aside and
 // the command runs; a damaged config is refused (exit 78) with a message
 // naming the problem. Either way it costs a few milliseconds and a few MiB
 // more than a healthy run, measured against one (peak RSS is fusebox's own
@@ -26,8 +30,11 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 		setup func(t *testing.T, state, cfgDir string) // writes the damage
 		code  int
 		want  string // in stderr
+		call  bool   // fusebox call w (a stored answer is read), not run
 	}
-	const healthyConfig = "circuits:\n  c:\n    attempts: 1\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "21") }))
+	defer srv.Close()
+	healthyConfig := "circuits:\n  c:\n    attempts: 1\n  w:\n    fresh: 10m\n    http: {url: '" + srv.URL + "'}\n"
 	sparse := func(t *testing.T, path string, size int64) {
 		write(t, path, nil)
 		if err := os.Truncate(path, size); err != nil {
@@ -48,25 +55,29 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 	}
 	inputs := []input{
 		{"state file of 1 GiB", func(t *testing.T, state, _ string) { sparse(t, filepath.Join(state, "c.json"), 1<<30) }, 0,
-			"it holds 1073741824 bytes, more than the 1048576 a record may"},
+			"it holds 1073741824 bytes, more than the 1048576 a record may", false},
 		{"state file a FIFO", func(t *testing.T, state, _ string) { fifo(t, filepath.Join(state, "c.json")) }, 0,
-			"it is not a regular file"},
+			"it is not a regular file", false},
+		{"stored answer of 1 GiB", func(t *testing.T, state, _ string) { sparse(t, filepath.Join(state, "answers", "w.json"), 1<<30) }, 0,
+			"it holds 1073741824 bytes, more than the 67108864 a record may", true},
+		{"stored answer a FIFO", func(t *testing.T, state, _ string) { fifo(t, filepath.Join(state, "answers", "w.json")) }, 0,
+			"it is not a regular file", true},
 		{"config of 1 GiB", func(t *testing.T, _, cfgDir string) { sparse(t, filepath.Join(cfgDir, "config.yaml"), 1<<30) }, 78,
-			"1073741824 bytes, more than the 4194304 read"},
+			"1073741824 bytes, more than the 4194304 read", false},
 		{"config a FIFO", func(t *testing.T, _, cfgDir string) { fifo(t, filepath.Join(cfgDir, "config.yaml")) }, 78,
-			"not a regular file (a FIFO)"},
+			"not a regular file (a FIFO)", false},
 		{"config nested 40,000 deep", config("circuits: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"), 78,
-			"nested too deep: collections nested more than 100 deep"},
+			"nested too deep: collections nested more than 100 deep", false},
 		{"${file:/dev/zero}", config(healthyConfig + "  h:\n    http: {url: 'https://x/?k=${file:/dev/zero}'}\n"), 78,
-			"not a regular file (a device)"},
+			"not a regular file (a device)", false},
 		{"${file:FIFO}", func(t *testing.T, _, cfgDir string) {
 			fifo(t, filepath.Join(cfgDir, "key"))
 			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/?k=${file:key}'}\n"))
-		}, 78, "not a regular file (a FIFO)"},
+		}, 78, "not a regular file (a FIFO)", false},
 		{"secrets.yaml a FIFO", func(t *testing.T, _, cfgDir string) {
 			fifo(t, filepath.Join(cfgDir, "secrets.yaml"))
 			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/', headers: {Authorization: !secret t}}\n"))
-		}, 78, "not a regular file (a FIFO)"},
+		}, 78, "not a regular file (a FIFO)", false},
 	}
 	run := func(t *testing.T, in input) proc {
 		var runs []proc
@@ -77,7 +88,11 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 			if in.setup != nil {
 				in.setup(t, state, cfgDir)
 			}
-			cmd := fbCmd(state, []string{"FUSEBOX_CONFIG=" + filepath.Join(cfgDir, "config.yaml")}, runArgs("c", nil, "echo", "ran")...)
+			args, wantOut := runArgs("c", nil, "echo", "ran"), "ran\n"
+			if in.call {
+				args, wantOut = []string{"call", "w"}, "21\n"
+			}
+			cmd := fbCmd(state, []string{"FUSEBOX_CONFIG=" + filepath.Join(cfgDir, "config.yaml")}, args...)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() }) // a FIFO read blocks forever
@@ -87,7 +102,7 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.stdout, p.stderr = out.String(), errb.String()
-			if p.code != in.code || in.code == 0 && p.stdout != "ran\n" || !strings.Contains(p.stderr, in.want) {
+			if p.code != in.code || in.code == 0 && p.stdout != wantOut || !strings.Contains(p.stderr, in.want) {
 				t.Fatalf("exit %d (signal %v) after %s, stdout %q; want exit %d and %q in:\n%s", p.code, p.signal, p.took, p.stdout, in.code, in.want, p.stderr)
 			}
 			runs = append(runs, p)
@@ -101,9 +116,15 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 	}
 	healthy := run(t, input{name: "healthy", want: ""})
 	t.Logf("healthy run: %s, peak RSS %s", healthy.took.Round(100*time.Microsecond), mib(healthy.hwm))
+	healthyCall := run(t, input{name: "healthy call", want: "", call: true})
+	t.Logf("healthy call: %s, peak RSS %s", healthyCall.took.Round(100*time.Microsecond), mib(healthyCall.hwm))
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			p := run(t, in)
+			healthy := healthy
+			if in.call {
+				healthy = healthyCall
+			}
 			addedRSS, addedTime := p.hwm-healthy.hwm, p.took-healthy.took
 			t.Logf("%s: exit %d in %s (%+.1fms), peak RSS %s (%+.1f MiB)", in.name, p.code, p.took.Round(100*time.Microsecond),
 				float64(addedTime)/float64(time.Millisecond), mib(p.hwm), float64(addedRSS)/(1<<20))

@@ -348,3 +348,29 @@ func readString(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestClosedStdoutExits141: `fusebox run c -- echo ran | head -c0`: the
+// answer cannot be written, and fusebox exits 141 as a shell reports a
+// command SIGPIPE ended, after recording the attempt (it succeeded).
+func TestClosedStdoutExits141(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := fbCmd(state, nil, runArgs("c", nil, "echo", "ran")...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := finished(cmd, cmd.Wait(), 0)
+	if p.code != 141 {
+		t.Fatalf("exit %d (signal %v), want 141\n%s", p.code, p.signal, stderr.String())
+	}
+	if c, err := decodeCounts(state, "c"); err != nil || c.Successes != 1 {
+		t.Errorf("counts %+v, %v; want the one success", c, err)
+	}
+}
