@@ -117,9 +117,11 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*State, In
 	}
 	var now Instant
 	var events []Event
+	skips := skipTotal(ctx, c.store, name)
 	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
 		now = c.clock.Now()
 		events = apply(st, now)
+		StampSkips(events, skips)
 		return events, true
 	})
 	if err != nil {
@@ -252,7 +254,7 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		}
 		reason := ae.Error()
 		k.warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
-		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
+		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, OpenFor: f.OpenFor})
 		last = ae
 
 		var stop Stop
@@ -389,11 +391,16 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 		// leaves a count without its event, never an event without a count.
 		k.count(ctx, counts)
 	}
+	var skips uint64
+	if !o.Neutral || permit.Lease != "" { // it may open or close the circuit
+		skips = skipTotal(ctx, s, k.name)
+	}
 	var events []Event
 	var now Instant
 	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		now = k.c.clock.Now()
 		events = st.Record(k.policy.Breaker, now, permit, o)
+		StampSkips(events, skips)
 		return events, true
 	})
 	if err != nil {
@@ -418,6 +425,16 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 		return v.ReopensIn, true
 	}
 	return 0, false
+}
+
+// skipTotal reads the circuit's skip count for StampSkips; 0 when it cannot
+// be read (the Update that follows reports a broken store).
+func skipTotal(ctx context.Context, s Store, name string) uint64 {
+	c, err := s.Counts(ctx, name)
+	if err != nil {
+		return 0
+	}
+	return c.Skips
 }
 
 func (k *call) count(ctx context.Context, c Counts) {
