@@ -141,18 +141,13 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 	}
 	s.failed(now)
 	s.remember(p, 'f')
-	since := s.FailingSince
-	var e Event
 	switch {
 	case o.OpenFor > 0:
-		e = s.open(now, min(o.OpenFor, p.OpenMax), "asked to wait: "+o.Reason)
+		return append(events, s.open(now, min(o.OpenFor, p.OpenMax), "asked to wait: "+o.Reason))
 	case s.tripped(p):
-		e = s.open(now, min(p.OpenFor, p.OpenMax), s.tripReason(p))
-	default:
-		return events
+		return append(events, s.open(now, min(p.OpenFor, p.OpenMax), s.tripReason(p)))
 	}
-	e.Since = since
-	return append(events, e)
+	return events
 }
 
 // failed counts a failure against the breaker.

@@ -34,8 +34,10 @@ type Event struct {
 	// TimedOut marks a failure cut short by the attempt's timeout or the
 	// call's deadline: a caller sat through the whole of it.
 	TimedOut bool `json:"timed_out,omitempty"`
-	// Since, on an opening of a closed circuit, is when the failures that
-	// led to it began: the first of the consecutive failures counted then.
+	// Since, on a transition, is when the circuit's consecutive failures
+	// began (State.FailingSince before the transition): on an opening, the
+	// first of the failures that led to it; on a failed probe or a closing,
+	// the start of the outage. Zero when there were none.
 	Since time.Time `json:"since,omitzero"`
 	// Skips, on a transition, is the circuit's skip total (Counts.Skips)
 	// read just before it was made, so that the skips of an open period are

@@ -3,6 +3,7 @@ module github.com/fusebox-hq/fusebox
 go 1.26.8
 
 require (
+	github.com/eclipse/paho.golang v0.23.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/itchyny/gojq v0.12.20
 	github.com/spf13/cobra v1.10.2

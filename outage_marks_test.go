@@ -93,3 +93,23 @@ func TestTransitionsCarryTheSkipTotal(t *testing.T) {
 		}
 	})
 }
+
+func TestEveryTransitionOfAnOutageSaysWhenItBegan(t *testing.T) {
+	c := newCircuit(t, testBreaker())
+	start := c.now.Wall
+	c.trip()
+	c.wait(10 * time.Second)
+	c.record(c.mustPermit("p1"), fusebox.Outcome{Failed: true, Attempt: 1, Reason: "still down"})
+	if e := c.lastTransition(); e.From != fusebox.HalfOpen || !e.Since.Equal(start) {
+		t.Errorf("failed probe's transition = %+v, want Since %s", e, start)
+	}
+	c.wait(20 * time.Second)
+	c.record(c.mustPermit("p2"), fusebox.Outcome{Attempt: 1})
+	if e := c.lastTransition(); e.To != fusebox.Closed || !e.Since.Equal(start) {
+		t.Errorf("closing = %+v, want Since %s", e, start)
+	}
+	c.events = c.st.Reset(c.now)
+	if e := c.lastTransition(); !e.Since.IsZero() {
+		t.Errorf("a reset of a circuit with no failures has Since %s", e.Since)
+	}
+}

@@ -166,7 +166,7 @@ func (s *State) settle(now Instant) []Event {
 // transition moves the circuit to phase to, bumping the generation, and returns
 // the event that records it.
 func (s *State) transition(now Instant, to Phase, reason string) Event {
-	e := Event{Time: now.Wall, Circuit: s.Name, Kind: EventTransition, From: s.View(now).Phase, To: to, Reason: reason}
+	e := Event{Time: now.Wall, Circuit: s.Name, Kind: EventTransition, From: s.View(now).Phase, To: to, Reason: reason, Since: s.FailingSince}
 	s.Generation++
 	s.Phase = to
 	s.Probes = nil

@@ -69,7 +69,8 @@ func runForce(ctx context.Context, a *app, name string, force func(context.Conte
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	c := a.circuits(store)
+	n := a.newNotifier(cfg, store)
+	c := a.circuits(store, n.listener()...)
 	v, err := force(ctx, c)
 	if err != nil {
 		return err
@@ -82,7 +83,8 @@ func runForce(ctx context.Context, a *app, name string, force func(context.Conte
 	default:
 		fmt.Fprintf(a.stdout, "%s: %s\n", name, v.Phase)
 	}
-	return c.Flush(ctx)
+	n.finish(c, nil, nil) // after the line saying what was done
+	return nil
 }
 
 func newGCCmd(a *app) *cobra.Command {
