@@ -111,7 +111,7 @@ func (a *app) stateDir(cfg *config.Config) string {
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
 	if cfg != nil {
-		o.Fsync, o.GCAfter = cfg.Fsync, cfg.GCAfter
+		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep
 	}
 	return failopen.Open(o)
 }
