@@ -473,18 +473,17 @@ func (k *call) emit(e Event) {
 // listeners. It runs after the store's lock is released.
 func (k *call) logEvents(events []Event) {
 	for _, e := range events {
+		if e.Kind == EventTransition { // logged first: what a listener logs comes after
+			switch e.To {
+			case Open:
+				k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+			case ForcedOpen:
+				k.warn("circuit forced open", "reason", e.Reason)
+			case Closed:
+				k.info("circuit closed", "reason", e.Reason)
+			}
+		}
 		k.emit(e)
-		if e.Kind != EventTransition {
-			continue
-		}
-		switch e.To {
-		case Open:
-			k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
-		case ForcedOpen:
-			k.warn("circuit forced open", "reason", e.Reason)
-		case Closed:
-			k.info("circuit closed", "reason", e.Reason)
-		}
 	}
 }
 

@@ -67,7 +67,7 @@ func Ping(ctx context.Context, client *http.Client, hb Heartbeat, ok bool, msg s
 	req.Header.Set("User-Agent", "fusebox")
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return withoutURL(err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

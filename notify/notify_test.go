@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -266,5 +267,14 @@ func TestHeartbeats(t *testing.T) {
 		if !want[g] {
 			t.Errorf("unexpected ping %q", g)
 		}
+	}
+}
+
+func TestAFailureToNotifyDoesNotLogTheURL(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	sender(notify.Rules{Webhooks: []notify.Webhook{{URL: "http://127.0.0.1:1/secret-topic?token=t0k"}}}, notify.WithLogger(logger)).Listen(outage()[3])
+	if strings.Contains(logs.String(), "secret-topic") || strings.Contains(logs.String(), "t0k") || !strings.Contains(logs.String(), "notify failed") {
+		t.Errorf("log:\n%s", logs.String())
 	}
 }

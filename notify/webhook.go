@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
@@ -87,7 +89,7 @@ func (w *webhookSink) Send(ctx context.Context, _ fusebox.Event, m *Message) err
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return err
+		return withoutURL(err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -130,6 +132,16 @@ func (w *webhookSink) request(ctx context.Context, m Message) (*http.Request, er
 		}
 	}
 	return req, nil
+}
+
+// withoutURL drops the URL from a client's error: its path or query may
+// hold a token (an ntfy topic is one).
+func withoutURL(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return fmt.Errorf("%s: %w", uerr.Op, uerr.Err)
+	}
+	return err
 }
 
 // redactURL keeps a URL's scheme and host, for logs: its path and query may
