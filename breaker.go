@@ -25,6 +25,9 @@ type Outcome struct {
 	Neutral bool
 	Attempt int
 	Reason  string
+	// TimedOut, on a failure, says the attempt's timeout or the call's
+	// deadline cut it short.
+	TimedOut bool
 	// OpenFor, on a counted failure, opens the circuit at once for that long
 	// (capped at OpenMax): a 429 with Retry-After asks every caller to wait.
 	OpenFor time.Duration
@@ -100,7 +103,7 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 		if o.Neutral {
 			kind = EventNeutralFailure
 		}
-		events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: kind, Attempt: o.Attempt, Reason: o.Reason})
+		events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: kind, Attempt: o.Attempt, Reason: o.Reason, TimedOut: o.TimedOut})
 		if !o.Neutral {
 			s.LastFailureAt = now.Wall
 			s.LastFailure = o.Reason
@@ -117,7 +120,7 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 		if !o.Failed {
 			return append(events, s.transition(now, Closed, "probe succeeded"))
 		}
-		s.ConsecutiveFailures++
+		s.failed(now)
 		reopens := s.Reopens + 1
 		period := s.openPeriod(p, reopens)
 		if o.OpenFor > 0 {
@@ -132,10 +135,11 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 	}
 	if !o.Failed {
 		s.ConsecutiveFailures = 0
+		s.FailingSince = time.Time{}
 		s.remember(p, 's')
 		return events
 	}
-	s.ConsecutiveFailures++
+	s.failed(now)
 	s.remember(p, 'f')
 	switch {
 	case o.OpenFor > 0:
@@ -144,6 +148,24 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 		return append(events, s.open(now, min(p.OpenFor, p.OpenMax), s.tripReason(p)))
 	}
 	return events
+}
+
+// failed counts a failure against the breaker.
+func (s *State) failed(now Instant) {
+	if s.ConsecutiveFailures == 0 || s.FailingSince.IsZero() {
+		s.FailingSince = now.Wall
+	}
+	s.ConsecutiveFailures++
+}
+
+// StampSkips sets Skips on the transitions among events to total, the
+// circuit's skip count read before they were made.
+func StampSkips(events []Event, total uint64) {
+	for i := range events {
+		if events[i].Kind == EventTransition {
+			events[i].Skips = total
+		}
+	}
 }
 
 // Trip forces the circuit open, for d or (d == 0) until Reset.

@@ -120,9 +120,11 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*State, In
 	}
 	var now Instant
 	var events []Event
+	skips := skipTotal(ctx, c.store, name)
 	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
 		now = c.clock.Now()
 		events = apply(st, now)
+		StampSkips(events, skips)
 		return events, true
 	})
 	if err != nil {
@@ -261,7 +263,7 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 		}
 		reason := ae.Error()
 		k.warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
-		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, OpenFor: f.OpenFor})
+		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, OpenFor: f.OpenFor})
 		last = ae
 
 		var stop Stop
@@ -408,12 +410,17 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 		// leaves a count without its event, never an event without a count.
 		k.count(ctx, counts)
 	}
+	var skips uint64
+	if !o.Neutral || permit.Lease != "" { // it may open or close the circuit
+		skips = skipTotal(ctx, s, k.name)
+	}
 	var events []Event
 	var now Instant
 	clock, bp := k.c.clock, k.policy.Breaker // not k: see acquireLocked
 	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		now = clock.Now()
 		events = st.Record(bp, now, permit, o)
+		StampSkips(events, skips)
 		return events, true
 	})
 	if err != nil {
@@ -438,6 +445,16 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 		return v.ReopensIn, true
 	}
 	return 0, false
+}
+
+// skipTotal reads the circuit's skip count for StampSkips; 0 when it cannot
+// be read (the Update that follows reports a broken store).
+func skipTotal(ctx context.Context, s Store, name string) uint64 {
+	c, err := s.Counts(ctx, name)
+	if err != nil {
+		return 0
+	}
+	return c.Skips
 }
 
 func (k *call) count(ctx context.Context, c Counts) {
@@ -481,18 +498,17 @@ func (k *call) emit(e Event) {
 // listeners. It runs after the store's lock is released.
 func (k *call) logEvents(events []Event) {
 	for _, e := range events {
+		if e.Kind == EventTransition { // logged first: what a listener logs comes after
+			switch e.To {
+			case Open:
+				k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+			case ForcedOpen:
+				k.warn("circuit forced open", "reason", e.Reason)
+			case Closed:
+				k.info("circuit closed", "reason", e.Reason)
+			}
+		}
 		k.emit(e)
-		if e.Kind != EventTransition {
-			continue
-		}
-		switch e.To {
-		case Open:
-			k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
-		case ForcedOpen:
-			k.warn("circuit forced open", "reason", e.Reason)
-		case Closed:
-			k.info("circuit closed", "reason", e.Reason)
-		}
 	}
 }
 

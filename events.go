@@ -31,6 +31,19 @@ type Event struct {
 	From    Phase     `json:"from,omitempty"`
 	To      Phase     `json:"to,omitempty"`
 	For     Duration  `json:"for,omitzero"` // how long an opening lasts
+	// TimedOut marks a failure cut short by the attempt's timeout or the
+	// call's deadline: a caller sat through the whole of it.
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Since, on a transition, is when the circuit's consecutive failures
+	// began (State.FailingSince before the transition): on an opening, the
+	// first of the failures that led to it; on a failed probe or a closing,
+	// the start of the outage. Zero when there were none.
+	Since time.Time `json:"since,omitzero"`
+	// Skips, on a transition, is the circuit's skip total (Counts.Skips)
+	// read just before it was made, so that the skips of an open period are
+	// the difference between its opening and its closing. Zero when the
+	// total could not be read.
+	Skips uint64 `json:"skips,omitempty"`
 }
 
 // SortEvents orders events by time, and events of the same time by circuit

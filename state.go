@@ -40,6 +40,9 @@ type State struct {
 	// first, 's' for success and 'f' for failure; kept only when a failure
 	// rate is configured.
 	Recent string `json:"recent,omitempty"`
+	// FailingSince is the time of the first of the ConsecutiveFailures;
+	// zero when there are none.
+	FailingSince time.Time `json:"failing_since,omitzero"`
 
 	OpenedAt   Instant   `json:"opened_at,omitzero"`
 	OpenPeriod Duration  `json:"open_period,omitzero"` // 0 with ForcedOpen: until reset
@@ -175,13 +178,14 @@ func (s *State) settle(now Instant) []Event {
 // transition moves the circuit to phase to, bumping the generation, and returns
 // the event that records it.
 func (s *State) transition(now Instant, to Phase, reason string) Event {
-	e := Event{Time: now.Wall, Circuit: s.Name, Kind: EventTransition, From: s.View(now).Phase, To: to, Reason: reason}
+	e := Event{Time: now.Wall, Circuit: s.Name, Kind: EventTransition, From: s.View(now).Phase, To: to, Reason: reason, Since: s.FailingSince}
 	s.Generation++
 	s.Phase = to
 	s.Probes = nil
 	s.Recent = ""
 	if to == Closed {
 		s.ConsecutiveFailures = 0
+		s.FailingSince = time.Time{}
 		s.OpenedAt, s.OpenPeriod, s.OpenUntil, s.Reopens = Instant{}, 0, time.Time{}, 0
 	}
 	return e

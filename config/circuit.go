@@ -6,7 +6,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-var circuitKeys = append(slices.Clip(policyKeys), "fresh", "http")
+var circuitKeys = append(slices.Clip(policyKeys), "fresh", "http", "notify")
 
 // circuits reads the circuits: section into c and returns where each valid
 // circuit name was found. reported are the problems of defaults:, not to be
@@ -15,7 +15,7 @@ func (l *loader) circuits(sec entry, c *Config, reported map[fusebox.FieldError]
 	where := map[string]entry{}
 	entries, _ := l.mapping(sec.value, sec.path)
 	for _, e := range entries {
-		circ := l.circuit(e, c.Defaults, reported)
+		circ := l.circuit(e, c, reported)
 		if err := fusebox.ValidateName(e.name); err != nil {
 			l.errorAt(e, e.path, "%v", err)
 			continue
@@ -27,8 +27,9 @@ func (l *loader) circuits(sec entry, c *Config, reported map[fusebox.FieldError]
 }
 
 // circuit reads one circuit: the defaults, then its own keys.
-func (l *loader) circuit(e entry, defaults fusebox.Policy, reported map[fusebox.FieldError]bool) *Circuit {
-	p := defaults
+func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]bool) *Circuit {
+	p := c.Defaults
+	rules := c.DefaultNotify
 	if fr := p.Breaker.FailureRate; fr != nil {
 		own := *fr
 		p.Breaker.FailureRate = &own
@@ -45,6 +46,8 @@ func (l *loader) circuit(e entry, defaults fusebox.Policy, reported map[fusebox.
 			fresh = &f
 		case "http":
 			http = &f
+		case "notify":
+			rules = l.notifyRules(f, rules)
 		default:
 			l.unknownKey(f, circuitKeys...)
 		}
@@ -62,6 +65,7 @@ func (l *loader) circuit(e entry, defaults fusebox.Policy, reported map[fusebox.
 	}
 	l.validate(p, refs, &e, reported)
 	circ.Policy = p
+	circ.Notify = rules
 	if circ.Endpoint != nil {
 		circ.Endpoint.Policy = p
 	}

@@ -6,11 +6,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/notify"
 )
 
 // Config is a loaded config file. It is not modified after Parse returns, so
@@ -21,9 +23,15 @@ type Config struct {
 	Fsync    bool          // default true
 	GCAfter  time.Duration // default fusebox.DefaultGCAfter
 	Defaults fusebox.Policy
-	Circuits map[string]*Circuit
-	Chains   map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
-	Secrets  []string                   // every value that came from ${VAR}, ${file:...} or !secret
+	// DefaultNotify is defaults: notify:, the rules of circuits that set
+	// none of their own (Notify).
+	DefaultNotify notify.Rules
+	// HistoryKeep is how long events are kept (history: keep:, default
+	// fusebox.DefaultEventRetention).
+	HistoryKeep time.Duration
+	Circuits    map[string]*Circuit
+	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
+	Secrets     []string                   // every value that came from ${VAR}, ${file:...} or !secret
 }
 
 // Circuit is one entry of circuits:.
@@ -34,6 +42,9 @@ type Circuit struct {
 	// defaults: call WithDefaults to fill them.
 	Policy   fusebox.Policy
 	Endpoint *httpcall.Endpoint // nil without an http: block
+	// Notify is defaults: notify: with the circuit's own notify: keys
+	// over it.
+	Notify notify.Rules
 }
 
 // Env is what Parse may read besides the config text: environment variables
@@ -93,6 +104,18 @@ func (c *Config) Policy(name string) fusebox.Policy {
 	return c.Defaults
 }
 
+// Notify returns the notification rules of the named circuit: its own, or
+// the defaults' for a circuit the config does not name.
+func (c *Config) Notify(name string) notify.Rules {
+	if c == nil {
+		return notify.Rules{}
+	}
+	if circ, ok := c.Circuits[name]; ok {
+		return circ.Notify
+	}
+	return c.DefaultNotify
+}
+
 // loader holds the state of one Parse.
 type loader struct {
 	*yamlDoc
@@ -105,15 +128,16 @@ type loader struct {
 	secretsFailed bool               // secrets.yaml could not be read (reported once)
 }
 
-var topKeys = []string{"state", "fsync", "gc_after", "defaults", "circuits", "chains"}
+var topKeys = []string{"state", "fsync", "gc_after", "history", "defaults", "circuits", "chains"}
 
 func (l *loader) config(path string) *Config {
 	c := &Config{
-		Path:     path,
-		Fsync:    true,
-		GCAfter:  fusebox.DefaultGCAfter,
-		Circuits: map[string]*Circuit{},
-		Chains:   map[string]*httpcall.Chain{},
+		Path:        path,
+		Fsync:       true,
+		GCAfter:     fusebox.DefaultGCAfter,
+		HistoryKeep: fusebox.DefaultEventRetention,
+		Circuits:    map[string]*Circuit{},
+		Chains:      map[string]*httpcall.Chain{},
 	}
 	sections := map[string]entry{}
 	entries, _ := l.mapping(l.body, "")
@@ -125,6 +149,8 @@ func (l *loader) config(path string) *Config {
 			set(&c.Fsync)(l.boolean(e.value, e.path))
 		case "gc_after":
 			set(&c.GCAfter)(l.positive(e))
+		case "history":
+			l.history(e, c)
 		case "defaults", "circuits", "chains":
 			sections[e.name] = e
 		default:
@@ -132,7 +158,7 @@ func (l *loader) config(path string) *Config {
 		}
 	}
 	refs := keyRefs{}
-	c.Defaults = l.defaults(sections["defaults"], refs)
+	c.Defaults, c.DefaultNotify = l.defaults(sections["defaults"], refs)
 	reported := l.validate(c.Defaults, refs, nil, nil)
 	circuits := l.circuits(sections["circuits"], c, reported)
 	l.chains(sections["chains"], c, circuits)
@@ -180,15 +206,33 @@ func (l *loader) positive(e entry) (time.Duration, bool) {
 }
 
 // defaults reads the defaults: section over a zero Policy.
-func (l *loader) defaults(e entry, refs keyRefs) fusebox.Policy {
+func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, notify.Rules) {
 	var p fusebox.Policy
+	var r notify.Rules
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
-		if !l.policyKey(f, &p, refs) {
-			l.unknownKey(f, policyKeys...)
+		switch {
+		case l.policyKey(f, &p, refs):
+		case f.name == "notify":
+			r = l.notifyRules(f, r)
+		default:
+			l.unknownKey(f, append(slices.Clip(policyKeys), "notify")...)
 		}
 	}
-	return p
+	return p, r
+}
+
+// history reads history: (keep:, how long events are kept).
+func (l *loader) history(e entry, c *Config) {
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		switch f.name {
+		case "keep":
+			set(&c.HistoryKeep)(l.positive(f))
+		default:
+			l.unknownKey(f, "keep")
+		}
+	}
 }
 
 // errorAt reports a problem at the key of e.

@@ -120,6 +120,23 @@ var malformed = []struct {
 	{name: "zero max_body", yaml: "circuits:\n  a:\n    http: {url: https://x, max_body: 0}\n", at: "3:", key: "circuits.a.http.max_body", msg: "more than 0"},
 	{name: "timeout set twice", yaml: "circuits:\n  a:\n    timeout: 5s\n    http:\n      url: https://x\n      timeout: 3s\n", at: "6:7", key: "circuits.a.http.timeout", msg: "already set by circuits.a.timeout (line 3)"},
 	{name: "fresh without http", yaml: "circuits:\n  a:\n    fresh: 10m\n", at: "3:5", key: "circuits.a.fresh", msg: "needs an http: block"},
+
+	// notify and history
+	{name: "misspelled notify key", yaml: "defaults:\n  notify:\n    aftr: 10m\n", at: "3:5", key: "defaults.notify.aftr", msg: "did you mean after?"},
+	{name: "misspelled notify in defaults", yaml: "defaults:\n  notfy: {}\n", at: "2:3", key: "defaults.notfy", msg: "did you mean notify?"},
+	{name: "bad after", yaml: "circuits:\n  a:\n    notify: {after: soon}\n", at: "3:", key: "circuits.a.notify.after", msg: "duration"},
+	{name: "probe_failed zero", yaml: "defaults:\n  notify: {probe_failed: 0}\n", at: "2:", key: "defaults.notify.probe_failed", msg: "at least 1"},
+	{name: "webhook format", yaml: "defaults:\n  notify:\n    webhooks: [{url: 'https://ntfy.sh/x', format: nfty}]\n", at: "3:", key: "defaults.notify.webhooks[0].format", msg: "did you mean ntfy?"},
+	{name: "webhook without url", yaml: "defaults:\n  notify:\n    webhooks: [{format: ntfy}]\n", at: "3:", key: "defaults.notify.webhooks[0]", msg: "url is required"},
+	{name: "webhook url not http", yaml: "defaults:\n  notify:\n    webhooks: [{url: 'mailto:me'}]\n", at: "3:", key: "defaults.notify.webhooks[0].url", msg: "want an http://"},
+	{name: "on_open not a list", yaml: "defaults:\n  notify: {on_open: /bin/script}\n", at: "2:", key: "defaults.notify.on_open", msg: "want a list"},
+	{name: "on_open empty", yaml: "defaults:\n  notify: {on_open: []}\n", at: "2:", key: "defaults.notify.on_open", msg: "want a command"},
+	{name: "heartbeat kind", yaml: "defaults:\n  notify:\n    heartbeats: [{url: 'https://hc/x', kind: kuma}]\n", at: "3:", key: "defaults.notify.heartbeats[0].kind", msg: "want one of healthchecks, uptime_kuma"},
+	{name: "mqtt without broker", yaml: "defaults:\n  notify:\n    mqtt: {prefix: fb}\n", at: "3:5", key: "defaults.notify.mqtt", msg: "broker is required"},
+	{name: "mqtt broker without port", yaml: "defaults:\n  notify:\n    mqtt: {broker: 'tcp://localhost'}\n", at: "3:", key: "defaults.notify.mqtt.broker", msg: "tcp://host:1883"},
+	{name: "mqtt wildcard prefix", yaml: "defaults:\n  notify:\n    mqtt: {broker: 'tcp://h:1883', prefix: 'a/#'}\n", at: "3:", key: "defaults.notify.mqtt.prefix", msg: "without + #"},
+	{name: "history keep zero", yaml: "history: {keep: 0s}\n", at: "1:", key: "history.keep", msg: "more than 0"},
+	{name: "history misspelled", yaml: "history: {kep: 30d}\n", at: "1:", key: "history.kep", msg: "did you mean keep?"},
 }
 
 func TestParseReportsEveryMalformedCase(t *testing.T) {
@@ -193,7 +210,7 @@ chains:
 	want := []string{
 		"c.yaml:2:3: defaults.attempts: must be at least 1, got -1",
 		"c.yaml:4:3: defaults.open_max: must be at least open_for (10m0s), got 5m0s",
-		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, http",
+		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, http, notify",
 		"c.yaml:9:19: chains.c.endpoints: no circuit or chain is named nope",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

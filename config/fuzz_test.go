@@ -19,6 +19,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("chains:\n  a: {endpoints: [b]}\n  b: {endpoints: [a]}\n"))
 	f.Add([]byte("state: !secret dir\ngc_after: 1.5d\n"))
 	f.Add([]byte("defaults: {failure_rate: {threshold: 50%, window: 2, min_attempts: 3}, open_for: 1h, open_max: 1m}\n"))
+	f.Add([]byte("history: {keep: 90d}\ndefaults:\n  notify: {after: 10m, probe_failed: 2, webhooks: [{url: https://n/t, format: ntfy}], on_open: [/bin/x], mqtt: {broker: 'tcp://h:1883'}}\ncircuits:\n  a: {notify: {heartbeats: [{url: https://hc/x, kind: uptime_kuma}]}}\n"))
 	for _, tt := range malformed {
 		f.Add([]byte(tt.yaml))
 	}

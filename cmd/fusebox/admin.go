@@ -69,7 +69,8 @@ func runForce(ctx context.Context, a *app, name string, force func(context.Conte
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	c := a.circuits(store)
+	n := a.newNotifier(cfg, store)
+	c := a.circuits(store, n.listener()...)
 	v, err := force(ctx, c)
 	if err != nil {
 		return err
@@ -82,15 +83,16 @@ func runForce(ctx context.Context, a *app, name string, force func(context.Conte
 	default:
 		fmt.Fprintf(a.stdout, "%s: %s\n", name, v.Phase)
 	}
-	return c.Flush(ctx)
+	n.finish(c, nil, nil) // after the line saying what was done
+	return nil
 }
 
 func newGCCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "gc",
-		Short: "Remove circuits unused for gc_after (7 days) and events older than 30 days",
+		Short: "Remove circuits unused for gc_after (7 days) and events older than history.keep (30 days)",
 		Long: `Remove the state of circuits not used for gc_after (default 7 days), stored
-answers as old, and events older than 30 days. fusebox also does this by
+answers as old, and events older than history.keep (default 30 days). fusebox also does this by
 itself, at most once an hour, so there is rarely a need to run it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,11 +102,11 @@ itself, at most once an hour, so there is rarely a need to run it.`,
 			}
 			store := a.openStore(cfg)
 			defer store.Close()
-			after := fusebox.DefaultGCAfter
+			after, keep := fusebox.DefaultGCAfter, fusebox.DefaultEventRetention
 			if cfg != nil {
-				after = cfg.GCAfter
+				after, keep = cfg.GCAfter, cfg.HistoryKeep
 			}
-			r, err := store.GC(cmd.Context(), a.clock.Now().Wall, after, fusebox.DefaultEventRetention)
+			r, err := store.GC(cmd.Context(), a.clock.Now().Wall, after, keep)
 			if err != nil {
 				return fmt.Errorf("gc: %w", err)
 			}

@@ -148,7 +148,7 @@ func (a *app) openStore(cfg *config.Config) fusebox.Store {
 		o.LocalDir = a.localDir()
 	}
 	if cfg != nil {
-		o.Fsync, o.GCAfter = cfg.Fsync, cfg.GCAfter
+		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep
 	}
 	return failopen.Open(o)
 }
@@ -227,6 +227,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		newCallCmd(a),
 		newDemoCmd(a),
 		newStatusCmd(a),
+		newHistoryCmd(a),
 		newTripCmd(a),
 		newResetCmd(a),
 		newGCCmd(a),

@@ -83,11 +83,22 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	client, err := httpcall.New(store, targets.Endpoints, targets.Chains,
-		httpcall.WithLogger(a.logger), httpcall.WithClock(a.clock), httpcall.WithRedactor(a.redactor))
+	n := a.newNotifier(cfg, store)
+	opts := []httpcall.Option{httpcall.WithLogger(a.logger), httpcall.WithClock(a.clock), httpcall.WithRedactor(a.redactor)}
+	if n != nil {
+		opts = append(opts, httpcall.WithListener(n.sender.Listen))
+	}
+	client, err := httpcall.New(store, targets.Endpoints, targets.Chains, opts...)
 	if err != nil {
 		return &configError{err: err}
 	}
+	err = a.call(ctx, client, o)
+	n.finish(client.Circuits(), []string{o.name}, err) // the answer is written
+	return err
+}
+
+// call makes the call and writes its answer.
+func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions) error {
 	ctx, sig, stop := command.NotifyInterrupt(ctx)
 	defer stop()
 	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale, NoFresh: o.noFresh})

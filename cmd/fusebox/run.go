@@ -86,15 +86,18 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	circuits := fusebox.New(store,
-		fusebox.WithPolicy(policy), fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
+	n := a.newNotifier(cfg, store)
+	circuits := fusebox.New(store, append(n.listener(),
+		fusebox.WithPolicy(policy), fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))...)
 
 	ctx, sig, stop := command.NotifyInterrupt(ctx)
 	defer stop()
 
 	a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
-	return command.Run(ctx, circuits, o.name, command.Spec{
+	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
 		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig,
 	})
+	n.finish(circuits, []string{o.name}, err) // the command's output is written
+	return err
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -14,9 +18,10 @@ import (
 )
 
 func newStatusCmd(a *app) *cobra.Command {
+	var o statusOpts
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status [--json] [NAME...]",
+		Use:   "status [--json | --format table|json|prometheus] [--output FILE] [NAME...]",
 		Short: "Show every circuit's state, failures and last results",
 		Long: `Show the circuits in the state dir (and the endpoints and chains in the
 config): state, consecutive failures, when it opened and when it may be probed
@@ -28,7 +33,17 @@ name, kind, state (closed | open | half_open | forced_open),
 consecutive_failures, opened_at, open_until, last_failure_at, last_failure,
 last_success_at, total_failures, total_successes and skipped; times are RFC
 3339 and absent when unknown. Chains add endpoints, last_source and
-answer_stored_at.`,
+answer_stored_at.
+
+--format prometheus writes the Prometheus text format, for node_exporter's
+textfile collector: fusebox_circuitbreaker_state{name,state} (1 for the
+circuit's state, 0 for the others), fusebox_calls_total,
+fusebox_successes_total, fusebox_failures_total, fusebox_skips_total,
+fusebox_consecutive_failures, fusebox_last_success_timestamp_seconds,
+fusebox_last_failure_timestamp_seconds and
+fusebox_circuitbreaker_open_until_timestamp_seconds, labelled name.
+--output FILE replaces FILE atomically (a reader never sees half of it).`,
+		Example: `  fusebox status --format prometheus --output /var/lib/node_exporter/textfile/fusebox.prom`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, n := range args {
 				if err := fusebox.ValidateName(n); err != nil {
@@ -38,14 +53,32 @@ answer_stored_at.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runStatus(cmd.Context(), a, args, asJSON)
+			switch {
+			case asJSON && cmd.Flags().Changed("format") && o.format != "json":
+				return usageErrorf("--json and --format %s disagree", o.format)
+			case asJSON:
+				o.format = "json"
+			}
+			if !slices.Contains([]string{"table", "json", "prometheus"}, o.format) {
+				return usageErrorf("--format: want table, json or prometheus, got %q", o.format)
+			}
+			o.names = args
+			return runStatus(cmd.Context(), a, o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (--format json)")
+	cmd.Flags().StringVar(&o.format, "format", "table", "`FORMAT`: table, json or prometheus")
+	cmd.Flags().StringVar(&o.output, "output", "", "write to `FILE`, replaced atomically, instead of stdout")
 	return cmd
 }
 
-func runStatus(ctx context.Context, a *app, names []string, asJSON bool) error {
+type statusOpts struct {
+	names          []string
+	format, output string
+}
+
+func runStatus(ctx context.Context, a *app, o statusOpts) error {
+	names := o.names
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -64,12 +97,50 @@ func runStatus(ctx context.Context, a *app, names []string, asJSON bool) error {
 	for i := range rows {
 		rows[i].LastFailure = a.redactor.String(rows[i].LastFailure)
 	}
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+	write := func(w io.Writer) error {
+		switch o.format {
+		case "json":
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(rows)
+		case "prometheus":
+			return status.WritePrometheus(w, rows)
+		}
+		return status.WriteTable(w, rows, now.Wall)
 	}
-	return status.WriteTable(a.stdout, rows, now.Wall)
+	if o.output != "" {
+		return writeFileAtomically(o.output, write)
+	}
+	return write(a.stdout)
+}
+
+// writeFileAtomically writes path through a temporary file beside it,
+// synced and renamed over it, readable by all (a collector runs as another
+// user): a reader sees the old file or the new one, never a part.
+func writeFileAtomically(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	err = write(f)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // catalog says which names the config defines as endpoints and chains.

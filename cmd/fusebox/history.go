@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/failopen"
+	"github.com/fusebox-hq/fusebox/history"
+)
+
+type historyOpts struct {
+	names   []string
+	since   time.Duration
+	asJSON  bool
+	pattern bool
+}
+
+func newHistoryCmd(a *app) *cobra.Command {
+	o := historyOpts{since: 7 * 24 * time.Hour}
+	cmd := &cobra.Command{
+		Use:   "history [NAME...] [--since 7d] [--json] [--pattern]",
+		Short: "List outages: when each endpoint was down, for how long and why",
+		Long: `List the outages of every circuit (or of those named), newest first: one
+row per outage, from the first failure that led to the circuit opening to the
+first success after it (or "ongoing"), its duration, the failure reasons seen
+(counted), the calls skipped meanwhile, and the time those skips saved callers
+(estimated from the policy: the timeouts and backoff waits they did not sit
+through). --since keeps the outages ongoing within that time (default 7d).
+
+--pattern shows when outages start instead, as a grid of weekday by hour of
+day in local time ('.' none, a digit the count, '+' ten or more); --json
+prints the numbers.`,
+		Example: `  fusebox history
+  fusebox history zigbee2mqtt --since 30d --json
+  fusebox history --pattern zigbee2mqtt`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			for _, n := range args {
+				if err := fusebox.ValidateName(n); err != nil {
+					return &usageError{msg: err.Error()}
+				}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.names = args
+			return runHistory(cmd.Context(), a, o)
+		},
+	}
+	cmd.Flags().Var(durationValue{&o.since}, "since", "outages ongoing within `DURATION` (7d, 12h, ...)")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.pattern, "pattern", false, "when outages start, by weekday and hour")
+	return cmd
+}
+
+func runHistory(ctx context.Context, a *app, o historyOpts) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	store := a.openStore(cfg)
+	defer store.Close()
+	if err := failopen.Reason(store); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	// Every stored event: an outage may have begun before --since.
+	events, err := store.AllEvents(ctx, time.Time{})
+	if err != nil {
+		return fmt.Errorf("read events: %w", err)
+	}
+	now := a.clock.Now().Wall
+	outages := history.Since(history.Outages(events, cfg.Policy, now), now.Add(-o.since))
+	kept := outages[:0]
+	for _, out := range outages {
+		if len(o.names) > 0 && !slices.Contains(o.names, out.Circuit) {
+			continue
+		}
+		if out.Ongoing {
+			if c, err := store.Counts(ctx, out.Circuit); err == nil {
+				out.CountSkipsTo(c.Skips)
+			}
+		}
+		for i := range out.Reasons {
+			out.Reasons[i].Reason = a.redactor.String(out.Reasons[i].Reason)
+		}
+		kept = append(kept, out)
+	}
+	if o.pattern {
+		p := history.PatternOf(kept, time.Local)
+		if o.asJSON {
+			return writeJSON(a, p)
+		}
+		return p.WriteHeatMap(a.stdout)
+	}
+	if o.asJSON {
+		if kept == nil {
+			kept = []history.Outage{}
+		}
+		return writeJSON(a, kept)
+	}
+	if len(kept) == 0 {
+		_, err := fmt.Fprintf(a.stdout, "no outage in the last %s\n", history.Round(o.since))
+		return err
+	}
+	return history.WriteTable(a.stdout, kept, time.Local)
+}
+
+func writeJSON(a *app, v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox/history"
+)
+
+func historyJSON(t *testing.T, dir string, args ...string) []map[string]any {
+	t.Helper()
+	p := inproc(t, dir, append([]string{"history", "--json"}, args...)...)
+	if p.code != 0 {
+		t.Fatalf("history: exit %d: %s", p.code, p.stderr)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil {
+		t.Fatalf("history --json: %v: %q", err, p.stdout)
+	}
+	return rows
+}
+
+func TestHistoryListsOutagesOfEveryCircuit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if p := inproc(t, dir, "history"); p.code != 0 || !strings.Contains(p.stdout, "no outage in the last 168h0m0s") {
+		t.Fatalf("history of an empty dir: exit %d, %q %s", p.code, p.stdout, p.stderr)
+	}
+	for _, name := range []string{"nas", "bridge"} {
+		if p := inproc(t, dir, "run", "--backoff", "1ms", name, "--", "false"); p.code != 1 {
+			t.Fatalf("run %s: exit %d: %s", name, p.code, p.stderr)
+		}
+	}
+	for range 2 {
+		if p := inproc(t, dir, "run", "bridge", "--", "true"); p.code != 75 {
+			t.Fatalf("run on an open circuit: exit %d", p.code)
+		}
+	}
+	rows := historyJSON(t, dir)
+	if len(rows) != 2 || rows[0]["circuit"] != "bridge" || rows[1]["circuit"] != "nas" {
+		t.Fatalf("history = %v, want bridge's outage, then nas's", rows)
+	}
+	if rows[0]["ongoing"] != true || rows[0]["skips"] != 2.0 || rows[0]["failures"] != 3.0 {
+		t.Errorf("bridge's ongoing outage = %v, want 2 skips and 3 failures", rows[0])
+	}
+
+	if p := inproc(t, dir, "reset", "bridge"); p.code != 0 {
+		t.Fatal(p.stderr)
+	}
+	rows = historyJSON(t, dir, "bridge")
+	if len(rows) != 1 || rows[0]["ongoing"] != false || rows[0]["ended_by"] != "reset by hand" || rows[0]["skips"] != 2.0 {
+		t.Fatalf("history bridge = %v, want its outage ended by the reset, with 2 skips", rows)
+	}
+	reasons, _ := json.Marshal(rows[0]["reasons"])
+	if string(reasons) != `[{"count":3,"reason":"exit status 1"}]` {
+		t.Errorf("reasons = %s", reasons)
+	}
+
+	p := inproc(t, dir, "history")
+	if lines := strings.Split(strings.TrimSpace(p.stdout), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "ongoing") || !strings.Contains(lines[1], "(reset by hand)") {
+		t.Errorf("history table:\n%s", p.stdout)
+	}
+
+	p = inproc(t, dir, "history", "--pattern", "--json")
+	var pat history.Pattern
+	if err := json.Unmarshal([]byte(p.stdout), &pat); err != nil || pat.Outages != 2 {
+		t.Fatalf("history --pattern --json: %v: %s", err, p.stdout)
+	}
+	if p := inproc(t, dir, "history", "--pattern", "nas"); !strings.Contains(p.stdout, "1 in all") || !strings.Contains(p.stdout, "Sun") {
+		t.Errorf("history --pattern nas:\n%s", p.stdout)
+	}
+	if p := inproc(t, dir, "history", "--since", "soon"); p.code != exitUsage {
+		t.Errorf("history --since soon: exit %d, want %d", p.code, exitUsage)
+	}
+}

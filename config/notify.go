@@ -1,0 +1,213 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/fusebox-hq/fusebox/notify"
+)
+
+// notifyKeys are the keys of notify:, in defaults: and in every circuit.
+var notifyKeys = []string{"after", "probe_failed", "timeout", "webhooks", "on_open", "on_close", "heartbeats", "mqtt"}
+
+// notifyRules reads notify: over base (the defaults' rules, for a circuit):
+// each key set here replaces base's.
+func (l *loader) notifyRules(e entry, base notify.Rules) notify.Rules {
+	r := base
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		switch f.name {
+		case "after":
+			set(&r.After)(l.duration(f.value, f.path))
+		case "probe_failed":
+			n, ok := l.integer(f.value, f.path)
+			if ok && n < 1 {
+				l.errorf(f.value, f.path, "must be at least 1, got %d", n)
+				ok = false
+			}
+			set(&r.ProbeFailed)(n, ok)
+		case "timeout":
+			set(&r.Timeout)(l.positive(f))
+		case "webhooks":
+			r.Webhooks = l.webhooks(f)
+		case "on_open":
+			set(&r.OnOpen)(l.argv(f))
+		case "on_close":
+			set(&r.OnClose)(l.argv(f))
+		case "heartbeats":
+			r.Heartbeats = l.heartbeats(f)
+		case "mqtt":
+			r.MQTT = l.mqtt(f)
+		default:
+			l.unknownKey(f, notifyKeys...)
+		}
+	}
+	return r
+}
+
+func (l *loader) webhooks(e entry) []notify.Webhook {
+	items, _ := l.list(e.value, e.path, "webhooks")
+	var hooks []notify.Webhook
+	for i, item := range items {
+		path := fmt.Sprintf("%s[%d]", e.path, i)
+		entries, ok := l.mapping(item, path)
+		if !ok {
+			continue
+		}
+		w, hasURL := notify.Webhook{Format: notify.JSON}, false
+		for _, f := range entries {
+			switch f.name {
+			case "url":
+				set(&w.URL)(l.url(f))
+				hasURL = true
+			case "format":
+				set(&w.Format)(oneOf(l, f, notify.Formats))
+			case "headers":
+				w.Headers = l.headers(f)
+			default:
+				l.unknownKey(f, "url", "format", "headers")
+			}
+		}
+		if !hasURL {
+			l.errorf(item, path, "url is required")
+			continue
+		}
+		hooks = append(hooks, w)
+	}
+	return hooks
+}
+
+func (l *loader) heartbeats(e entry) []notify.Heartbeat {
+	items, _ := l.list(e.value, e.path, "heartbeat URLs")
+	var hbs []notify.Heartbeat
+	for i, item := range items {
+		path := fmt.Sprintf("%s[%d]", e.path, i)
+		entries, ok := l.mapping(item, path)
+		if !ok {
+			continue
+		}
+		hb, hasURL := notify.Heartbeat{Kind: notify.Healthchecks}, false
+		for _, f := range entries {
+			switch f.name {
+			case "url":
+				set(&hb.URL)(l.url(f))
+				hasURL = true
+			case "kind":
+				set(&hb.Kind)(oneOf(l, f, notify.HeartbeatKinds))
+			default:
+				l.unknownKey(f, "url", "kind")
+			}
+		}
+		if !hasURL {
+			l.errorf(item, path, "url is required")
+			continue
+		}
+		hbs = append(hbs, hb)
+	}
+	return hbs
+}
+
+var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery"}
+
+func (l *loader) mqtt(e entry) *notify.MQTT {
+	entries, ok := l.mapping(e.value, e.path)
+	if !ok {
+		return nil
+	}
+	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
+	hasBroker := false
+	for _, f := range entries {
+		switch f.name {
+		case "broker":
+			set(&m.Broker)(l.broker(f))
+			hasBroker = true
+		case "username":
+			set(&m.Username)(l.str(f.value, f.path))
+		case "password":
+			set(&m.Password)(l.str(f.value, f.path))
+		case "prefix":
+			set(&m.Prefix)(l.topic(f, false))
+		case "discovery":
+			set(&m.Discovery)(l.topic(f, true))
+		default:
+			l.unknownKey(f, mqttKeys...)
+		}
+	}
+	if !hasBroker {
+		l.errorAt(e, e.path, "broker is required")
+		return nil
+	}
+	return m
+}
+
+// broker reads tcp://host:port (mqtt:// is the same).
+func (l *loader) broker(e entry) (string, bool) {
+	s, ok := l.str(e.value, e.path)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "tcp" && u.Scheme != "mqtt") || u.Hostname() == "" || u.Port() == "" {
+		l.errorf(e.value, e.path, "want a broker like tcp://host:1883")
+		return "", false
+	}
+	return s, true
+}
+
+// topic reads a topic prefix: no wildcards, no leading or trailing slash;
+// empty only where allowed (discovery: "" turns discovery off).
+func (l *loader) topic(e entry, mayBeEmpty bool) (string, bool) {
+	s, ok := l.text(e.value, e.path, "a topic prefix")
+	switch {
+	case !ok:
+		return "", false
+	case s == "" && !mayBeEmpty, strings.ContainsAny(s, "+#\x00"), strings.HasPrefix(s, "/"), strings.HasSuffix(s, "/"):
+		l.errorf(e.value, e.path, "want a topic prefix like fusebox, without + # or a leading or trailing /")
+		return "", false
+	}
+	return s, true
+}
+
+// argv reads a command as a list of arguments, run without a shell.
+func (l *loader) argv(e entry) ([]string, bool) {
+	items, ok := l.list(e.value, e.path, "arguments, like [/path/to/script, arg]")
+	if !ok {
+		return nil, false
+	}
+	var argv []string
+	for i, item := range items {
+		s, ok := l.str(item, fmt.Sprintf("%s[%d]", e.path, i))
+		if !ok {
+			return nil, false
+		}
+		argv = append(argv, s)
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		l.errorAt(e, e.path, "want a command: [/path/to/script, arg, ...]")
+		return nil, false
+	}
+	return argv, true
+}
+
+// oneOf reads one of the names in want.
+func oneOf[T ~string](l *loader, e entry, want []T) (T, bool) {
+	names := make([]string, len(want))
+	for i, w := range want {
+		names[i] = string(w)
+	}
+	s, ok := l.text(e.value, e.path, strings.Join(names, " or "))
+	if !ok {
+		return "", false
+	}
+	if slices.Contains(names, s) {
+		return T(s), true
+	}
+	if near := nearest(s, names); near != "" {
+		l.errorf(e.value, e.path, "unknown %s %q (did you mean %s?)", e.name, s, near)
+	} else {
+		l.errorf(e.value, e.path, "unknown %s %q; want one of %s", e.name, s, strings.Join(names, ", "))
+	}
+	return "", false
+}

@@ -1,0 +1,79 @@
+package testenv
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Mosquitto starts a Mosquitto broker on a free port of 127.0.0.1, anonymous
+// access allowed, and returns its address (host:port). It is stopped, by
+// its PID, when the test ends. Without mosquitto on PATH (or in /usr/sbin)
+// the test skips through Skip.
+func Mosquitto(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr != nil {
+			Skip(t, "mosquitto is not installed (apt-get install mosquitto)")
+		}
+		bin = "/usr/sbin/mosquitto"
+	}
+	port := FreePort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "mosquitto.conf")
+	text := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := os.Create(filepath.Join(dir, "mosquitto.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	cmd := exec.Command(bin, "-c", conf)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start mosquitto: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(logs.Name())
+			t.Fatalf("mosquitto exited: %s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mosquitto does not listen on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// FreePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,62 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// commandSink runs a command on a message: executed directly, never through
+// a shell, with the message in its environment (Env). It is killed when the
+// delivery's time is up.
+type commandSink struct {
+	onOpen, onClose []string
+}
+
+func (c *commandSink) String() string { return "command" }
+
+func (c *commandSink) Send(ctx context.Context, _ fusebox.Event, m *Message) error {
+	if m == nil {
+		return nil
+	}
+	argv := c.onOpen
+	if m.Kind == Closed {
+		argv = c.onClose
+	}
+	if len(argv) == 0 {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), Env(*m)...)
+	cmd.WaitDelay = 100 * time.Millisecond // a grandchild holding no pipe of ours cannot hold us
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	return nil
+}
+
+// Env is the message as environment variables for a command: FUSEBOX_EVENT
+// (opened, closed, probe_failed), FUSEBOX_CIRCUIT, FUSEBOX_TIME and
+// FUSEBOX_SINCE (RFC 3339), FUSEBOX_DOWN_SECONDS, FUSEBOX_REASON,
+// FUSEBOX_LAST_FAILURE, FUSEBOX_FAILED_PROBES, FUSEBOX_TITLE and
+// FUSEBOX_MESSAGE.
+func Env(m Message) []string {
+	b := Body(m)
+	return []string{
+		"FUSEBOX_EVENT=" + string(m.Kind),
+		"FUSEBOX_CIRCUIT=" + m.Circuit,
+		"FUSEBOX_TIME=" + b.Time,
+		"FUSEBOX_SINCE=" + b.Since,
+		"FUSEBOX_DOWN_SECONDS=" + strconv.FormatFloat(b.DownSeconds, 'f', -1, 64),
+		"FUSEBOX_REASON=" + m.Reason,
+		"FUSEBOX_LAST_FAILURE=" + m.LastFailure,
+		"FUSEBOX_FAILED_PROBES=" + strconv.Itoa(m.FailedProbes),
+		"FUSEBOX_TITLE=" + m.Title(),
+		"FUSEBOX_MESSAGE=" + m.Text(),
+	}
+}

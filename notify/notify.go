@@ -1,0 +1,179 @@
+// Package notify tells people about circuit transitions: a circuit opened
+// (the endpoint is down), closed (it is back), or its probe failed N times.
+// Decide is the rule, a pure function of the outage's stored events; a
+// Sender runs it on the transitions a process made itself (from
+// fusebox.WithListener), so when several processes share a circuit exactly
+// one notifies: the one whose Update produced the transition. Sinks deliver:
+// webhooks (generic JSON, ntfy, Gotify, Home Assistant), commands, and what
+// subpackages add (notify/mqtt). Heartbeat pings are separate (Ping).
+package notify
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// Kind is what a Message announces.
+type Kind string
+
+// The kinds of message.
+const (
+	Opened      Kind = "opened"       // the circuit opened: its endpoint is down
+	Closed      Kind = "closed"       // it closed again: the endpoint is back
+	ProbeFailed Kind = "probe_failed" // the outage goes on: the Nth probe failed
+)
+
+// Message is one notification, about one transition.
+type Message struct {
+	Circuit string    `json:"circuit"`
+	Kind    Kind      `json:"kind"`
+	Time    time.Time `json:"time"`  // of the transition
+	Since   time.Time `json:"since"` // the outage's first failure
+	// Down is how long the endpoint has been down (Time-Since).
+	Down         time.Duration `json:"-"`
+	Reason       string        `json:"reason,omitempty"`       // the transition's
+	LastFailure  string        `json:"last_failure,omitempty"` // the reason of the outage's last failure before it
+	FailedProbes int           `json:"failed_probes"`
+}
+
+// Title is a one-line headline: "weather is down".
+func (m Message) Title() string {
+	switch m.Kind {
+	case Closed:
+		return m.Circuit + " is back"
+	case ProbeFailed:
+		return m.Circuit + " is still down"
+	}
+	return m.Circuit + " is down"
+}
+
+// Text says what happened in a sentence.
+func (m Message) Text() string {
+	since := m.Since.Local().Format("15:04:05")
+	switch m.Kind {
+	case Closed:
+		return fmt.Sprintf("%s is back after %s down (since %s): %s", m.Circuit, round(m.Down), since, m.Reason)
+	case ProbeFailed:
+		return fmt.Sprintf("%s is still down after %d failed probes, %s since %s: %s", m.Circuit, m.FailedProbes, round(m.Down), since, m.why())
+	}
+	return fmt.Sprintf("%s is down since %s (%s): %s", m.Circuit, since, round(m.Down), m.why())
+}
+
+func (m Message) why() string {
+	if m.LastFailure != "" {
+		return m.LastFailure
+	}
+	return m.Reason
+}
+
+func round(d time.Duration) time.Duration {
+	if d >= time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// Rules say when to notify about one circuit and where to.
+type Rules struct {
+	// After is the outage's minimum duration: a transition earlier in an
+	// outage sends nothing, and the first transition at or past it sends
+	// Opened (so a blip that heals before After is never announced, and its
+	// closing neither).
+	After time.Duration
+	// ProbeFailed, when set, sends ProbeFailed once, at the outage's
+	// ProbeFailed-th failed probe (after Opened was sent).
+	ProbeFailed int
+	// Timeout bounds the delivery of one message, a retry included
+	// (default DefaultTimeout).
+	Timeout time.Duration
+
+	Webhooks []Webhook
+	OnOpen   []string // a command run on Opened and ProbeFailed: argv, no shell
+	OnClose  []string // a command run on Closed
+	// Heartbeats are pinged after each run of the circuit (Ping).
+	Heartbeats []Heartbeat
+	MQTT       *MQTT
+}
+
+// DefaultTimeout bounds a message's delivery when Rules.Timeout is zero.
+const DefaultTimeout = 5 * time.Second
+
+// Empty reports whether r sends nothing on a transition.
+func (r Rules) Empty() bool {
+	return len(r.Webhooks) == 0 && len(r.OnOpen) == 0 && len(r.OnClose) == 0 && r.MQTT == nil
+}
+
+// TimeoutOrDefault is r.Timeout, or DefaultTimeout when zero.
+func (r Rules) TimeoutOrDefault() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return DefaultTimeout
+}
+
+// MQTT is where circuit state is published (see notify/mqtt).
+type MQTT struct {
+	Broker   string // tcp://host:port or mqtt://host:port
+	Username string
+	Password string
+	// Prefix starts every state topic (default "fusebox"); Discovery is
+	// Home Assistant's discovery prefix (default "homeassistant", "" never
+	// after defaults).
+	Prefix    string
+	Discovery string
+}
+
+// Decide says which message, if any, the transition e sends. outage holds
+// the circuit's events of the outage that e belongs to, oldest first, e
+// included or not (those from e.Since on, as Store.Events gives them): only
+// the transitions before e count.
+func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
+	if e.Kind != fusebox.EventTransition || e.Since.IsZero() {
+		return Message{}, false // not an outage's: a trip or reset by hand of a healthy circuit
+	}
+	start := e.Since
+	reached := func(t time.Time) bool { return t.Sub(start) >= r.After }
+	announced, probes, last := false, 0, ""
+	for _, x := range outage {
+		if x.Kind == e.Kind && x.To == e.To && x.Time.Equal(e.Time) {
+			break // e itself: what follows is later
+		}
+		if x.Kind == fusebox.EventFailure && !x.Time.Before(start) {
+			last = x.Reason
+		}
+		if x.Kind != fusebox.EventTransition || x.To != fusebox.Open || x.Time.Before(start) {
+			continue
+		}
+		if reached(x.Time) {
+			announced = true
+		}
+		if x.From == fusebox.HalfOpen {
+			probes++
+		}
+	}
+	m := Message{Circuit: e.Circuit, Time: e.Time, Since: start, Down: e.Time.Sub(start), Reason: e.Reason, LastFailure: last, FailedProbes: probes}
+	switch e.To {
+	case fusebox.Open:
+		if e.From == fusebox.HalfOpen {
+			m.FailedProbes++
+		}
+		switch {
+		case !reached(e.Time):
+			return Message{}, false
+		case !announced:
+			m.Kind = Opened
+			return m, true
+		case e.From == fusebox.HalfOpen && r.ProbeFailed > 0 && m.FailedProbes == r.ProbeFailed:
+			m.Kind = ProbeFailed
+			return m, true
+		}
+	case fusebox.Closed:
+		if announced {
+			m.Kind = Closed
+			return m, true
+		}
+	}
+	return Message{}, false
+}
