@@ -101,7 +101,7 @@ func TestSignalDuringBackoff(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			d := t.TempDir()
-			cmd := fbCmd(state, nil, runArgs("c", []string{"--backoff", "20s", "--jitter", "none"},
+			cmd := fbCmd(state, nil, runArgs("c", []string{"-v", "--backoff", "20s", "--jitter", "none"},
 				"sh", "-c", `echo $$ > "$1/pgid"; exit 1`, "sh", d)...)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {

@@ -127,8 +127,8 @@ func addGlobalFlags(fs *pflag.FlagSet, a *app) {
 	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` (default: see fusebox --help)")
 	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
 	fs.StringVar(&a.log.Format, "log-format", "text", "stderr log format: text or json")
-	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log warnings and errors only")
-	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, also successful ones")
+	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log fusebox's own trouble only (errors)")
+	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, wait and skip")
 }
 
 // newRootCmd builds the command tree.

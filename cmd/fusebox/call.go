@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -105,7 +106,13 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	if err != nil {
 		var ce *httpcall.CallError
 		if errors.As(err, &ce) {
-			a.logger.Error(ce.Error())
+			// The call's one failure line; an outage already told (every
+			// circuit open, or reopened by this call's probe) needs -v.
+			level := slog.LevelWarn
+			if ce.Told() {
+				level = slog.LevelInfo
+			}
+			a.logger.Log(ctx, level, ce.Error())
 		}
 		return err
 	}

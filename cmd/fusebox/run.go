@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,8 +34,10 @@ Only the stdout of the attempt that ends the call is printed (a retried
 command never prints twice); --stream passes every attempt's stdout through
 as it comes. stderr passes through. Only the first attempt gets stdin.
 
-A run whose first attempt succeeds prints nothing on stderr, so cron sends no
-mail; failures, waits, skips and circuit changes are logged one line each.
+A run that succeeds (also after retries) or is skipped prints nothing on
+stderr, so cron sends no mail; a run that finally fails prints one line with
+its reason, and the run that opens or closes the circuit says so. -v logs
+every attempt, wait and skip.
 
 Exit status: 0 success; the command's own status when every attempt failed;
 124 the last attempt hit --timeout; 126/127 the command cannot be run or was
@@ -92,8 +96,26 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	defer stop()
 
 	a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
-	return command.Run(ctx, circuits, o.name, command.Spec{
+	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
 		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig,
 	})
+	logFailed(a, o.name, err)
+	return err
+}
+
+// logFailed logs the one line a run that finally failed prints by default,
+// with its reason. A success, a skip (exit 75 says it) and an interrupt
+// print nothing here, and a failed probe of an open circuit only with -v:
+// the outage was told when the circuit opened.
+func logFailed(a *app, name string, err error) {
+	var ee *fusebox.ExhaustedError
+	if !errors.As(err, &ee) {
+		return
+	}
+	level := slog.LevelWarn
+	if ee.Reopened {
+		level = slog.LevelInfo
+	}
+	a.logger.Log(context.Background(), level, "failed", "circuit", name, "reason", ee.Describe(""))
 }

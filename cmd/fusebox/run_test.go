@@ -28,7 +28,7 @@ func runArgs(name string, policy []string, command ...string) []string {
 
 func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("zigbee2mqtt", fastPolicy, "sh", "-c", "echo trying; exit 3")...)
+	p := inproc(t, state, runArgs("zigbee2mqtt", append([]string{"-v"}, fastPolicy...), "sh", "-c", "echo trying; exit 3")...)
 	if p.code != 3 {
 		t.Fatalf("exit = %d, want the command's own 3; stderr:\n%s", p.code, p.stderr)
 	}
@@ -47,7 +47,7 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 
 	// The skip runs as a process: the fast path in main takes it.
 	marker := filepath.Join(t.TempDir(), "ran")
-	p = fb(t, state, runArgs("zigbee2mqtt", nil, "touch", marker)...)
+	p = fb(t, state, runArgs("zigbee2mqtt", []string{"-v"}, "touch", marker)...)
 	if p.code != exitOpen {
 		t.Fatalf("exit = %d, want 75 (circuit open); stderr:\n%s", p.code, p.stderr)
 	}
@@ -124,7 +124,7 @@ func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 
 func TestRunRetryOnExitLimitsRetries(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("picky", append([]string{"--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
+	p := inproc(t, state, runArgs("picky", append([]string{"-v", "--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
 	if p.code != 2 || countLines(p.stderr, "attempt failed") != 1 {
 		t.Fatalf("exit %d, want 2 after one attempt (2 is not retryable):\n%s", p.code, p.stderr)
 	}
@@ -359,7 +359,7 @@ func TestRunInterruptForwardsTheSignalAndExits130(t *testing.T) {
 
 func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	cmd := fbCmd(state, nil, runArgs("waiting", []string{"--backoff", "20s", "--jitter", "none"}, "sh", "-c", "exit 1")...)
+	cmd := fbCmd(state, nil, runArgs("waiting", []string{"-v", "--backoff", "20s", "--jitter", "none"}, "sh", "-c", "exit 1")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -396,5 +396,34 @@ func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	}
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Errorf("took %v to exit from a 20s backoff sleep", took)
+	}
+}
+
+func TestRunSkipPrintsNothingUnlessVerbose(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if p := inproc(t, state, "trip", "x"); p.code != 0 {
+		t.Fatalf("trip: exit %d: %s", p.code, p.stderr)
+	}
+	for _, flags := range [][]string{nil, {"-q"}} {
+		// In-process the full command decides; as a process the fast path.
+		for _, p := range []proc{inproc(t, state, runArgs("x", flags, "true")...), fb(t, state, runArgs("x", flags, "true")...)} {
+			if p.code != exitOpen || p.stderr != "" {
+				t.Errorf("run %v on a tripped circuit: exit %d, stderr %q; want 75 and nothing", flags, p.code, p.stderr)
+			}
+		}
+	}
+	if p := fb(t, state, runArgs("x", []string{"-v"}, "true")...); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
+		t.Errorf("-v: exit %d, stderr %q; want 75 and the skip", p.code, p.stderr)
+	}
+}
+
+func TestRunStoreTroublePrintsEvenWhenQuiet(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := inproc(t, state, runArgs("x", []string{"-q"}, "true")...)
+	if p.code != 0 || countLines(p.stderr, "level=ERROR") != 1 || !strings.Contains(p.stderr, "state store unusable") {
+		t.Errorf("-q with an unusable store: exit %d, stderr %q; want 0 and the one error", p.code, p.stderr)
 	}
 }
