@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,7 +68,7 @@ func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_fro: 3m\n"), 0o600)
-	for _, args := range [][]string{{"validate", "--config", bad}, {"run", "--config", bad, "x", "--", "true"}} {
+	for _, args := range [][]string{{"validate", "--config", bad}, {"call", "--config", bad, "zigbee2mqtt"}} {
 		p := inproc(t, state, args...)
 		if p.code != exitConfig || !strings.Contains(p.stderr, "bad.yaml:5:") || !strings.Contains(p.stderr, "open_fro") {
 			t.Errorf("%v: exit %d, stderr %q; want 78 naming bad.yaml:5 and the key", args, p.code, p.stderr)
@@ -75,6 +76,43 @@ func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	}
 	if _, err := os.Stat(state); err == nil {
 		t.Error("a config error wrote to the state dir")
+	}
+}
+
+func TestRunWithABrokenConfigRunsTheCommandUnderTheDefaults(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("defaults:\n  atempts: 2\n  backoff: soon\n"), 0o600)
+	unreadable := filepath.Join(dir, "missing.yaml")
+	for i, cfg := range []string{bad, unreadable} {
+		name := fmt.Sprint("c", i)
+		for _, tc := range []struct {
+			command []string
+			code    int
+		}{{[]string{"sh", "-c", "echo ran"}, 0}, {[]string{"sh", "-c", "exit 3"}, 3}} {
+			// As a process: the fast path must fall through to the command.
+			p := fbEnv(t, state, nil, append([]string{"run", "--config", cfg, "--backoff", "1ms", name, "--"}, tc.command...)...)
+			if p.code != tc.code || countLines(p.stderr, "config not used") != 1 {
+				t.Errorf("%s, %v: exit %d, stderr %q; want %d and one line about the config", cfg, tc.command, p.code, p.stderr, tc.code)
+			}
+			if cfg == bad && (!strings.Contains(p.stderr, "bad.yaml:2:") || !strings.Contains(p.stderr, "more_problems=1") || !strings.Contains(p.stderr, "did you mean")) {
+				t.Errorf("stderr %q does not name bad.yaml:2, the other problem and the fix", p.stderr)
+			}
+			if tc.code == 0 && p.stdout != "ran\n" {
+				t.Errorf("stdout %q, want the command's", p.stdout)
+			}
+		}
+	}
+	// Circuit protection stays on: 3 failures above (default trip_after 3)
+	// opened the circuit, so the next run is skipped; the fast path skips
+	// it without reading the config, so without a word.
+	if p := fbEnv(t, state, nil, "run", "--config", bad, "c0", "--", "true"); p.code != exitOpen || p.stderr != "" {
+		t.Errorf("after 3 failures: exit %d, stderr %q; want 75 and nothing", p.code, p.stderr)
+	}
+	// Even -q prints the config line: it is fusebox's own trouble.
+	if p := inproc(t, state, "run", "-q", "--config", bad, "c0", "--", "true"); p.code != exitOpen || countLines(p.stderr, "level=") != 1 || countLines(p.stderr, "config not used") != 1 {
+		t.Errorf("-q, in-process: exit %d, stderr %q; want 75 and only the config line", p.code, p.stderr)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/command"
+	"github.com/fusebox-hq/fusebox/logging"
 )
 
 type runOptions struct {
@@ -41,8 +42,10 @@ every attempt, wait and skip.
 
 Exit status: 0 success; the command's own status when every attempt failed;
 124 the last attempt hit --timeout; 126/127 the command cannot be run or was
-not found; 75 the circuit is open and nothing was run; 64 usage error; 78
-config error; 130/143 interrupted (the signal is forwarded to the command).`,
+not found; 75 the circuit is open and nothing was run; 64 usage error;
+130/143 interrupted (the signal is forwarded to the command). A broken or
+unreadable config is reported on one line, and the command runs under the
+built-in defaults and the flags given.`,
 		Example: `  fusebox run zigbee2mqtt -- curl -fsS http://zigbee.lan:8080/api/health
   fusebox run --attempts 5 --timeout 5s esp32-garage -- ./read-sensor.sh
   fusebox run --retry-on-exit 75,111 backup -- restic backup /home`,
@@ -80,6 +83,12 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 		return &usageError{msg: err.Error()}
 	}
 	cfg, err := a.loadConfig()
+	if cfe := (*configError)(nil); errors.As(err, &cfe) {
+		// fusebox never loses a call because of itself: a broken config
+		// costs the config, not the command.
+		logConfigFallback(a, cfe)
+		cfg, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -118,4 +127,23 @@ func logFailed(a *app, name string, err error) {
 		level = slog.LevelInfo
 	}
 	a.logger.Log(context.Background(), level, "failed", "circuit", name, "reason", ee.Describe(""))
+}
+
+// logConfigFallback says, on one line, that run goes on without the config:
+// its first problem (file:line, key and what is wrong), how many more there
+// are, and where to see them all.
+func logConfigFallback(a *app, cfe *configError) {
+	problems := []error{cfe.err}
+	if j, ok := cfe.err.(interface{ Unwrap() []error }); ok {
+		problems = j.Unwrap()
+	}
+	args := []any{"problem", strings.ReplaceAll(problems[0].Error(), "\n", " ")}
+	if len(problems) > 1 {
+		args = append(args, "more_problems", len(problems)-1)
+	}
+	args = append(args, "fix", "correct the config; fusebox validate lists every problem")
+	// The config loader hides the values it expanded, and no secret is known
+	// yet: the credential patterns would only garble "!secret NAME" here.
+	plain := logging.New(a.stderr, a.log, nil, logging.JournalStream(a.getenv, a.stderrFile))
+	plain.Error("config not used: running under the built-in defaults and the flags given, circuit protection on", args...)
 }
