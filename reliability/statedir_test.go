@@ -304,7 +304,7 @@ func TestPlantedSymlinkIsNeverFollowed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			if tc.trip {
-				if p := fb(t, state, "trip", "c"); p.code != 0 {
+				if p := fb(t, state, "trip", "--new", "c"); p.code != 0 {
 					t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
 				}
 			}

@@ -11,7 +11,7 @@ import (
 
 func TestTripForAndResetSteerEveryRun(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, "trip", "zigbee2mqtt", "--for", "10m")
+	p := inproc(t, state, "trip", "--new", "zigbee2mqtt", "--for", "10m")
 	if p.code != 0 || !strings.Contains(p.stdout, "forced open; closes in 10m") {
 		t.Fatalf("trip: exit %d, %q %q", p.code, p.stdout, p.stderr)
 	}
@@ -28,7 +28,7 @@ func TestTripForAndResetSteerEveryRun(t *testing.T) {
 	if p = inproc(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
 		t.Fatalf("run after reset: exit %d", p.code)
 	}
-	if p = inproc(t, state, "trip", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
+	if p = inproc(t, state, "trip", "--new", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
 		t.Errorf("trip without --for: %q", p.stdout)
 	}
 }
@@ -168,6 +168,39 @@ func TestBadLogFormatIsAUsageError(t *testing.T) {
 		p := inproc(t, state, args...)
 		if p.code != exitUsage || !strings.HasPrefix(p.stderr, `fusebox: --log-format: want text or json, got "xml"`+"\n") {
 			t.Errorf("fusebox %v: exit %d, stderr %q; want 64 and the flag's error", args, p.code, p.stderr)
+		}
+	}
+}
+
+func TestMistypedNamesAreRefusedWithASuggestion(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  esp32-garage:\n    attempts: 2\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	if p := inprocEnv(t, state, env, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
+		t.Fatalf("run: exit %d %s", p.code, p.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trip", "zigbe2mqtt", "--for", "10m"}, "no circuit or chain named zigbe2mqtt in the config or the state dir (did you mean zigbee2mqtt?); to trip a new circuit on purpose: fusebox trip --new zigbe2mqtt"},
+		{[]string{"reset", "esp32-garag"}, "(did you mean esp32-garage?); nothing to reset"},
+		{[]string{"status", "zigbee2mqtt", "nothing-like-it"}, "no circuit or chain named nothing-like-it in the config or the state dir\n"},
+	} {
+		p := inprocEnv(t, state, env, tc.args...)
+		if p.code != exitUsage || !strings.Contains(p.stderr, tc.want) || p.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 64 and %q", tc.args, p.code, p.stdout, p.stderr, tc.want)
+		}
+	}
+	if st := statusOf(t, state, "zigbee2mqtt"); st["state"] != "closed" {
+		t.Errorf("the typo steered the real circuit: %v", st)
+	}
+	// A configured circuit, a stored one, and a new one on purpose.
+	for _, args := range [][]string{{"trip", "esp32-garage"}, {"status", "esp32-garage"}, {"trip", "zigbee2mqtt"}, {"reset", "zigbee2mqtt"}, {"trip", "--new", "garage-door"}, {"status", "garage-door"}} {
+		if p := inprocEnv(t, state, env, args...); p.code != 0 {
+			t.Errorf("%v: exit %d %s", args, p.code, p.stderr)
 		}
 	}
 }

@@ -30,14 +30,10 @@ func fastSkip(a *app, args []string) (int, bool) {
 	if fs.Parse(args[1:]) != nil {
 		return 0, false // --help, or a usage error the full command reports
 	}
-	rest := fs.Args()
-	if len(rest) > 1 && rest[1] == "--" {
-		rest = append(rest[:1], rest[2:]...)
-	}
-	if len(rest) < 2 || fusebox.ValidateName(rest[0]) != nil || a.log.Validate() != nil {
+	name, _, err := splitRunArgs(fs, fs.Args())
+	if err != nil || fusebox.ValidateName(name) != nil || a.log.Validate() != nil {
 		return 0, false
 	}
-	name := rest[0]
 
 	var cfg *config.Config
 	if a.stateFlag == "" && a.getenv("FUSEBOX_STATE_DIR") == "" {

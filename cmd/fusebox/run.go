@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,25 +50,46 @@ built-in defaults and the flags given.`,
 		Example: `  fusebox run zigbee2mqtt -- curl -fsS http://zigbee.lan:8080/api/health
   fusebox run --attempts 5 --timeout 5s esp32-garage -- ./read-sensor.sh
   fusebox run --retry-on-exit 75,111 backup -- restic backup /home`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 && args[1] == "--" {
-				args = args[1:]
-			}
-			if len(args) < 2 {
-				return usageErrorf("run needs a circuit name and a command: fusebox run NAME -- COMMAND [ARGS...]")
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.name, o.argv = args[0], args[1:]
-			if o.argv[0] == "--" {
-				o.argv = o.argv[1:]
+			name, argv, err := splitRunArgs(cmd.Flags(), args)
+			if err != nil {
+				return err
+			}
+			o.name, o.argv = name, argv
+			if err := a.setup(); err != nil { // a -v or -q after NAME
+				return err
 			}
 			return runRun(cmd.Context(), a, o)
 		},
 	}
 	addRunFlags(cmd.Flags(), o)
 	return cmd
+}
+
+// splitRunArgs splits what follows run's flags into NAME and the command.
+// Flags may also stand between NAME and "--" (fusebox run x --attempts 2 --
+// cmd): they are parsed into fs as if they came before NAME. Without "--",
+// or when the word after NAME is not a flag, everything after NAME is the
+// command, as it comes.
+func splitRunArgs(fs *pflag.FlagSet, args []string) (name string, argv []string, err error) {
+	if len(args) > 1 && args[1] != "--" && strings.HasPrefix(args[1], "-") {
+		if end := slices.Index(args, "--"); end > 1 {
+			if err := fs.Parse(args[1:end]); err != nil {
+				return "", nil, &usageError{msg: err.Error()}
+			}
+			if rest := fs.Args(); len(rest) > 0 {
+				return "", nil, usageErrorf("run: %q between NAME and -- is not a flag; the command goes after --", rest[0])
+			}
+			args = append(args[:1:1], args[end:]...)
+		}
+	}
+	if len(args) > 1 && args[1] == "--" {
+		args = append(args[:1:1], args[2:]...)
+	}
+	if len(args) < 2 {
+		return "", nil, usageErrorf("run needs a circuit name and a command: fusebox run NAME -- COMMAND [ARGS...]")
+	}
+	return args[0], args[1:], nil
 }
 
 // addRunFlags adds run's own flags, for the command tree and the fast path.

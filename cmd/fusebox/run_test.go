@@ -352,8 +352,9 @@ func TestRunInterruptForwardsTheSignalAndExits130(t *testing.T) {
 			t.Errorf("%v was not forwarded to the child", tc.sig)
 		}
 	}
-	if st := statusOf(t, state, "interrupted"); st["total_failures"] != float64(0) {
-		t.Errorf("an interrupted call counted as a failure: %v", st)
+	// Nothing was recorded: status does not know the name.
+	if p := inproc(t, state, "status", "--json", "interrupted"); p.code != exitUsage || !strings.Contains(p.stderr, "no circuit or chain named interrupted") {
+		t.Errorf("an interrupted call left a record: exit %d %s%s", p.code, p.stdout, p.stderr)
 	}
 }
 
@@ -401,7 +402,7 @@ func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 
 func TestRunSkipPrintsNothingUnlessVerbose(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	if p := inproc(t, state, "trip", "x"); p.code != 0 {
+	if p := inproc(t, state, "trip", "--new", "x"); p.code != 0 {
 		t.Fatalf("trip: exit %d: %s", p.code, p.stderr)
 	}
 	for _, flags := range [][]string{nil, {"-q"}} {
@@ -425,5 +426,28 @@ func TestRunStoreTroublePrintsEvenWhenQuiet(t *testing.T) {
 	p := inproc(t, state, runArgs("x", []string{"-q"}, "true")...)
 	if p.code != 0 || countLines(p.stderr, "level=ERROR") != 1 || !strings.Contains(p.stderr, "state store unusable") {
 		t.Errorf("-q with an unusable store: exit %d, stderr %q; want 0 and the one error", p.code, p.stderr)
+	}
+}
+
+func TestRunTakesFlagsBetweenNameAndTheCommand(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := inproc(t, state, "run", "flaky", "-v", "--attempts", "2", "--backoff", "1ms", "--", "false")
+	if p.code != 1 || countLines(p.stderr, "attempt failed") != 2 {
+		t.Errorf("run NAME -v --attempts 2 -- false: exit %d, want 1 after 2 attempts:\n%s", p.code, p.stderr)
+	}
+	if p := inproc(t, state, "run", "x", "echo", "--", "-v"); p.code != 0 || p.stdout != "-- -v\n" {
+		t.Errorf("run x echo -- -v: exit %d, stdout %q; want the command as it came", p.code, p.stdout)
+	}
+	for _, args := range [][]string{{"run", "x", "--nope", "--", "true"}, {"run", "x", "--attempts", "2", "true", "--", "true"}} {
+		if p := inproc(t, state, args...); p.code != exitUsage {
+			t.Errorf("%v: exit %d, want 64: %s", args, p.code, p.stderr)
+		}
+	}
+	// The fast path takes them too.
+	if p := inproc(t, state, "trip", "--new", "tripped"); p.code != 0 {
+		t.Fatal(p.stderr)
+	}
+	if p := fb(t, state, "run", "tripped", "-v", "--attempts", "2", "--", "true"); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
+		t.Errorf("fast path: exit %d, stderr %q; want 75 and the skip (-v)", p.code, p.stderr)
 	}
 }

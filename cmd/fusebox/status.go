@@ -55,6 +55,11 @@ func runStatus(ctx context.Context, a *app, names []string, asJSON bool) error {
 	if err := failopen.Reason(store); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
+	for _, n := range names {
+		if err := unknownName(ctx, cfg, store, n, ""); err != nil {
+			return err
+		}
+	}
 	answers, _ := store.(fusebox.AnswerStore)
 	now := a.clock.Now()
 	rows, err := status.Snapshot(ctx, store, answers, catalog(cfg), names, now)
