@@ -63,7 +63,7 @@ func (f fault) policy() ([]string, time.Duration) {
 var faults = []fault{
 	{name: "connection refused",
 		callReason: []string{`reason="attempts exhausted after 3 attempts: connection refused"`},
-		runCode:    []int{7}, runReason: `reason="exit status 7"`},
+		runCode:    []int{7}, runReason: `reason="exit status 7: curl: (7) Failed to connect to 127.0.0.1`},
 	{name: "reset mid-response", serve: func(c net.Conn, _ <-chan struct{}) {
 		readRequest(c)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1048576\r\n\r\n")

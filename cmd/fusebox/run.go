@@ -129,7 +129,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
 	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
-		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig,
+		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
 	})
 	logFailed(a, o.name, err)
 	return err

@@ -451,3 +451,15 @@ func TestRunTakesFlagsBetweenNameAndTheCommand(t *testing.T) {
 		t.Errorf("fast path: exit %d, stderr %q; want 75 and the skip (-v)", p.code, p.stderr)
 	}
 }
+
+func TestRunFailureReasonQuotesTheCommandsLastStderrLine(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := inproc(t, state, runArgs("zigbee", []string{"--attempts", "1"}, "sh", "-c", `echo "curl: (7) Failed to connect to zigbee.lan port 8080" >&2; exit 7`)...)
+	want := "exit status 7: curl: (7) Failed to connect to zigbee.lan port 8080"
+	if p.code != 7 || !strings.HasPrefix(p.stderr, "curl: (7)") || !strings.Contains(p.stderr, `reason="not retryable after 1 attempt: `+want) && !strings.Contains(p.stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 7, curl's line passed through and quoted in the failure line", p.code, p.stderr)
+	}
+	if st := statusOf(t, state, "zigbee"); st["last_failure"] != want {
+		t.Errorf("status last_failure %q, want %q", st["last_failure"], want)
+	}
+}
