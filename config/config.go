@@ -32,6 +32,10 @@ type Circuit struct {
 	// defaults: call WithDefaults to fill them.
 	Policy   fusebox.Policy
 	Endpoint *httpcall.Endpoint // nil without an http: block
+	// SkipExit is the exit status of a run skipped because the circuit is
+	// open (skip_exit:), for a command whose own 75 means something; nil:
+	// 75.
+	SkipExit *int
 }
 
 // Env is what Parse may read besides the config text: environment variables
@@ -87,6 +91,18 @@ func (c *Config) Policy(name string) fusebox.Policy {
 		return circ.Policy
 	}
 	return c.Defaults
+}
+
+// SkipExit returns the exit status of a skipped run of the named circuit,
+// when its config sets one.
+func (c *Config) SkipExit(name string) (int, bool) {
+	if c == nil {
+		return 0, false
+	}
+	if circ, ok := c.Circuits[name]; ok && circ.SkipExit != nil {
+		return *circ.SkipExit, true
+	}
+	return 0, false
 }
 
 // loader holds the state of one Parse.

@@ -40,6 +40,16 @@ type configError struct{ err error }
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
+// skipError is a skip (it matches fusebox.ErrOpen) that exits with the
+// status --skip-exit or skip_exit chose instead of 75.
+type skipError struct {
+	code int
+	err  error
+}
+
+func (e *skipError) Error() string { return e.err.Error() }
+func (e *skipError) Unwrap() error { return e.err }
+
 // exitError carries an exit status chosen by a command (for run: the child's).
 type exitError struct {
 	code int
@@ -58,6 +68,7 @@ func exitCode(err error) (code int, print bool) {
 		ce  *config.Error
 		cfe *configError
 		ee  *exitError
+		se  *skipError
 		ie  *command.Interrupted
 		ae  *command.ExitError
 		cle *httpcall.CallError
@@ -73,6 +84,8 @@ func exitCode(err error) (code int, print bool) {
 		return exitConfig, true
 	case errors.As(err, &ee):
 		return ee.code, false
+	case errors.As(err, &se):
+		return se.code, false
 	case errors.Is(err, fusebox.ErrOpen):
 		return exitOpen, false
 	case errors.As(err, &ae):

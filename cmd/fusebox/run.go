@@ -12,15 +12,17 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/command"
+	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/logging"
 )
 
 type runOptions struct {
-	name   string
-	argv   []string
-	stream bool
-	exits  command.ExitCodes
-	policy *policyFlags
+	name     string
+	argv     []string
+	stream   bool
+	skipExit int
+	exits    command.ExitCodes
+	policy   *policyFlags
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -43,7 +45,7 @@ every attempt, wait and skip.
 
 Exit status: 0 success; the command's own status when every attempt failed;
 124 the last attempt hit --timeout; 126/127 the command cannot be run or was
-not found; 75 the circuit is open and nothing was run; 64 usage error;
+not found; 75 the circuit is open and nothing was run (--skip-exit); 64 usage error;
 130/143 interrupted (the signal is forwarded to the command). A broken or
 unreadable config is reported on one line, and the command runs under the
 built-in defaults and the flags given.`,
@@ -98,6 +100,7 @@ func addRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	o.policy = addPolicyFlags(fs)
 	fs.Var(&o.exits, "retry-on-exit", "exit `CODES` worth retrying, like 1,75 or 1-3 (default: any non-zero)")
 	fs.BoolVar(&o.stream, "stream", false, "pass every attempt's stdout through as it comes")
+	fs.IntVar(&o.skipExit, "skip-exit", exitOpen, "exit `STATUS` of a run skipped because the circuit is open, for a command whose own 75 means something")
 }
 
 func runRun(ctx context.Context, a *app, o *runOptions) error {
@@ -118,6 +121,9 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	if err := o.policy.validate(policy); err != nil {
 		return err
 	}
+	if o.skipExit < 0 || o.skipExit > 255 {
+		return usageErrorf("--skip-exit: want an exit status from 0 to 255, got %d", o.skipExit)
+	}
 	store := a.openStore(cfg)
 	defer store.Close()
 	circuits := fusebox.New(store,
@@ -132,7 +138,23 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
 	})
 	logFailed(a, o.name, err)
+	if errors.Is(err, fusebox.ErrOpen) {
+		return skipped(o, cfg, o.name, err)
+	}
 	return err
+}
+
+// skipped is the error of a run skipped because the circuit is open: it
+// exits with --skip-exit, else the circuit's skip_exit, else 75.
+func skipped(o *runOptions, cfg *config.Config, name string, err error) error {
+	code := exitOpen
+	if c, ok := cfg.SkipExit(name); ok {
+		code = c
+	}
+	if o.policy.fs.Changed("skip-exit") {
+		code = o.skipExit
+	}
+	return &skipError{code: code, err: err}
 }
 
 // logFailed logs the one line a run that finally failed prints by default,

@@ -463,3 +463,43 @@ func TestRunFailureReasonQuotesTheCommandsLastStderrLine(t *testing.T) {
 		t.Errorf("status last_failure %q, want %q", st["last_failure"], want)
 	}
 }
+
+func TestRunSkipExitChoosesTheStatusOfASkip(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  backup:\n    skip_exit: 99\n  other: {}\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	for _, name := range []string{"backup", "other", "plain"} {
+		if p := inprocEnv(t, state, env, "trip", "--new", name); p.code != 0 {
+			t.Fatal(p.stderr)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  int
+	}{
+		{"backup", nil, 99},                         // the config's skip_exit
+		{"backup", []string{"--skip-exit", "3"}, 3}, // the flag over the config
+		{"other", nil, 75},
+		{"plain", []string{"--skip-exit", "0"}, 0},
+	} {
+		args := runArgs(tc.name, tc.flags, "true")
+		// The full command in-process, the fast path as a process.
+		if p := inprocEnv(t, state, env, args...); p.code != tc.want {
+			t.Errorf("%v in-process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
+		}
+		if p := fbEnv(t, state, env, args...); p.code != tc.want {
+			t.Errorf("%v as a process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
+		}
+	}
+	// A command's own 75 stays 75 and is a failure, not a skip.
+	p := inprocEnv(t, state, env, runArgs("fresh-one", []string{"--skip-exit", "99", "--attempts", "1"}, "sh", "-c", "exit 75")...)
+	if p.code != 75 || !strings.Contains(p.stderr, "exit status 75") {
+		t.Errorf("command exiting 75: exit %d, stderr %q", p.code, p.stderr)
+	}
+	if p := inproc(t, state, runArgs("x", []string{"--skip-exit", "256"}, "true")...); p.code != exitUsage {
+		t.Errorf("--skip-exit 256: exit %d, want 64", p.code)
+	}
+}
