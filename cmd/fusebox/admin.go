@@ -55,14 +55,16 @@ that a typo does not trip a circuit nobody uses; --new trips a new one.`,
 	}
 	cmd.Flags().Var(durationValue{&d}, "for", "close again after `DURATION` (default: until reset)")
 	cmd.Flags().BoolVar(&isNew, "new", false, "trip NAME although no config or state names it yet")
+	cmd.ValidArgsFunction = completeNames(a, false, false)
 	return cmd
 }
 
 func newResetCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "reset NAME",
-		Short: "Close a circuit and forget its failures (totals are kept)",
-		Args:  nameArg,
+		Use:               "reset NAME",
+		Short:             "Close a circuit and forget its failures (totals are kept)",
+		Args:              nameArg,
+		ValidArgsFunction: completeNames(a, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runForce(cmd.Context(), a, args[0], "nothing to reset", func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
 				return c.Reset(ctx, args[0])

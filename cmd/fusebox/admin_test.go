@@ -204,3 +204,58 @@ func TestMistypedNamesAreRefusedWithASuggestion(t *testing.T) {
 		}
 	}
 }
+
+func TestCompletionOffersCircuitEndpointAndChainNames(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  esp32-garage: {}\n  owm: {http: {url: 'http://127.0.0.1:9/'}}\nchains:\n  weather: {endpoints: [owm]}\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	complete := func(args ...string) []string {
+		t.Helper()
+		p := inprocEnv(t, state, env, append([]string{"__complete"}, args...)...)
+		if p.code != 0 {
+			t.Fatalf("__complete %v: exit %d %s", args, p.code, p.stderr)
+		}
+		var names []string
+		for _, l := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+			if !strings.HasPrefix(l, ":") { // the directive
+				names = append(names, l)
+			}
+		}
+		return names
+	}
+	// Before any run: the config's names, and no state dir created.
+	if got := strings.Join(complete("status", ""), " "); got != "esp32-garage owm weather" {
+		t.Errorf("status: %q", got)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("completion created the state dir")
+	}
+	if p := inprocEnv(t, state, env, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
+		t.Fatal(p.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", ""}, "esp32-garage owm weather zigbee2mqtt"},
+		{[]string{"run", "zig"}, "zigbee2mqtt"},
+		{[]string{"trip", "e"}, "esp32-garage"},
+		{[]string{"reset", ""}, "esp32-garage owm weather zigbee2mqtt"},
+		{[]string{"status", "owm", ""}, "esp32-garage weather zigbee2mqtt"},
+		{[]string{"call", ""}, "owm weather"},
+	} {
+		if got := strings.Join(complete(tc.args...), " "); got != tc.want {
+			t.Errorf("complete %q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	flag, cmd := inproc(t, state, "--version"), inproc(t, state, "version")
+	if flag.code != 0 || flag.stdout != cmd.stdout || !strings.HasPrefix(flag.stdout, "fusebox ") {
+		t.Errorf("--version: exit %d %q, want what version prints, %q", flag.code, flag.stdout, cmd.stdout)
+	}
+}

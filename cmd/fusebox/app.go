@@ -177,6 +177,8 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		},
 	}
 	addGlobalFlags(root.PersistentFlags(), a)
+	root.Version = versionString()
+	root.SetVersionTemplate("fusebox {{.Version}}\n") // as fusebox version prints it
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)

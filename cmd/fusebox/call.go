@@ -64,6 +64,7 @@ stale was kept, 64 usage error, 78 config error.`,
 			return runCall(cmd.Context(), a, o)
 		},
 	}
+	cmd.ValidArgsFunction = completeNames(a, true, false)
 	fs := cmd.Flags()
 	o.policy = addPolicyFlags(fs)
 	fs.StringVar(&o.url, "url", "", "call `URL` as an ad-hoc endpoint named NAME, without config")

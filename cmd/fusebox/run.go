@@ -65,6 +65,7 @@ built-in defaults and the flags given.`,
 		},
 	}
 	addRunFlags(cmd.Flags(), o)
+	cmd.ValidArgsFunction = completeNames(a, false, false)
 	return cmd
 }
 

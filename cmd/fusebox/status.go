@@ -42,6 +42,7 @@ answer_stored_at.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.ValidArgsFunction = completeNames(a, false, true)
 	return cmd
 }
 
