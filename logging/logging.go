@@ -50,14 +50,19 @@ func New(w io.Writer, o Options, r *redact.Redactor, journal bool) *slog.Logger 
 	case o.Verbose:
 		level = slog.LevelDebug
 	}
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: nameLevels}
-	if journal {
-		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
-				return slog.Attr{}
-			}
-			return a
+	isJSON := o.Format == "json"
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if journal && len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
+			return slog.Attr{}
 		}
+		if isJSON && a.Value.Kind() == slog.KindDuration {
+			// Seconds, a number a script can compare ("wait":0.093), not
+			// nanoseconds.
+			return slog.Float64(a.Key, a.Value.Duration().Seconds())
+		}
+		return nameLevels(groups, a)
+	}}
+	if journal {
 		pw := &priorityWriter{w: w}
 		return slog.New(redacting(r, &priorityHandler{Handler: handler(pw, o, opts), w: pw}))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/logging"
@@ -139,5 +140,26 @@ func TestNoticeIsNamedInTextAndJSON(t *testing.T) {
 		if out := buf.String(); !strings.Contains(out, "level=NOTICE") && !strings.Contains(out, `"level":"NOTICE"`) {
 			t.Errorf("%s: %q, want level NOTICE", o.Format, out)
 		}
+	}
+}
+
+func TestJSONLinesCarryNumbersAndDurationsInSeconds(t *testing.T) {
+	for _, journal := range []bool{false, true} {
+		var buf bytes.Buffer
+		logging.New(&buf, logging.Options{Format: "json", Verbose: true}, nil, journal).Info("waiting before retry",
+			"attempt", 1, "attempts", 2, "wait", 93*time.Millisecond, "reopens_in", 2*time.Minute)
+		line := strings.TrimPrefix(buf.String(), "<6>")
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("journal %v: %q: %v", journal, line, err)
+		}
+		if m["attempt"] != 1.0 || m["attempts"] != 2.0 || m["wait"] != 0.093 || m["reopens_in"] != 120.0 {
+			t.Errorf("journal %v: %v, want attempt 1, attempts 2, wait 0.093, reopens_in 120", journal, m)
+		}
+	}
+	var buf bytes.Buffer
+	logging.New(&buf, logging.Options{Format: "text", Verbose: true}, nil, true).Info("w", "wait", 93*time.Millisecond)
+	if buf.String() != "<6>msg=w wait=93ms\n" {
+		t.Errorf("text keeps durations as people read them: %q", buf.String())
 	}
 }

@@ -149,12 +149,28 @@ func TestGCVersionAndCompletion(t *testing.T) {
 
 func TestLogFormats(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, append([]string{"--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	p := inproc(t, state, append([]string{"-v", "--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	numbers := 0
 	for _, line := range strings.Split(strings.TrimSpace(p.stderr), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil || m["time"] == nil || m["circuit"] != "j" {
 			t.Errorf("--log-format json line %q: %v", line, err)
 		}
+		switch m["msg"] {
+		case "attempt failed":
+			if _, ok := m["attempt"].(float64); !ok || m["attempts"] != 3.0 {
+				t.Errorf("attempt and attempts are not numbers: %q", line)
+			}
+			numbers++
+		case "waiting before retry":
+			if w, ok := m["wait"].(float64); !ok || w < 0 || w > 0.005 { // full jitter: 0 to 5ms
+				t.Errorf("wait is not a number of seconds: %q", line)
+			}
+			numbers++
+		}
+	}
+	if numbers != 5 {
+		t.Errorf("want 3 attempts and 2 waits logged:\n%s", p.stderr)
 	}
 	p = inproc(t, state, append([]string{"--quiet"}, runArgs("q", fastPolicy, "false")...)...)
 	if p.code != 1 || p.stderr != "" {
