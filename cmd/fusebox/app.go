@@ -194,6 +194,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		newGCCmd(a),
 		newValidateCmd(a),
 		newVersionCmd(a),
+		newStateCmd(a),
 	)
 	return root
 }
