@@ -10,7 +10,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // TestStartSaysReadyAndStopLeavesNothing runs the README's steps: start
 // returns once the stand-in answers, a second start on the same port says
@@ -33,7 +39,8 @@ func TestStartSaysReadyAndStopLeavesNothing(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(m[2])
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // if stop fails
-	resp, err := http.Get(m[1] + "/weather")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(m[1] + "/weather")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the ready stand-in does not answer: %v %v", resp, err)
 	}
