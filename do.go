@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -130,7 +131,7 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*State, In
 	if err != nil {
 		return View{}, fmt.Errorf("update %s: %w", name, err)
 	}
-	k := &call{c: c, name: name}
+	k := &call{c: c, name: name, byHand: true}
 	k.logEvents(events)
 	return st.View(now), nil
 }
@@ -178,13 +179,24 @@ func (c *Circuits) Check(ctx context.Context, name string) error {
 
 // call is the state of one Do.
 type call struct {
-	c      *Circuits
-	name   string
-	policy Policy
-	broken bool // the store failed: run unprotected, warn once
+	c        *Circuits
+	name     string
+	policy   Policy
+	broken   bool // the store failed: run unprotected, warn once
+	reopened bool // a probe of this call failed and opened the circuit again
+	byHand   bool // Trip or Reset: their caller tells the person, not the log
 }
 
 func (k *call) run(parent context.Context, fn func(context.Context) error) error {
+	err := k.attempts(parent, fn)
+	var ee *ExhaustedError
+	if k.reopened && errors.As(err, &ee) {
+		ee.Reopened = true
+	}
+	return err
+}
+
+func (k *call) attempts(parent context.Context, fn func(context.Context) error) error {
 	r := k.policy.Retry
 	// One context per attempt, none for the call: the call's deadline is a
 	// time that caps each attempt's, which keeps a successful Do cheap.
@@ -217,7 +229,7 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 				k.skip(parent, err)
 				return err
 			}
-			k.warn("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
+			k.info("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
 			return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Stop: StopOpened, Err: last}
 		}
 		if permit.Lease != "" {
@@ -262,8 +274,9 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 			ae.Cut, ae.Limit = CutTimeout, r.Timeout
 		}
 		reason := ae.Error()
-		k.warn("attempt failed", "attempt", strconv.Itoa(attempt)+"/"+strconv.Itoa(r.Attempts), "reason", reason)
+		k.info("attempt failed", "attempt", attempt, "attempts", r.Attempts, "reason", reason)
 		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, OpenFor: f.OpenFor})
+		k.reopened = k.reopened || opened && permit.Lease != ""
 		last = ae
 
 		var stop Stop
@@ -298,11 +311,31 @@ func (k *call) run(parent context.Context, fn func(context.Context) error) error
 	}
 }
 
-// warn, info and debug log a line about the call's circuit. The level is
-// checked first so that a quiet call allocates nothing for its log.
-func (k *call) warn(msg string, args ...any)  { k.logAt(slog.LevelWarn, msg, args) }
-func (k *call) info(msg string, args ...any)  { k.logAt(slog.LevelInfo, msg, args) }
-func (k *call) debug(msg string, args ...any) { k.logAt(slog.LevelDebug, msg, args) }
+// LevelNotice is the level of a circuit closing: good news, worth one line
+// where a logger shows warnings, below them (journald's "notice").
+const LevelNotice = slog.LevelInfo + 2
+
+// The levels Do logs at, so that a logger at LevelNotice (the CLI's default)
+// prints only what a person must hear about, once:
+//   - Error: fusebox's own trouble (a state store it cannot use).
+//   - Warn: a transition to open, logged by the one call that caused it (a
+//     failed probe that opens it again is Info: the outage goes on).
+//   - Notice: a circuit closed, by the call whose success closed it.
+//   - Info: Trip's and Reset's transitions (their caller says what it did).
+//   - Info: every failed attempt, wait, probe and skip.
+//   - Debug: a success at the first attempt.
+//
+// Do never logs a call's final failure above Info: one call may be one
+// endpoint of a chain that another answers. The caller that knows the call
+// as a whole logs its end.
+func (k *call) error(msg string, args ...any)  { k.logAt(slog.LevelError, msg, args) }
+func (k *call) warn(msg string, args ...any)   { k.logAt(slog.LevelWarn, msg, args) }
+func (k *call) notice(msg string, args ...any) { k.logAt(LevelNotice, msg, args) }
+func (k *call) info(msg string, args ...any)   { k.logAt(slog.LevelInfo, msg, args) }
+func (k *call) debug(msg string, args ...any)  { k.logAt(slog.LevelDebug, msg, args) }
+
+// logAt checks the level first so that a quiet call allocates nothing for
+// its log.
 
 func (k *call) logAt(level slog.Level, msg string, args []any) {
 	ctx := context.Background()
@@ -464,7 +497,7 @@ func (k *call) count(ctx context.Context, c Counts) {
 }
 
 // skipLevel is the level a skip is logged at.
-const skipLevel = slog.LevelWarn
+const skipLevel = slog.LevelInfo // exit 75 says it; -v shows it
 
 func (k *call) skip(ctx context.Context, err error) {
 	if k.c.logger.Enabled(ctx, skipLevel) { // the message is built only when it is logged
@@ -482,7 +515,7 @@ func (k *call) skip(ctx context.Context, err error) {
 
 func (k *call) storeFailed(err error) {
 	if !k.broken {
-		k.warn("state store unusable; running without circuit protection", "err", err)
+		k.error("state store unusable; running without circuit protection", "err", err)
 	}
 	k.broken = true
 }
@@ -499,16 +532,29 @@ func (k *call) emit(e Event) {
 func (k *call) logEvents(events []Event) {
 	for _, e := range events {
 		if e.Kind == EventTransition { // logged first: what a listener logs comes after
-			switch e.To {
-			case Open:
-				k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
-			case ForcedOpen:
-				k.warn("circuit forced open", "reason", e.Reason)
-			case Closed:
-				k.info("circuit closed", "reason", e.Reason)
-			}
+			k.logTransition(e)
 		}
 		k.emit(e)
+	}
+}
+
+// logTransition logs a transition at the level the logging contract gives
+// it: an opening warns, a closing is a notice, a failed probe's reopening
+// and a trip or reset by hand (whose command says what it did) are info.
+func (k *call) logTransition(e Event) {
+	if k.byHand {
+		k.info("circuit "+strings.ReplaceAll(string(e.To), "_", " "), "reason", e.Reason)
+		return
+	}
+	switch e.To {
+	case Open:
+		if e.From == HalfOpen { // a failed probe: the opening was told already
+			k.info("circuit reopened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+		} else {
+			k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+		}
+	case Closed:
+		k.notice("circuit closed", "reason", e.Reason)
 	}
 }
 

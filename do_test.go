@@ -273,9 +273,11 @@ func TestDoLogsTheStoryOfACall(t *testing.T) {
 		if err := e.c.Do(context.Background(), "api", fails(errRefused, errRefused, nil).fn); err != nil {
 			t.Fatal(err)
 		}
-		want := `level=WARN msg="attempt failed" circuit=api attempt=1/3 reason="connection refused"
+		// Attempts, waits and a success after retries are Info: a logger at
+		// the CLI's default level (LevelNotice) prints none of them.
+		want := `level=INFO msg="attempt failed" circuit=api attempt=1 attempts=3 reason="connection refused"
 level=INFO msg="waiting before retry" circuit=api wait=1s
-level=WARN msg="attempt failed" circuit=api attempt=2/3 reason="connection refused"
+level=INFO msg="attempt failed" circuit=api attempt=2 attempts=3 reason="connection refused"
 level=INFO msg="waiting before retry" circuit=api wait=2s
 level=INFO msg="attempt succeeded" circuit=api attempt=3
 `
@@ -633,10 +635,10 @@ func TestDoFailsOpenWhenTheStoreIsBroken(t *testing.T) {
 				if s.called() != len(tt.results) {
 					t.Errorf("fn called %d times, want %d", s.called(), len(tt.results))
 				}
-				if got := e.log.lines("level=WARN", "state store unusable; running without circuit protection", errStore.Error()); len(got) != 1 {
-					t.Errorf("store warnings: %d, want exactly 1; log:\n%s", len(got), e.log)
+				if got := e.log.lines("level=ERROR", "state store unusable; running without circuit protection", errStore.Error()); len(got) != 1 {
+					t.Errorf("store errors: %d, want exactly 1; log:\n%s", len(got), e.log)
 				}
-				if len(tt.results) == 1 && len(e.log.lines("level=WARN")) != 1 {
+				if len(tt.results) == 1 && len(e.log.lines("level=")) != 2 { // the error and the success (Debug)
 					t.Errorf("want the store warning alone; log:\n%s", e.log)
 				}
 			})
@@ -779,6 +781,44 @@ func TestCircuitsCheck(t *testing.T) {
 		})
 		if err := broken.Check(ctx, "api"); err != nil {
 			t.Errorf("Check with an unreadable store = %v, want nil (fail open)", err)
+		}
+	})
+}
+
+// TestDoLogsAnOutageOnce: the call that opens a circuit logs it at Warn; a
+// failed probe, which opens it again, only at Info and says so in its
+// error (ExhaustedError.Reopened); the probe that closes it logs at Notice.
+func TestDoLogsAnOutageOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		p := doPolicy()
+		p.Retry.Attempts = 3
+		e := newEnv(t, p, nil)
+		err := e.c.Do(ctx, "api", fails(errRefused, errRefused, errRefused).fn)
+		var ee *fusebox.ExhaustedError
+		if !errors.As(err, &ee) || ee.Reopened {
+			t.Fatalf("first failure: %v, want an ExhaustedError, not Reopened", err)
+		}
+		if got := e.log.lines("level=WARN", "circuit opened"); len(got) != 1 {
+			t.Errorf("want one WARN circuit opened; log:\n%s", e.log)
+		}
+		time.Sleep(30 * time.Second)
+		err = e.c.Do(ctx, "api", fails(errRefused).fn)
+		if !errors.As(err, &ee) || !ee.Reopened {
+			t.Fatalf("failed probe: %v, want Reopened", err)
+		}
+		if got := e.log.lines("level=WARN"); len(got) != 1 {
+			t.Errorf("a failed probe logged a warning; log:\n%s", e.log)
+		}
+		if got := e.log.lines("level=INFO", "circuit reopened"); len(got) != 1 {
+			t.Errorf("want the reopening at INFO; log:\n%s", e.log)
+		}
+		time.Sleep(time.Minute)
+		if err := e.c.Do(ctx, "api", fails(nil).fn); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.log.lines("level=INFO+2", "circuit closed"); len(got) != 1 {
+			t.Errorf("want the close at Notice; log:\n%s", e.log)
 		}
 	})
 }

@@ -51,7 +51,12 @@ type ExhaustedError struct {
 	Stop     Stop // why no further attempt was made
 	// RetryAfter is the server's requested wait, with StopRetryAfter.
 	RetryAfter time.Duration
-	Err        error // the last attempt's error: an *AttemptError, or the deadline's
+	// Reopened says the call was the probe of a half-open circuit and its
+	// failure opened the circuit again: the outage goes on, and was told
+	// when the circuit first opened. A front end that logs each failed call
+	// at a level people see can keep this one below it.
+	Reopened bool
+	Err      error // the last attempt's error: an *AttemptError, or the deadline's
 }
 
 // Stop says why Do made no further attempt.

@@ -52,7 +52,7 @@ func (d *dispatcher) drain() {
 			close(d.idle)
 			d.mu.Unlock()
 			if dropped > 0 {
-				d.logger().Warn("a listener fell behind; events were dropped", "dropped", dropped)
+				d.logger().Error("a listener fell behind; events were dropped", "dropped", dropped)
 			}
 			return
 		}
@@ -69,7 +69,7 @@ func (d *dispatcher) drain() {
 func (d *dispatcher) call(fn func(Event), e Event) {
 	defer func() {
 		if r := recover(); r != nil {
-			d.logger().Warn("a listener panicked", "circuit", e.Circuit, "event", e.Kind, "panic", fmt.Sprint(r))
+			d.logger().Error("a listener panicked", "circuit", e.Circuit, "event", e.Kind, "panic", fmt.Sprint(r))
 		}
 	}()
 	fn(e)

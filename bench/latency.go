@@ -66,7 +66,7 @@ func latencySetup(t *tools, dir string) (cs []latencyContender, env []string, st
 	}
 	env = isolatedEnv(dir)
 	for _, name := range []string{"open-circuit", "primary"} {
-		cmd := exec.Command(t.fusebox, "trip", name, "--for", "24h")
+		cmd := exec.Command(t.fusebox, "trip", "--new", name, "--for", "24h") // open-circuit is in no config
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			stop()

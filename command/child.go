@@ -29,6 +29,9 @@ type child struct {
 	stderr io.Writer
 	// interrupt returns the signal the user sent, once they have; never nil.
 	interrupt Interrupt
+	// redact hides secrets in the stderr line a failure's reason quotes;
+	// nil: none.
+	redact func(string) string
 }
 
 // childResult is how an attempt ended.
@@ -46,7 +49,8 @@ type childResult struct {
 // is left behind.
 func (c *child) run(ctx context.Context) childResult {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	stderr := &lastLine{w: c.stderr}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = pipeDrain
 	if err := cmd.Start(); err != nil {
@@ -78,6 +82,12 @@ func (c *child) run(ctx context.Context) childResult {
 		syscall.Kill(-pgid, syscall.SIGKILL) // stragglers that ignored the signal
 	}
 	res := exitResult(cmd.ProcessState, err)
+	if line := stderr.line(); line != "" && (res.code != 0 || stopped) {
+		if c.redact != nil {
+			line = c.redact(line)
+		}
+		res.reason += ": " + line // what the command said about it
+	}
 	if stopped && ctx.Err() == context.DeadlineExceeded {
 		if _, user := c.interrupt(); !user {
 			res.timedOut = true

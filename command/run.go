@@ -29,7 +29,9 @@ type Spec struct {
 	// Stdout gets the stdout of the attempt that ended the call, once it has
 	// ended, or with Stream every attempt's as it comes. nil discards it.
 	Stdout io.Writer
-	// Stderr gets every attempt's stderr as it comes. nil discards it.
+	// Stderr gets every attempt's stderr as it comes. nil discards it. The
+	// last line an attempt wrote there ends its failure's reason:
+	// "exit status 7: curl: (7) Failed to connect to zigbee.lan port 8080".
 	Stderr io.Writer
 	// Stream passes every attempt's stdout through as it comes, instead of
 	// holding it until the call knows which attempt ends it.
@@ -38,6 +40,10 @@ type Spec struct {
 	// another status ends the call, and still counts against the circuit. A
 	// timeout is always worth retrying. The zero value retries any failure.
 	RetryOnExit ExitCodes
+	// Redact hides secrets in the last line of the command's stderr, which
+	// a failure's reason quotes (in the log, the event log and status).
+	// nil: the line is quoted as it is.
+	Redact func(string) string
 	// Interrupt, when it reports a signal after ctx ended, is what stops the
 	// attempt running (the group gets that signal, not SIGTERM), and Run
 	// returns an *Interrupted. nil: only ctx ends a call. See NotifyInterrupt.
@@ -76,7 +82,7 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 			last.Close() // a failed attempt's stdout is discarded
 			last = nil
 		}
-		ch := &child{argv: s.Argv, stderr: s.Stderr, interrupt: interrupt}
+		ch := &child{argv: s.Argv, stderr: s.Stderr, interrupt: interrupt, redact: s.Redact}
 		if attempt == 1 {
 			ch.stdin = s.Stdin
 		}

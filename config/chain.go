@@ -48,6 +48,7 @@ func (l *loader) chainDef(e entry) *chainDef {
 	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}}
 	entries, ok := l.mapping(e.value, e.path)
 	hasEndpoints := false
+	var stale *entry
 	for _, f := range entries {
 		switch f.name {
 		case "endpoints":
@@ -57,11 +58,15 @@ func (l *loader) chainDef(e entry) *chainDef {
 			set(&d.chain.Fresh)(l.duration(f.value, f.path))
 		case "stale":
 			set(&d.chain.Stale)(l.duration(f.value, f.path))
+			stale = &f
 		case "deadline":
 			set(&d.chain.Deadline)(l.duration(f.value, f.path))
 		default:
 			l.unknownKey(f, chainKeys...)
 		}
+	}
+	if c := d.chain; stale != nil && c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {
+		l.errorAt(*stale, stale.path, "must be longer than fresh (%s): an answer is served stale only once it is no longer fresh", c.Fresh)
 	}
 	if ok && !hasEndpoints {
 		l.errorAt(e, e.path, "endpoints is required: list the circuits (or chains) to try in turn")

@@ -6,7 +6,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-var circuitKeys = append(slices.Clip(policyKeys), "fresh", "http", "notify")
+var circuitKeys = append(slices.Clip(policyKeys), "fresh", "http", "notify", "skip_exit")
 
 // circuits reads the circuits: section into c and returns where each valid
 // circuit name was found. reported are the problems of defaults:, not to be
@@ -36,6 +36,7 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 	}
 	refs := keyRefs{}
 	var fresh, http *entry
+	var skipExit *int
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
 		if l.policyKey(f, &p, refs) {
@@ -48,11 +49,17 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 			http = &f
 		case "notify":
 			rules = l.notifyRules(f, rules)
+		case "skip_exit":
+			if n, ok := l.integer(f.value, f.path); ok && (n < 0 || n > 255) {
+				l.errorAt(f, f.path, "want an exit status from 0 to 255, got %d", n)
+			} else if ok {
+				skipExit = &n
+			}
 		default:
 			l.unknownKey(f, circuitKeys...)
 		}
 	}
-	circ := &Circuit{Name: e.name}
+	circ := &Circuit{Name: e.name, SkipExit: skipExit}
 	if http != nil {
 		circ.Endpoint = l.httpEndpoint(e.name, *http, &p, refs)
 	}

@@ -45,6 +45,10 @@ type Circuit struct {
 	// Notify is defaults: notify: with the circuit's own notify: keys
 	// over it.
 	Notify notify.Rules
+	// SkipExit is the exit status of a run skipped because the circuit is
+	// open (skip_exit:), for a command whose own 75 means something; nil:
+	// 75.
+	SkipExit *int
 }
 
 // Env is what Parse may read besides the config text: environment variables
@@ -114,6 +118,18 @@ func (c *Config) Notify(name string) notify.Rules {
 		return circ.Notify
 	}
 	return c.DefaultNotify
+}
+
+// SkipExit returns the exit status of a skipped run of the named circuit,
+// when its config sets one.
+func (c *Config) SkipExit(name string) (int, bool) {
+	if c == nil {
+		return 0, false
+	}
+	if circ, ok := c.Circuits[name]; ok && circ.SkipExit != nil {
+		return *circ.SkipExit, true
+	}
+	return 0, false
 }
 
 // loader holds the state of one Parse.

@@ -55,6 +55,15 @@ var malformed = []struct {
 	{name: "bad threshold", yaml: "defaults:\n  failure_rate: {threshold: half, window: 10}\n", at: "2:", key: "defaults.failure_rate.threshold", msg: `want a number, got "half"`},
 	{name: "bad percentage", yaml: "defaults:\n  failure_rate: {threshold: lots%, window: 10}\n", at: "2:", key: "defaults.failure_rate.threshold", msg: "want a share like 50%"},
 
+	// values people mistake in their first week
+	{name: "zero attempts", yaml: "defaults:\n  attempts: 0\n", at: "2:3", key: "defaults.attempts", msg: "must be at least 1, got 0 (leave attempts out for the default, 3)"},
+	{name: "zero attempts in a circuit", yaml: "circuits:\n  z2m:\n    attempts: 0\n", at: "3:5", key: "circuits.z2m.attempts", msg: "must be at least 1, got 0"},
+	{name: "stale not longer than fresh", yaml: "circuits:\n  a: {http: {url: 'https://x'}}\nchains:\n  c:\n    endpoints: [a]\n    fresh: 2h\n    stale: 1h\n", at: "7:5", key: "chains.c.stale", msg: "must be longer than fresh (2h0m0s)"},
+	{name: "stale equal to fresh", yaml: "circuits:\n  a: {http: {url: 'https://x'}}\nchains:\n  c: {endpoints: [a], fresh: 1h, stale: 1h}\n", at: "4:", key: "chains.c.stale", msg: "must be longer than fresh"},
+	{name: "!secret inside a longer value", yaml: "circuits:\n  ha:\n    http:\n      url: https://x\n      headers: {Authorization: \"Bearer !secret key\"}\n", at: "5:", key: "circuits.ha.http.headers.Authorization", msg: "!secret works only as the whole value"},
+
+	{name: "skip_exit out of range", yaml: "circuits:\n  a:\n    skip_exit: 300\n", at: "3:5", key: "circuits.a.skip_exit", msg: "want an exit status from 0 to 255, got 300"},
+
 	// durations
 	{name: "duration without unit", yaml: "defaults:\n  timeout: 10\n", at: "2:12", key: "defaults.timeout", msg: `invalid duration "10"`},
 	{name: "duration in words", yaml: "defaults:\n  backoff: 5 minutes\n", at: "2:12", key: "defaults.backoff", msg: "invalid duration"},
@@ -210,7 +219,8 @@ chains:
 	want := []string{
 		"c.yaml:2:3: defaults.attempts: must be at least 1, got -1",
 		"c.yaml:4:3: defaults.open_max: must be at least open_for (10m0s), got 5m0s",
-		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, http, notify",
+		"c.yaml:7:7: circuits.b.attempts: must be at least 1, got 0 (leave attempts out for the default, 3)",
+		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, http, notify, skip_exit",
 		"c.yaml:9:19: chains.c.endpoints: no circuit or chain is named nope",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -109,6 +109,11 @@ func (l *loader) str(n ast.Node, path string) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if strings.Contains(s, "!secret ") {
+		// It would be sent as written: YAML reads a tag only at the start.
+		l.errorf(n, path, `!secret works only as the whole value, not inside %q: put the whole value in secrets.yaml (ha_auth: "Bearer xyz") and write !secret ha_auth`, s)
+		return "", false
+	}
 	out, values, errs := expand(s, l.env.Lookup, l.readFile)
 	for _, err := range errs {
 		l.errorf(n, path, "%v", err)

@@ -45,3 +45,7 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest returns the candidate at most two edits from s, or "": a front
+// end's "did you mean" for names, as the config's own for keys.
+func Nearest(s string, candidates []string) string { return nearest(s, candidates) }

@@ -298,3 +298,21 @@ func mergeBomb(levels int) string {
 	}
 	return b.String()
 }
+
+func TestSkipExitIsPerCircuit(t *testing.T) {
+	c, err := Parse("c.yaml", []byte("circuits:\n  backup: {skip_exit: 0}\n  other: {}\n"), Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := c.SkipExit("backup"); !ok || n != 0 {
+		t.Errorf("backup: %d %v, want 0 set", n, ok)
+	}
+	for _, name := range []string{"other", "unknown"} {
+		if _, ok := c.SkipExit(name); ok {
+			t.Errorf("%s: skip_exit set, want not", name)
+		}
+	}
+	if _, ok := (*Config)(nil).SkipExit("x"); ok {
+		t.Error("no config: skip_exit set")
+	}
+}

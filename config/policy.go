@@ -27,7 +27,12 @@ func (l *loader) policyKey(e entry, p *fusebox.Policy, refs keyRefs) bool {
 	r, b := &p.Retry, &p.Breaker
 	switch e.name {
 	case "attempts":
-		set(&r.Attempts)(l.integer(e.value, e.path))
+		n, ok := l.integer(e.value, e.path)
+		if ok && n == 0 { // the Policy's zero value means the default: say so
+			l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.DefaultPolicy().Retry.Attempts)
+			ok = false
+		}
+		set(&r.Attempts)(n, ok)
 	case "backoff":
 		set(&r.Backoff.First)(l.duration(e.value, e.path))
 	case "multiplier":

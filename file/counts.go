@@ -102,7 +102,7 @@ func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
 // under us by someone else) is an error, not a crash.
 func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error) {
 	path := s.countsPath(name)
-	fd, err := openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+	fd, err := s.openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
 		return err
 	}

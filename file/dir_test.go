@@ -60,7 +60,7 @@ func TestOpenRefusesUnsafeDirs(t *testing.T) {
 		if !errors.As(err, &unsafe) || unsafe.Owner != 1001 {
 			t.Fatalf("Open = %v, want an *UnsafeDirError naming uid 1001", err)
 		}
-		want := fmt.Sprintf("state dir %s is owned by uid 1001, not by you (uid 0): refusing it; use a dir you own (--state DIR)", dir)
+		want := fmt.Sprintf("state dir %s is owned by uid 1001, not by you (uid 0): refusing it; use a dir you own (--state DIR), or share it with a group of yours (fusebox state init --group GROUP DIR)", dir)
 		if err.Error() != want {
 			t.Errorf("error\n %s\nwant\n %s", err, want)
 		}

@@ -45,12 +45,12 @@ func (s *Store) appendEvents(name string, events []fusebox.Event) error {
 // openLog opens an event log for appending, moving a damaged one aside.
 func (s *Store) openLog(path string) (int, error) {
 	const flags = unix.O_RDWR | unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-	fd, err := openCreate(path, flags)
+	fd, err := s.openCreate(path, flags)
 	if errors.Is(err, unix.ELOOP) {
 		if err := s.moveAside(path, "it is a symlink"); err != nil {
 			return -1, err
 		}
-		return openCreate(path, flags)
+		return s.openCreate(path, flags)
 	}
 	if err != nil {
 		return -1, err
@@ -66,7 +66,7 @@ func (s *Store) openLog(path string) (int, error) {
 	if err := s.moveAside(path, problem); err != nil {
 		return -1, err
 	}
-	return openCreate(path, flags)
+	return s.openCreate(path, flags)
 }
 
 // tornTail says what is wrong with a log that does not end in a newline, or

@@ -43,7 +43,7 @@ func (s *Store) maybeGC(ctx context.Context) {
 			return
 		}
 	}
-	if err := touch(mark, now); err != nil {
+	if err := s.touch(mark, now); err != nil {
 		s.logger.Warn("automatic gc skipped", "err", err)
 		return
 	}
@@ -57,14 +57,21 @@ func (s *Store) maybeGC(ctx context.Context) {
 }
 
 // touch creates path if needed and sets its mtime to t.
-func touch(path string, t time.Time) error {
-	fd, err := openFile(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+func (s *Store) touch(path string, t time.Time) error {
+	fd, err := s.openCreate(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
 		return err
 	}
 	unix.Close(fd)
 	ts := unix.NsecToTimespec(t.UnixNano())
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+	if err == unix.EPERM {
+		// Another member's file in a shared dir: only its owner may set a
+		// time, anyone who may write it may set "now".
+		now := unix.Timespec{Nsec: unix.UTIME_NOW}
+		err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
 		return &fs.PathError{Op: "utimes", Path: path, Err: err}
 	}
 	return nil

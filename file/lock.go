@@ -65,7 +65,7 @@ func (s *Store) lockFile(ctx context.Context, name string, dir subdir, path stri
 		}
 	}
 	for {
-		fd, err := openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		fd, err := s.openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 		if err != nil {
 			<-gate
 			return nil, fmt.Errorf("lock %s: %w", name, err)

@@ -50,6 +50,7 @@ type Store struct {
 	gates       gates
 	subdirOK    [numSubdirs]atomic.Bool // checked and found safe; see subdir
 	gcLooked    atomic.Int64            // when maybeGC last looked at DIR/.gc, Unix ns
+	shared      bool                    // the dir is shared by a group: see shared.go
 }
 
 // Option configures a Store.
@@ -136,6 +137,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err := checkDir(dir, fi, s.euid); err != nil {
 		return nil, err
 	}
+	s.shared = isShared(fi)
 	return s, nil
 }
 
@@ -157,7 +159,7 @@ func (e *UnsafeDirError) Error() string {
 	case e.Mode&fs.ModeSymlink != 0:
 		return fmt.Sprintf("state dir entry %s is a symlink: refusing to follow it; remove it and fusebox recreates it as a directory", e.Dir)
 	case e.foreign():
-		return fmt.Sprintf("state dir %s is owned by uid %d, not by you (uid %d): refusing it; use a dir you own (--state DIR)", e.Dir, e.Owner, e.Euid)
+		return fmt.Sprintf("state dir %s is owned by uid %d, not by you (uid %d): refusing it; use a dir you own (--state DIR), or share it with a group of yours (fusebox state init --group GROUP DIR)", e.Dir, e.Owner, e.Euid)
 	case e.Mode&fs.ModeSticky != 0:
 		return fmt.Sprintf("state dir %s is writable by every user (mode %s), and the sticky bit still lets anyone plant files in it: refusing it; run chmod o-w on it or use a dir you own (--state DIR)", e.Dir, e.Mode)
 	}
@@ -175,7 +177,10 @@ func checkDir(dir string, fi fs.FileInfo, euid int) error {
 		return nil
 	}
 	e := &UnsafeDirError{Dir: dir, Owner: int(st.Uid), Euid: euid, Mode: fi.Mode()}
-	if e.Mode&fs.ModeSymlink != 0 || e.foreign() || e.Mode.Perm()&0o002 != 0 {
+	if e.Mode&fs.ModeSymlink != 0 || e.Mode.Perm()&0o002 != 0 {
+		return e
+	}
+	if e.foreign() && !(isShared(fi) && inGroup(int(st.Gid))) {
 		return e
 	}
 	return nil

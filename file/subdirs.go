@@ -39,7 +39,7 @@ func (s *Store) checkSubdir(d subdir, create bool) error {
 	dir := filepath.Join(s.dir, subdirNames[d])
 	fi, err := os.Lstat(dir)
 	if create && errors.Is(err, fs.ErrNotExist) {
-		if err = os.Mkdir(dir, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
+		if err = s.mkdir(dir); err == nil || errors.Is(err, fs.ErrExist) {
 			fi, err = os.Lstat(dir)
 		}
 	}

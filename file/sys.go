@@ -36,17 +36,21 @@ func openFile(path string, flags int) (int, error) {
 }
 
 // openCreate opens path with flags that include O_CREAT, making its directory
-// (0700) first when that is missing: checkSubdir made it, but a person may
-// have removed it since.
-func openCreate(path string, flags int) (int, error) {
+// first when that is missing: checkSubdir made it, but a person may have
+// removed it since. In a shared dir (see Store.shared) a file it creates is
+// made group-readable and writable whatever the umask.
+func (s *Store) openCreate(path string, flags int) (int, error) {
 	fd, err := openFile(path, flags)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return fd, err
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := s.mkdir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrExist) {
+			return -1, err
+		}
+		fd, err = openFile(path, flags)
 	}
-	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return -1, err
+	if err == nil && s.shared {
+		shareFile(fd, s.euid)
 	}
-	return openFile(path, flags)
+	return fd, err
 }
 
 // Bounds on what a Store reads. A state file is a few hundred bytes, an
@@ -148,19 +152,6 @@ func writeAll(fd int, path string, b []byte) error {
 	return nil
 }
 
-// appendFile appends b to the file at path, creating it when missing.
-func appendFile(path string, b []byte) error {
-	fd, err := openCreate(path, appendFlags)
-	if err != nil {
-		return err
-	}
-	err = writeAll(fd, path, b)
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
-		err = &fs.PathError{Op: "close", Path: path, Err: cerr}
-	}
-	return err
-}
-
 // writeAtomic replaces the file at path with b: it writes a temporary file
 // .BASE.tmp-PID-RANDOM beside it and renames it over path, so a reader sees
 // the old content or the new, never a mix. With fsync on, the data reaches
@@ -168,7 +159,7 @@ func appendFile(path string, b []byte) error {
 func (s *Store) writeAtomic(path string, b []byte) error {
 	dir, base := filepath.Split(path)
 	tmp := filepath.Join(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36))
-	fd, err := openCreate(tmp, tempFlags)
+	fd, err := s.openCreate(tmp, tempFlags)
 	if err != nil {
 		return err
 	}

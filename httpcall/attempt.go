@@ -117,13 +117,13 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 	if len(ep.Expect.Status) > 0 && code < 400 {
 		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
 	}
+	if code == http.StatusUnauthorized || code == http.StatusForbidden {
+		// The reason reaches the call's one failure line: it says what to do.
+		v.failure.Reason += " — check the token; not retried (Home Assistant bans IPs after repeated bad logins)"
+	}
 	f := c.judged(ep, v)
 	if v.badRetryAfter != "" {
 		c.log.Debug("ignoring unreadable Retry-After", "endpoint", ep.Name, "value", shorten(v.badRetryAfter))
-	}
-	if code == http.StatusUnauthorized || code == http.StatusForbidden {
-		c.log.Error(fmt.Sprintf("%s: %d %s — check the token; not retried (Home Assistant bans IPs after repeated bad logins)",
-			ep.Name, code, http.StatusText(code)), "endpoint", ep.Name, "url", ep.safeURL)
 	}
 	return f
 }

@@ -47,12 +47,12 @@ func TestStatusHandling(t *testing.T) {
 	}
 }
 
-func TestUnauthorizedIsLoggedAsAnError(t *testing.T) {
+func TestUnauthorizedReasonSaysCheckTheToken(t *testing.T) {
 	s := serve(t, status(401, ""))
 	h := newHarness(t, []*httpcall.Endpoint{endpoint("ha", s.URL)}, nil)
-	h.mustFail("ha")
-	wantContains(t, "log", h.logs.String(), "level=ERROR",
-		"ha: 401 Unauthorized — check the token; not retried (Home Assistant bans IPs after repeated bad logins)")
+	_, ce := h.mustFail("ha")
+	wantContains(t, "error", ce.Error(),
+		"ha: not retryable after 1 attempt: status 401 Unauthorized — check the token; not retried (Home Assistant bans IPs after repeated bad logins)")
 	events, _ := h.store.Events(context.Background(), "ha", fusebox.Instant{}.Wall)
 	if len(events) != 1 || events[0].Kind != fusebox.EventNeutralFailure {
 		t.Errorf("events = %+v, want one neutral failure", events)

@@ -51,6 +51,9 @@ type EndpointError struct {
 	Name    string
 	Reason  string // redacted
 	Skipped bool   // its circuit was open: no request was made
+	// Reopened: it was the probe of a half-open circuit, whose failure
+	// opened the circuit again (see fusebox.ExhaustedError.Reopened).
+	Reopened bool
 }
 
 // CallError is returned when no endpoint answered and no stored answer could
@@ -75,6 +78,18 @@ func (e *CallError) Error() string {
 		parts[i] = ee.Name + ": " + ee.Reason
 	}
 	return fmt.Sprintf("%s: %s (%s)", e.Name, what, strings.Join(parts, "; "))
+}
+
+// Told reports whether the outage behind e was already told: every endpoint
+// was skipped, or failed as the probe of a circuit it opened again. A front
+// end logs such a failure below the level people see by default.
+func (e *CallError) Told() bool {
+	for _, ee := range e.Errors {
+		if !ee.Skipped && !ee.Reopened {
+			return false
+		}
+	}
+	return true
 }
 
 // Is makes errors.Is match ErrAllSkipped or ErrAllFailed.
@@ -202,9 +217,10 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return res, err
 		default:
-			reason := err.Error()
+			reason, reopened := err.Error(), false
 			var ee *fusebox.ExhaustedError
 			if errors.As(err, &ee) {
+				reopened = ee.Reopened
 				callers := ""
 				if p.deadline > 0 {
 					callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
@@ -212,14 +228,14 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 				reason = ee.Describe(callers)
 			}
 			reason = c.red.String(reason)
-			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: reason})
-			p.log.Warn("endpoint failed", "endpoint", ep.Name, "reason", reason)
+			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened})
+			p.log.Info("endpoint failed", "endpoint", ep.Name, "reason", reason)
 		}
 	}
 
 	if p.stale > 0 && !opt.NoStale {
 		if a, age, ok := c.stored(ctx, p); ok && age < p.stale {
-			p.log.Warn(fmt.Sprintf("serving a stale answer, %s old, from %s", human(age), a.Source),
+			p.log.Info(fmt.Sprintf("serving a stale answer, %s old, from %s", human(age), a.Source),
 				"age", human(age), "from", a.Source)
 			res.Source, res.Answered, res.Status, res.Age, res.Body = SourceStale, a.Source, a.Status, age, a.Body
 			return res, nil
@@ -240,7 +256,7 @@ func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Durat
 	defer cancel()
 	a, ok, err := c.answers.LoadAnswer(ctx, p.name)
 	if err != nil {
-		p.log.Warn("cannot read the stored answer", "err", err)
+		p.log.Error("cannot read the stored answer", "err", err)
 		return a, 0, false
 	}
 	if !ok {
@@ -260,7 +276,7 @@ func (c *Client) save(ctx context.Context, p plan, a fusebox.Answer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := c.answers.SaveAnswer(ctx, p.name, a); err != nil {
-		p.log.Warn("cannot store the answer", "err", err)
+		p.log.Error("cannot store the answer", "err", err)
 	}
 }
 

@@ -46,7 +46,7 @@ func (r *Result) Envelope() ([]byte, error) {
 		e.AgeSeconds = &age
 	}
 	for _, ee := range r.Errors {
-		e.Errors = append(e.Errors, envelopeError(ee))
+		e.Errors = append(e.Errors, envelopeError{Name: ee.Name, Reason: ee.Reason, Skipped: ee.Skipped})
 	}
 	return json.Marshal(e)
 }

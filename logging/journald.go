@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // JournalStream reports whether stderr is the stream systemd named in
@@ -41,6 +43,8 @@ func (h *priorityHandler) Handle(ctx context.Context, r slog.Record) error {
 		h.w.prefix = "<3>"
 	case r.Level >= slog.LevelWarn:
 		h.w.prefix = "<4>"
+	case r.Level >= fusebox.LevelNotice:
+		h.w.prefix = "<5>"
 	case r.Level >= slog.LevelInfo:
 		h.w.prefix = "<6>"
 	default:

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +42,8 @@ var malformedConfigs = []struct {
 
 // TestMalformedConfig runs every command that reads the config on each
 // malformed config: exit 78 and one line naming the file, line and key;
-// nothing is run and nothing is written to the state dir.
+// nothing is run and nothing is written to the state dir. run instead says
+// so on one line and runs the command under the defaults.
 func TestMalformedConfig(t *testing.T) {
 	for _, tc := range malformedConfigs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +62,6 @@ func TestMalformedConfig(t *testing.T) {
 			want := "fusebox: " + path + ":" + tc.at
 			for _, args := range [][]string{
 				{"validate", "--config", path},
-				{"run", "--config", path, "x", "--", "touch", marker},
 				{"call", "--config", path, "owm"},
 				{"status", "--config", path},
 				{"trip", "--config", path, "x"},
@@ -74,14 +75,22 @@ func TestMalformedConfig(t *testing.T) {
 					t.Errorf("fusebox %s: stdout %q", args[0], p.stdout)
 				}
 			}
-			if exists(marker) {
-				t.Error("the command ran")
-			}
 			if got := tree(t, state); got != nil {
 				t.Errorf("state dir holds %v, want it never created", got)
 			}
 			if exists(state) {
 				t.Error("the state dir was created")
+			}
+
+			p := fb(t, state, "run", "--log-format", "json", "--config", path, "x", "--", "touch", marker)
+			lines := logLines(p.stderr)
+			var m map[string]any
+			if len(lines) == 1 {
+				json.Unmarshal([]byte(lines[0]), &m)
+			}
+			problem, _ := m["problem"].(string)
+			if p.code != 0 || !exists(marker) || m["level"] != "ERROR" || !strings.HasPrefix(problem, path+":"+tc.at) || !strings.Contains(problem, tc.msg) {
+				t.Errorf("fusebox run: exit %d, stderr:\n%s\nwant the command run and one ERROR line whose problem is %q…%q", p.code, p.stderr, path+":"+tc.at, tc.msg)
 			}
 		})
 	}

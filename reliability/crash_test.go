@@ -43,7 +43,7 @@ func TestSIGKILLLoop(t *testing.T) {
 	const workers = 6
 	state := filepath.Join(t.TempDir(), "state")
 	countPolicy := []string{"--attempts", "1", "--trip-after", "1000000"}
-	probePolicy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "20ms", "--open-max", "40ms", "--timeout", "300ms"}
+	probePolicy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "20ms", "--open-max", "40ms", "--timeout", "2s"} // a timeout a busy machine meets: a 124 would be a problem
 	circuits := []string{"count-0", "count-1", "count-2", "count-3", "probe"}
 
 	var (

@@ -111,7 +111,7 @@ func TestEventLogWithWholeGarbageLines(t *testing.T) {
 			if !gcDue {
 				write(t, filepath.Join(state, ".gc"), nil) // gc ran just now
 			}
-			p := fb(t, state, runArgs("c", []string{"--attempts", "1"}, failing...)...)
+			p := fb(t, state, runArgs("c", []string{"-v", "--attempts", "1"}, failing...)...) // -v: gc's INFO line
 			if p.code != 1 || p.stdout != "ran\n" || len(storeWarnings(p.stderr)) != 0 {
 				t.Fatalf("exit %d, stdout %q; want the command run and no warning about the store\n%s", p.code, p.stdout, p.stderr)
 			}

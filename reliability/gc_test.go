@@ -13,7 +13,7 @@ import (
 // A circuit left alone as long without a trip is removed, as before.
 func TestGCKeepsATripInForce(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	if p := fb(t, state, "trip", "maint", "--for", "720h"); p.code != 0 {
+	if p := fb(t, state, "trip", "--new", "maint", "--for", "720h"); p.code != 0 {
 		t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
 	}
 	if p := fb(t, state, runArgs("idle", []string{"--attempts", "1"}, "false")...); p.code != 1 {

@@ -109,7 +109,7 @@ func TestSignalDuringBackoff(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			d := t.TempDir()
-			cmd := fbCmd(state, nil, runArgs("c", []string{"--backoff", "20s", "--jitter", "none"},
+			cmd := fbCmd(state, nil, runArgs("c", []string{"-v", "--backoff", "20s", "--jitter", "none"},
 				"sh", "-c", `echo $$ > "$1/pgid"; exit 1`, "sh", d)...)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
@@ -204,7 +204,7 @@ func TestSignalDuringProbe(t *testing.T) {
 
 // TestBrokenOutputDuringProbe: fusebox's stdout and stderr are a pipe
 // nobody reads any more (`fusebox run … 2>&1 | head -1` after head exited).
-// Its first write there — the INFO line of the probe — raises SIGPIPE, which
+// Its first write there — the INFO line of the probe, with -v — raises SIGPIPE, which
 // by Go's default would kill fusebox holding the probe lease, its command
 // unstarted or running on. Now the command's group gets SIGPIPE, the lease
 // is given back, and fusebox exits 141 with nothing of the command left.
@@ -221,7 +221,8 @@ func TestBrokenOutputDuringProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	cmd := fbCmd(state, nil, runArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)
+	// -v: the probe's INFO line is the write that meets the closed pipe.
+	cmd := fbCmd(state, nil, append([]string{"-v"}, runArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)...)
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

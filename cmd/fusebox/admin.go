@@ -32,43 +32,62 @@ func noArgs(cmd *cobra.Command, args []string) error {
 
 func newTripCmd(a *app) *cobra.Command {
 	var d time.Duration
+	var isNew bool
 	cmd := &cobra.Command{
-		Use:   "trip NAME [--for DURATION]",
+		Use:   "trip NAME [--for DURATION] [--new]",
 		Short: "Force a circuit open (for maintenance), until reset or for a while",
+		Long: `Force circuit NAME open: every run and call skips it until it is reset, or
+for --for DURATION. NAME must be configured or already in the state dir, so
+that a typo does not trip a circuit nobody uses; --new trips a new one.`,
 		Example: `  fusebox trip zigbee2mqtt --for 10m
-  fusebox trip nas-backup              # until 'fusebox reset nas-backup'`,
+  fusebox trip nas-backup              # until 'fusebox reset nas-backup'
+  fusebox trip --new garage-door       # a circuit no run has used yet`,
 		Args: nameArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runForce(cmd.Context(), a, args[0], func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
+			hint := "to trip a new circuit on purpose: fusebox trip --new " + args[0]
+			if isNew {
+				hint = "" // no check
+			}
+			return runForce(cmd.Context(), a, args[0], hint, func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
 				return c.Trip(ctx, args[0], d)
 			})
 		},
 	}
 	cmd.Flags().Var(durationValue{&d}, "for", "close again after `DURATION` (default: until reset)")
+	cmd.Flags().BoolVar(&isNew, "new", false, "trip NAME although no config or state names it yet")
+	cmd.ValidArgsFunction = completeNames(a, false, false)
 	return cmd
 }
 
 func newResetCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "reset NAME",
-		Short: "Close a circuit and forget its failures (totals are kept)",
-		Args:  nameArg,
+		Use:               "reset NAME",
+		Short:             "Close a circuit and forget its failures (totals are kept)",
+		Args:              nameArg,
+		ValidArgsFunction: completeNames(a, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runForce(cmd.Context(), a, args[0], func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
+			return runForce(cmd.Context(), a, args[0], "nothing to reset", func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
 				return c.Reset(ctx, args[0])
 			})
 		},
 	}
 }
 
-// runForce trips or resets a circuit and says what it did.
-func runForce(ctx context.Context, a *app, name string, force func(context.Context, *fusebox.Circuits) (fusebox.View, error)) error {
+// runForce trips or resets a circuit and says what it did. A name neither
+// configured nor stored is refused with unknown's hint, unless unknown is
+// "" (trip --new).
+func runForce(ctx context.Context, a *app, name, unknown string, force func(context.Context, *fusebox.Circuits) (fusebox.View, error)) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
+	if unknown != "" {
+		if err := unknownName(ctx, cfg, store, name, unknown); err != nil {
+			return err
+		}
+	}
 	n := a.newNotifier(cfg, store)
 	c := a.circuits(store, n.listener()...)
 	v, err := force(ctx, c)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 func TestTripForAndResetSteerEveryRun(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, "trip", "zigbee2mqtt", "--for", "10m")
+	p := inproc(t, state, "trip", "--new", "zigbee2mqtt", "--for", "10m")
 	if p.code != 0 || !strings.Contains(p.stdout, "forced open; closes in 10m") {
 		t.Fatalf("trip: exit %d, %q %q", p.code, p.stdout, p.stderr)
 	}
@@ -27,7 +28,7 @@ func TestTripForAndResetSteerEveryRun(t *testing.T) {
 	if p = inproc(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
 		t.Fatalf("run after reset: exit %d", p.code)
 	}
-	if p = inproc(t, state, "trip", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
+	if p = inproc(t, state, "trip", "--new", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
 		t.Errorf("trip without --for: %q", p.stdout)
 	}
 }
@@ -67,7 +68,7 @@ func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_fro: 3m\n"), 0o600)
-	for _, args := range [][]string{{"validate", "--config", bad}, {"run", "--config", bad, "x", "--", "true"}} {
+	for _, args := range [][]string{{"validate", "--config", bad}, {"call", "--config", bad, "zigbee2mqtt"}} {
 		p := inproc(t, state, args...)
 		if p.code != exitConfig || !strings.Contains(p.stderr, "bad.yaml:5:") || !strings.Contains(p.stderr, "open_fro") {
 			t.Errorf("%v: exit %d, stderr %q; want 78 naming bad.yaml:5 and the key", args, p.code, p.stderr)
@@ -78,16 +79,53 @@ func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	}
 }
 
+func TestRunWithABrokenConfigRunsTheCommandUnderTheDefaults(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("defaults:\n  atempts: 2\n  backoff: soon\n"), 0o600)
+	unreadable := filepath.Join(dir, "missing.yaml")
+	for i, cfg := range []string{bad, unreadable} {
+		name := fmt.Sprint("c", i)
+		for _, tc := range []struct {
+			command []string
+			code    int
+		}{{[]string{"sh", "-c", "echo ran"}, 0}, {[]string{"sh", "-c", "exit 3"}, 3}} {
+			// As a process: the fast path must fall through to the command.
+			p := fbEnv(t, state, nil, append([]string{"run", "--config", cfg, "--backoff", "1ms", name, "--"}, tc.command...)...)
+			if p.code != tc.code || countLines(p.stderr, "config not used") != 1 {
+				t.Errorf("%s, %v: exit %d, stderr %q; want %d and one line about the config", cfg, tc.command, p.code, p.stderr, tc.code)
+			}
+			if cfg == bad && (!strings.Contains(p.stderr, "bad.yaml:2:") || !strings.Contains(p.stderr, "more_problems=1") || !strings.Contains(p.stderr, "did you mean")) {
+				t.Errorf("stderr %q does not name bad.yaml:2, the other problem and the fix", p.stderr)
+			}
+			if tc.code == 0 && p.stdout != "ran\n" {
+				t.Errorf("stdout %q, want the command's", p.stdout)
+			}
+		}
+	}
+	// Circuit protection stays on: 3 failures above (default trip_after 3)
+	// opened the circuit, so the next run is skipped; the fast path skips
+	// it without reading the config, so without a word.
+	if p := fbEnv(t, state, nil, "run", "--config", bad, "c0", "--", "true"); p.code != exitOpen || p.stderr != "" {
+		t.Errorf("after 3 failures: exit %d, stderr %q; want 75 and nothing", p.code, p.stderr)
+	}
+	// Even -q prints the config line: it is fusebox's own trouble.
+	if p := inproc(t, state, "run", "-q", "--config", bad, "c0", "--", "true"); p.code != exitOpen || countLines(p.stderr, "level=") != 1 || countLines(p.stderr, "config not used") != 1 {
+		t.Errorf("-q, in-process: exit %d, stderr %q; want 75 and only the config line", p.code, p.stderr)
+	}
+}
+
 func TestRunUsesPerCircuitConfigAndFlagsOverrideIt(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("defaults:\n  backoff: 1ms\n  max_delay: 2ms\ncircuits:\n  flaky:\n    attempts: 2\n"), 0o600)
-	p := inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", nil, "false")...)
+	p := inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"-v"}, "false")...)
 	if n := countLines(p.stderr, "attempt failed"); n != 2 {
 		t.Errorf("config attempts: 2, got %d attempts:\n%s", n, p.stderr)
 	}
-	p = inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"--attempts", "1"}, "false")...)
+	p = inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"-v", "--attempts", "1"}, "false")...)
 	if n := countLines(p.stderr, "attempt failed"); n != 1 {
 		t.Errorf("--attempts 1 over the config's 2, got %d attempts:\n%s", n, p.stderr)
 	}
@@ -111,16 +149,32 @@ func TestGCVersionAndCompletion(t *testing.T) {
 
 func TestLogFormats(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, append([]string{"--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	p := inproc(t, state, append([]string{"-v", "--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	numbers := 0
 	for _, line := range strings.Split(strings.TrimSpace(p.stderr), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil || m["time"] == nil || m["circuit"] != "j" {
 			t.Errorf("--log-format json line %q: %v", line, err)
 		}
+		switch m["msg"] {
+		case "attempt failed":
+			if _, ok := m["attempt"].(float64); !ok || m["attempts"] != 3.0 {
+				t.Errorf("attempt and attempts are not numbers: %q", line)
+			}
+			numbers++
+		case "waiting before retry":
+			if w, ok := m["wait"].(float64); !ok || w < 0 || w > 0.005 { // full jitter: 0 to 5ms
+				t.Errorf("wait is not a number of seconds: %q", line)
+			}
+			numbers++
+		}
+	}
+	if numbers != 5 {
+		t.Errorf("want 3 attempts and 2 waits logged:\n%s", p.stderr)
 	}
 	p = inproc(t, state, append([]string{"--quiet"}, runArgs("q", fastPolicy, "false")...)...)
-	if strings.Contains(p.stderr, "level=INFO") || !strings.Contains(p.stderr, "level=WARN") {
-		t.Errorf("--quiet: want warnings only:\n%s", p.stderr)
+	if p.code != 1 || p.stderr != "" {
+		t.Errorf("--quiet: exit %d, want 1 and nothing on stderr (no trouble of fusebox's own):\n%s", p.code, p.stderr)
 	}
 }
 
@@ -131,5 +185,93 @@ func TestBadLogFormatIsAUsageError(t *testing.T) {
 		if p.code != exitUsage || !strings.HasPrefix(p.stderr, `fusebox: --log-format: want text or json, got "xml"`+"\n") {
 			t.Errorf("fusebox %v: exit %d, stderr %q; want 64 and the flag's error", args, p.code, p.stderr)
 		}
+	}
+}
+
+func TestMistypedNamesAreRefusedWithASuggestion(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  esp32-garage:\n    attempts: 2\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	if p := inprocEnv(t, state, env, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
+		t.Fatalf("run: exit %d %s", p.code, p.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trip", "zigbe2mqtt", "--for", "10m"}, "no circuit or chain named zigbe2mqtt in the config or the state dir (did you mean zigbee2mqtt?); to trip a new circuit on purpose: fusebox trip --new zigbe2mqtt"},
+		{[]string{"reset", "esp32-garag"}, "(did you mean esp32-garage?); nothing to reset"},
+		{[]string{"status", "zigbee2mqtt", "nothing-like-it"}, "no circuit or chain named nothing-like-it in the config or the state dir\n"},
+	} {
+		p := inprocEnv(t, state, env, tc.args...)
+		if p.code != exitUsage || !strings.Contains(p.stderr, tc.want) || p.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 64 and %q", tc.args, p.code, p.stdout, p.stderr, tc.want)
+		}
+	}
+	if st := statusOf(t, state, "zigbee2mqtt"); st["state"] != "closed" {
+		t.Errorf("the typo steered the real circuit: %v", st)
+	}
+	// A configured circuit, a stored one, and a new one on purpose.
+	for _, args := range [][]string{{"trip", "esp32-garage"}, {"status", "esp32-garage"}, {"trip", "zigbee2mqtt"}, {"reset", "zigbee2mqtt"}, {"trip", "--new", "garage-door"}, {"status", "garage-door"}} {
+		if p := inprocEnv(t, state, env, args...); p.code != 0 {
+			t.Errorf("%v: exit %d %s", args, p.code, p.stderr)
+		}
+	}
+}
+
+func TestCompletionOffersCircuitEndpointAndChainNames(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  esp32-garage: {}\n  owm: {http: {url: 'http://127.0.0.1:9/'}}\nchains:\n  weather: {endpoints: [owm]}\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	complete := func(args ...string) []string {
+		t.Helper()
+		p := inprocEnv(t, state, env, append([]string{"__complete"}, args...)...)
+		if p.code != 0 {
+			t.Fatalf("__complete %v: exit %d %s", args, p.code, p.stderr)
+		}
+		var names []string
+		for _, l := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+			if !strings.HasPrefix(l, ":") { // the directive
+				names = append(names, l)
+			}
+		}
+		return names
+	}
+	// Before any run: the config's names, and no state dir created.
+	if got := strings.Join(complete("status", ""), " "); got != "esp32-garage owm weather" {
+		t.Errorf("status: %q", got)
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("completion created the state dir")
+	}
+	if p := inprocEnv(t, state, env, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
+		t.Fatal(p.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", ""}, "esp32-garage owm weather zigbee2mqtt"},
+		{[]string{"run", "zig"}, "zigbee2mqtt"},
+		{[]string{"trip", "e"}, "esp32-garage"},
+		{[]string{"reset", ""}, "esp32-garage owm weather zigbee2mqtt"},
+		{[]string{"status", "owm", ""}, "esp32-garage weather zigbee2mqtt"},
+		{[]string{"call", ""}, "owm weather"},
+	} {
+		if got := strings.Join(complete(tc.args...), " "); got != tc.want {
+			t.Errorf("complete %q: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	flag, cmd := inproc(t, state, "--version"), inproc(t, state, "version")
+	if flag.code != 0 || flag.stdout != cmd.stdout || !strings.HasPrefix(flag.stdout, "fusebox ") {
+		t.Errorf("--version: exit %d %q, want what version prints, %q", flag.code, flag.stdout, cmd.stdout)
 	}
 }

@@ -164,8 +164,8 @@ func addGlobalFlags(fs *pflag.FlagSet, a *app) {
 	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` or redis:// URL (default: see fusebox --help)")
 	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
 	fs.StringVar(&a.log.Format, "log-format", "text", "stderr log format: text or json")
-	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log warnings and errors only")
-	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, also successful ones")
+	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log fusebox's own trouble only (errors)")
+	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, wait and skip")
 }
 
 // newRootCmd builds the command tree.
@@ -217,6 +217,8 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		},
 	}
 	addGlobalFlags(root.PersistentFlags(), a)
+	root.Version = versionString()
+	root.SetVersionTemplate("fusebox {{.Version}}\n") // as fusebox version prints it
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
@@ -233,6 +235,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		newGCCmd(a),
 		newValidateCmd(a),
 		newVersionCmd(a),
+		newStateCmd(a),
 	)
 	return root
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -63,6 +64,7 @@ stale was kept, 64 usage error, 78 config error.`,
 			return runCall(cmd.Context(), a, o)
 		},
 	}
+	cmd.ValidArgsFunction = completeNames(a, true, false)
 	fs := cmd.Flags()
 	o.policy = addPolicyFlags(fs)
 	fs.StringVar(&o.url, "url", "", "call `URL` as an ad-hoc endpoint named NAME, without config")
@@ -116,7 +118,13 @@ func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions)
 	if err != nil {
 		var ce *httpcall.CallError
 		if errors.As(err, &ce) {
-			a.logger.Error(ce.Error())
+			// The call's one failure line; an outage already told (every
+			// circuit open, or reopened by this call's probe) needs -v.
+			level := slog.LevelWarn
+			if ce.Told() {
+				level = slog.LevelInfo
+			}
+			a.logger.Log(ctx, level, ce.Error())
 		}
 		return err
 	}

@@ -41,6 +41,16 @@ type configError struct{ err error }
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
+// skipError is a skip (it matches fusebox.ErrOpen) that exits with the
+// status --skip-exit or skip_exit chose instead of 75.
+type skipError struct {
+	code int
+	err  error
+}
+
+func (e *skipError) Error() string { return e.err.Error() }
+func (e *skipError) Unwrap() error { return e.err }
+
 // exitCode is the one place that maps errors to exit statuses. It also says
 // whether the error still needs printing (commands that already logged why
 // they failed return quietly).
@@ -49,6 +59,7 @@ func exitCode(err error) (code int, print bool) {
 		ue  *usageError
 		ce  *config.Error
 		cfe *configError
+		se  *skipError
 		ie  *command.Interrupted
 		ae  *command.ExitError
 		cle *httpcall.CallError
@@ -62,6 +73,8 @@ func exitCode(err error) (code int, print bool) {
 		return exitUsage, true
 	case errors.As(err, &ce), errors.As(err, &cfe):
 		return exitConfig, true
+	case errors.As(err, &se):
+		return se.code, false
 	case errors.Is(err, fusebox.ErrOpen):
 		return exitOpen, false
 	case errors.As(err, &ae):

@@ -54,6 +54,8 @@ func TestExitCodes(t *testing.T) {
 		{"the circuit is open", open, 75, false},
 		{"the circuit is open, wrapped", fmt.Errorf("run: %w", open), 75, false},
 		{"the circuit is open, sentinel", fusebox.ErrOpen, 75, false},
+		{"the circuit is open, --skip-exit 99", &skipError{code: 99, err: fusebox.ErrOpen}, 99, false},
+		{"the circuit is open, skip_exit 0", &skipError{code: 0, err: fusebox.ErrOpen}, 0, false},
 		{"call: every circuit open", &httpcall.CallError{Name: "weather", AllSkipped: true,
 			Errors: []httpcall.EndpointError{{Name: "owm", Skipped: true}}}, 75, false},
 		{"call: every circuit open, sentinel", fmt.Errorf("weather: %w", httpcall.ErrAllSkipped), 75, false},

@@ -27,18 +27,15 @@ func fastSkip(a *app, args []string) (int, bool) {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addGlobalFlags(fs, a)
-	addRunFlags(fs, &runOptions{})
+	o := &runOptions{}
+	addRunFlags(fs, o)
 	if fs.Parse(args[1:]) != nil {
 		return 0, false // --help, or a usage error the full command reports
 	}
-	rest := fs.Args()
-	if len(rest) > 1 && rest[1] == "--" {
-		rest = append(rest[:1], rest[2:]...)
-	}
-	if len(rest) < 2 || fusebox.ValidateName(rest[0]) != nil || a.log.Validate() != nil {
+	name, _, err := splitRunArgs(fs, fs.Args())
+	if err != nil || fusebox.ValidateName(name) != nil || a.log.Validate() != nil || o.skipExit < 0 || o.skipExit > 255 {
 		return 0, false
 	}
-	name := rest[0]
 
 	var cfg *config.Config
 	if a.stateFlag == "" && a.getenv("FUSEBOX_STATE_DIR") == "" {
@@ -59,7 +56,13 @@ func fastSkip(a *app, args []string) (int, bool) {
 	defer store.Close()
 	circuits := fusebox.New(store, fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
 	if err := circuits.Check(context.Background(), name); errors.Is(err, fusebox.ErrOpen) {
-		return exitOpen, true
+		// The skip's exit status may be the config's: read it now, when it
+		// was not read for the state dir (a broken one leaves 75).
+		if cfg == nil && !o.policy.fs.Changed("skip-exit") {
+			cfg, _ = a.loadConfig()
+		}
+		code, _ := exitCode(skipped(o, cfg, name, err))
+		return code, true
 	}
 	return 0, false
 }

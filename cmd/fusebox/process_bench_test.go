@@ -32,7 +32,7 @@ func BenchmarkFailFastProcess(b *testing.B) {
 	env := []string{"FUSEBOX_STATE_DIR=" + state, "HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 
 	// Open the circuit for both contenders.
-	trip := exec.Command(fuseboxBin, "trip", "bridge", "--for", "1h")
+	trip := exec.Command(fuseboxBin, "trip", "--new", "bridge", "--for", "1h")
 	trip.Env = env
 	if out, err := trip.CombinedOutput(); err != nil {
 		b.Fatalf("trip: %v\n%s", err, out)

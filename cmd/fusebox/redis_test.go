@@ -233,7 +233,7 @@ func TestRedisStateInTheConfigIsShownWithoutItsPassword(t *testing.T) {
 func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv)
-	if p := h.fb(t, "trip", "nas"); p.code != 0 {
+	if p := h.fb(t, "trip", "--new", "nas"); p.code != 0 {
 		t.Fatalf("trip: exit %d:\n%s", p.code, p.stderr)
 	}
 	srv.Kill()

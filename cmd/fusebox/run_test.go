@@ -28,7 +28,7 @@ func runArgs(name string, policy []string, command ...string) []string {
 
 func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("zigbee2mqtt", fastPolicy, "sh", "-c", "echo trying; exit 3")...)
+	p := inproc(t, state, runArgs("zigbee2mqtt", append([]string{"-v"}, fastPolicy...), "sh", "-c", "echo trying; exit 3")...)
 	if p.code != 3 {
 		t.Fatalf("exit = %d, want the command's own 3; stderr:\n%s", p.code, p.stderr)
 	}
@@ -47,7 +47,7 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 
 	// The skip runs as a process: the fast path in main takes it.
 	marker := filepath.Join(t.TempDir(), "ran")
-	p = fb(t, state, runArgs("zigbee2mqtt", nil, "touch", marker)...)
+	p = fb(t, state, runArgs("zigbee2mqtt", []string{"-v"}, "touch", marker)...)
 	if p.code != exitOpen {
 		t.Fatalf("exit = %d, want 75 (circuit open); stderr:\n%s", p.code, p.stderr)
 	}
@@ -124,7 +124,7 @@ func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 
 func TestRunRetryOnExitLimitsRetries(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("picky", append([]string{"--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
+	p := inproc(t, state, runArgs("picky", append([]string{"-v", "--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
 	if p.code != 2 || countLines(p.stderr, "attempt failed") != 1 {
 		t.Fatalf("exit %d, want 2 after one attempt (2 is not retryable):\n%s", p.code, p.stderr)
 	}
@@ -352,14 +352,15 @@ func TestRunInterruptForwardsTheSignalAndExits130(t *testing.T) {
 			t.Errorf("%v was not forwarded to the child", tc.sig)
 		}
 	}
-	if st := statusOf(t, state, "interrupted"); st["total_failures"] != float64(0) {
-		t.Errorf("an interrupted call counted as a failure: %v", st)
+	// Nothing was recorded: status does not know the name.
+	if p := inproc(t, state, "status", "--json", "interrupted"); p.code != exitUsage || !strings.Contains(p.stderr, "no circuit or chain named interrupted") {
+		t.Errorf("an interrupted call left a record: exit %d %s%s", p.code, p.stdout, p.stderr)
 	}
 }
 
 func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	cmd := fbCmd(state, nil, runArgs("waiting", []string{"--backoff", "20s", "--jitter", "none"}, "sh", "-c", "exit 1")...)
+	cmd := fbCmd(state, nil, runArgs("waiting", []string{"-v", "--backoff", "20s", "--jitter", "none"}, "sh", "-c", "exit 1")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -396,5 +397,109 @@ func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	}
 	if took := time.Since(begin); took > 5*time.Second {
 		t.Errorf("took %v to exit from a 20s backoff sleep", took)
+	}
+}
+
+func TestRunSkipPrintsNothingUnlessVerbose(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if p := inproc(t, state, "trip", "--new", "x"); p.code != 0 {
+		t.Fatalf("trip: exit %d: %s", p.code, p.stderr)
+	}
+	for _, flags := range [][]string{nil, {"-q"}} {
+		// In-process the full command decides; as a process the fast path.
+		for _, p := range []proc{inproc(t, state, runArgs("x", flags, "true")...), fb(t, state, runArgs("x", flags, "true")...)} {
+			if p.code != exitOpen || p.stderr != "" {
+				t.Errorf("run %v on a tripped circuit: exit %d, stderr %q; want 75 and nothing", flags, p.code, p.stderr)
+			}
+		}
+	}
+	if p := fb(t, state, runArgs("x", []string{"-v"}, "true")...); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
+		t.Errorf("-v: exit %d, stderr %q; want 75 and the skip", p.code, p.stderr)
+	}
+}
+
+func TestRunStoreTroublePrintsEvenWhenQuiet(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := inproc(t, state, runArgs("x", []string{"-q"}, "true")...)
+	if p.code != 0 || countLines(p.stderr, "level=ERROR") != 1 || !strings.Contains(p.stderr, "state store unusable") {
+		t.Errorf("-q with an unusable store: exit %d, stderr %q; want 0 and the one error", p.code, p.stderr)
+	}
+}
+
+func TestRunTakesFlagsBetweenNameAndTheCommand(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := inproc(t, state, "run", "flaky", "-v", "--attempts", "2", "--backoff", "1ms", "--", "false")
+	if p.code != 1 || countLines(p.stderr, "attempt failed") != 2 {
+		t.Errorf("run NAME -v --attempts 2 -- false: exit %d, want 1 after 2 attempts:\n%s", p.code, p.stderr)
+	}
+	if p := inproc(t, state, "run", "x", "echo", "--", "-v"); p.code != 0 || p.stdout != "-- -v\n" {
+		t.Errorf("run x echo -- -v: exit %d, stdout %q; want the command as it came", p.code, p.stdout)
+	}
+	for _, args := range [][]string{{"run", "x", "--nope", "--", "true"}, {"run", "x", "--attempts", "2", "true", "--", "true"}} {
+		if p := inproc(t, state, args...); p.code != exitUsage {
+			t.Errorf("%v: exit %d, want 64: %s", args, p.code, p.stderr)
+		}
+	}
+	// The fast path takes them too.
+	if p := inproc(t, state, "trip", "--new", "tripped"); p.code != 0 {
+		t.Fatal(p.stderr)
+	}
+	if p := fb(t, state, "run", "tripped", "-v", "--attempts", "2", "--", "true"); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
+		t.Errorf("fast path: exit %d, stderr %q; want 75 and the skip (-v)", p.code, p.stderr)
+	}
+}
+
+func TestRunFailureReasonQuotesTheCommandsLastStderrLine(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	p := inproc(t, state, runArgs("zigbee", []string{"--attempts", "1"}, "sh", "-c", `echo "curl: (7) Failed to connect to zigbee.lan port 8080" >&2; exit 7`)...)
+	want := "exit status 7: curl: (7) Failed to connect to zigbee.lan port 8080"
+	if p.code != 7 || !strings.HasPrefix(p.stderr, "curl: (7)") || !strings.Contains(p.stderr, `reason="not retryable after 1 attempt: `+want) && !strings.Contains(p.stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 7, curl's line passed through and quoted in the failure line", p.code, p.stderr)
+	}
+	if st := statusOf(t, state, "zigbee"); st["last_failure"] != want {
+		t.Errorf("status last_failure %q, want %q", st["last_failure"], want)
+	}
+}
+
+func TestRunSkipExitChoosesTheStatusOfASkip(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  backup:\n    skip_exit: 99\n  other: {}\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	for _, name := range []string{"backup", "other", "plain"} {
+		if p := inprocEnv(t, state, env, "trip", "--new", name); p.code != 0 {
+			t.Fatal(p.stderr)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  int
+	}{
+		{"backup", nil, 99},                         // the config's skip_exit
+		{"backup", []string{"--skip-exit", "3"}, 3}, // the flag over the config
+		{"other", nil, 75},
+		{"plain", []string{"--skip-exit", "0"}, 0},
+	} {
+		args := runArgs(tc.name, tc.flags, "true")
+		// The full command in-process, the fast path as a process.
+		if p := inprocEnv(t, state, env, args...); p.code != tc.want {
+			t.Errorf("%v in-process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
+		}
+		if p := fbEnv(t, state, env, args...); p.code != tc.want {
+			t.Errorf("%v as a process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
+		}
+	}
+	// A command's own 75 stays 75 and is a failure, not a skip.
+	p := inprocEnv(t, state, env, runArgs("fresh-one", []string{"--skip-exit", "99", "--attempts", "1"}, "sh", "-c", "exit 75")...)
+	if p.code != 75 || !strings.Contains(p.stderr, "exit status 75") {
+		t.Errorf("command exiting 75: exit %d, stderr %q", p.code, p.stderr)
+	}
+	if p := inproc(t, state, runArgs("x", []string{"--skip-exit", "256"}, "true")...); p.code != exitUsage {
+		t.Errorf("--skip-exit 256: exit %d, want 64", p.code)
 	}
 }

@@ -69,6 +69,7 @@ fusebox_circuitbreaker_open_until_timestamp_seconds, labelled name.
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (--format json)")
 	cmd.Flags().StringVar(&o.format, "format", "table", "`FORMAT`: table, json or prometheus")
 	cmd.Flags().StringVar(&o.output, "output", "", "write to `FILE`, replaced atomically, instead of stdout")
+	cmd.ValidArgsFunction = completeNames(a, false, true)
 	return cmd
 }
 
@@ -87,6 +88,11 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 	defer store.Close()
 	if err := failopen.Reason(store); err != nil {
 		return fmt.Errorf("state store: %w", err)
+	}
+	for _, n := range names {
+		if err := unknownName(ctx, cfg, store, n, ""); err != nil {
+			return err
+		}
 	}
 	answers, _ := store.(fusebox.AnswerStore)
 	now := a.clock.Now()

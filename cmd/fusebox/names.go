@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+)
+
+// knownNames returns the circuits and chains the config defines and the
+// store holds, sorted, each once. ok is false when the store cannot list
+// its circuits: then no name can be said to be unknown.
+func knownNames(ctx context.Context, cfg *config.Config, store fusebox.Store) (names []string, ok bool) {
+	stored, err := store.Names(ctx)
+	if err != nil {
+		return nil, false
+	}
+	names = append(configuredNames(cfg), stored...)
+	slices.Sort(names)
+	return slices.Compact(names), true
+}
+
+// unknownName is the error for a name neither configured nor stored: most
+// likely a typo, which would otherwise steer (or show) a circuit nobody
+// uses. hint says how to go on when the name is meant.
+func unknownName(ctx context.Context, cfg *config.Config, store fusebox.Store, name, hint string) error {
+	known, ok := knownNames(ctx, cfg, store)
+	if !ok || slices.Contains(known, name) {
+		return nil
+	}
+	msg := fmt.Sprintf("no circuit or chain named %s in the config or the state dir", name)
+	if s := config.Nearest(name, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	if hint != "" {
+		msg += "; " + hint
+	}
+	return &usageError{msg: msg}
+}
+
+// completeNames completes a NAME argument with the circuits and chains of
+// the config and the state dir (callable: only the endpoints and chains
+// `call` can call). It completes at most the first argument unless many,
+// and never creates the state dir.
+func completeNames(a *app, callable, many bool) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 && !many {
+			return nil, cobra.ShellCompDirectiveDefault // run: the command and its arguments
+		}
+		cfg, _ := a.loadConfig()
+		var names []string
+		if callable {
+			t := cfg.Targets()
+			for _, ep := range t.Endpoints {
+				names = append(names, ep.Name)
+			}
+			for _, ch := range t.Chains {
+				names = append(names, ch.Name)
+			}
+			slices.Sort(names)
+		} else if _, err := os.Stat(a.stateDir(cfg)); err == nil {
+			store := a.openStore(cfg)
+			names, _ = knownNames(cmd.Context(), cfg, store)
+			store.Close()
+		}
+		if len(names) == 0 && !callable {
+			names = configuredNames(cfg) // no state dir yet, or one that cannot be read
+		}
+		var out []cobra.Completion
+		for _, n := range names {
+			if strings.HasPrefix(n, toComplete) && !slices.Contains(args, n) {
+				out = append(out, n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// configuredNames returns the circuits and chains the config defines, sorted.
+func configuredNames(cfg *config.Config) []string {
+	var names []string
+	if cfg != nil {
+		for n := range cfg.Circuits {
+			names = append(names, n)
+		}
+		for n := range cfg.Chains {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
