@@ -36,6 +36,9 @@ type Options struct {
 	// defaults of package redis, 100 ms and 50 ms).
 	DialTimeout, CommandTimeout time.Duration
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
+	// SharedDown is how Redis failed earlier in this process, if it did:
+	// the store then starts on LocalDir (FallbackOptions.Down).
+	SharedDown error
 }
 
 // Open opens the store o names. It never fails: a store that cannot be
@@ -83,7 +86,7 @@ func openRedis(o Options) fusebox.Store {
 		}
 		return openFile(o, o.LocalDir)
 	}
-	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger})
+	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Down: o.SharedDown})
 }
 
 // Reason returns why s is Unavailable, or nil when it is a working store: a

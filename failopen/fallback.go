@@ -23,6 +23,11 @@ type FallbackOptions struct {
 	RetryAfter time.Duration
 	Logger     *slog.Logger     // for the one warning a fallback gives; nil: none
 	Now        func() time.Time // the clock RetryAfter is measured on; nil: time.Now
+	// Down, when set, is how the primary just failed, before the Fallback
+	// was made (a process's fast path found it down): the Fallback starts
+	// on the local store, warning with it, instead of waiting for the
+	// primary's budget a second time.
+	Down error
 }
 
 var (
@@ -70,7 +75,11 @@ func NewFallback(primary fusebox.Store, openLocal func() (fusebox.Store, error),
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Fallback{primary: primary, openLocal: openLocal, o: o}
+	f := &Fallback{primary: primary, openLocal: openLocal, o: o}
+	if o.Down != nil {
+		f.failed(o.Down)
+	}
+	return f
 }
 
 // Primary returns the primary store.

@@ -37,6 +37,10 @@ type app struct {
 	logger   *slog.Logger
 	redactor *redact.Redactor
 
+	// sharedDown is how a redis:// state failed in the fast path: the full
+	// command then goes to the local dir at once instead of waiting again.
+	sharedDown error
+
 	config struct { // loadConfig's result
 		loaded bool
 		cfg    *config.Config
@@ -145,7 +149,7 @@ func (a *app) stateShown(cfg *config.Config) string {
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
 	if redis.IsURL(o.Dir) {
-		o.LocalDir = a.localDir()
+		o.LocalDir, o.SharedDown = a.localDir(), a.sharedDown
 	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter = cfg.Fsync, cfg.GCAfter

@@ -57,6 +57,9 @@ func fastSkip(a *app, args []string) (int, bool) {
 		return 0, false
 	}
 	defer store.Close()
+	if r, ok := store.(*loadRecorder); ok {
+		defer func() { a.sharedDown = r.err }()
+	}
 	circuits := fusebox.New(store, fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
 	if err := circuits.Check(context.Background(), name); errors.Is(err, fusebox.ErrOpen) {
 		return exitOpen, true
@@ -70,11 +73,24 @@ func fastSkip(a *app, args []string) (int, bool) {
 func fastStore(a *app, dir string) (fusebox.Store, bool) {
 	if redis.IsURL(dir) {
 		s, err := redis.Open(dir, redis.WithLogger(a.logger))
-		return s, err == nil
+		return &loadRecorder{Store: s}, err == nil
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, false // no state yet, so no open circuit; and nothing is created here
 	}
 	s, err := file.Open(dir, file.WithLogger(a.logger))
 	return s, err == nil
+}
+
+// loadRecorder keeps the error of the fast path's one Load from Redis, which
+// Check does not return, for the full command.
+type loadRecorder struct {
+	fusebox.Store
+	err error
+}
+
+func (r *loadRecorder) Load(ctx context.Context, name string) (fusebox.State, error) {
+	st, err := r.Store.Load(ctx, name)
+	r.err = err
+	return st, err
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 )
@@ -86,7 +87,13 @@ func TestRedisAFailureOnOneHostTripsTheCircuitForTheOther(t *testing.T) {
 
 func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 	srv := redistest.Start(t)
-	hosts := []host{newHost(t, srv), newHost(t, srv)}
+	// 20 processes starting at once on 2 shared cores can wait longer than
+	// the default 50 ms for the CPU, and a run whose Redis budget is spent
+	// falls back to its host's local dir, where the circuit is closed. That
+	// is the fallback working; this test checks the probe lease, so it
+	// widens the budget in the URL.
+	url := srv.URL() + "?dial_timeout=10s&read_timeout=10s&write_timeout=10s"
+	hosts := []host{newHostAt(t, url), newHostAt(t, url)}
 	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m"}
 	if p := hosts[0].fb(t, runArgs("bridge", policy, "false")...); p.code != 1 {
 		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
@@ -101,7 +108,11 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 	for i := range codes {
 		wg.Go(func() {
 			command := fmt.Sprintf("touch %s/%d; while [ ! -e %s ]; do sleep 0.01; done", ran, i, release)
-			codes[i] = hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...).code
+			p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
+			codes[i] = p.code
+			if strings.Contains(p.stderr, "unreachable") {
+				t.Errorf("caller %d fell back to its local dir:\n%s", i, p.stderr)
+			}
 			exited.Add(1)
 		})
 	}
@@ -246,5 +257,23 @@ func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
 	}
 	if st := h.status(t, "nas"); st["state"] != "closed" || st["total_successes"] != float64(1) {
 		t.Errorf("status on Redis restarted empty: %v; want closed with the 1 success since", st)
+	}
+}
+
+// A generous bound: the budget is 150 ms a command and the fast path hands
+// its failure on, so a run waits on Redis about once; one that waited for a
+// paused Redis would take the whole pause.
+func TestRedisPausedTheRunWaitsOnlyItsBudget(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv)
+	if got := srv.Do("CLIENT", "PAUSE", "5000", "ALL"); got != "+OK" {
+		t.Fatalf("CLIENT PAUSE = %s", got)
+	}
+	p := h.fb(t, runArgs("api", fastPolicy, "true")...)
+	if p.code != 0 || countLines(p.stderr, "unreachable") != 1 {
+		t.Errorf("exit %d:\n%s\nwant the call run with one warning", p.code, p.stderr)
+	}
+	if p.took > 2500*time.Millisecond {
+		t.Errorf("the run took %s on a Redis paused for 5s; want it to give up within its budget", p.took)
 	}
 }
