@@ -5,6 +5,11 @@
 // once, naming the reason (a state dir refused as unsafe says what to
 // change), and runs the call as if its circuit were closed: fusebox itself
 // never loses a call.
+//
+// A state kept in Redis (a redis:// URL) is opened as a Fallback: while Redis
+// answers within its budget every process on every host shares its
+// circuits; when it does not, the process warns once and carries on with the
+// local state dir.
 package failopen
 
 import (

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,3 +180,27 @@ func TestOpenHidesThePassword(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestADamagedStateIsSetAsideAndReplaced(t *testing.T) {
+	srv := redistest.Start(t)
+	var log strings.Builder
+	s := open(t, srv, redis.WithPrefix("dmg:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	defer s.Close()
+	srv.Do("HSET", "dmg:s:api", "v", "3", "state", "{not json")
+	st, err := s.Load(ctx, "api")
+	if err != nil || st.Name != "api" || st.Phase != "" {
+		t.Fatalf("Load of a damaged record = %+v, %v; want a fresh state", st, err)
+	}
+	if !strings.Contains(log.String(), "damaged circuit state set aside") || srv.Do("EXISTS", "dmg:damaged:api") != ":1" {
+		t.Errorf("no warning or no copy set aside:\n%s", log.String())
+	}
+	if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st.ConsecutiveFailures = 1
+		return nil, true
+	}); err != nil {
+		t.Fatalf("Update over a damaged record: %v", err)
+	}
+	if st, err := s.Load(ctx, "api"); err != nil || st.ConsecutiveFailures != 1 {
+		t.Errorf("after Update: %+v, %v; want the damaged record replaced", st, err)
+	}
+}
