@@ -341,6 +341,9 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 
 // countScript adds to the counters and raises LastSuccess, kept as
 // zero-padded Unix nanoseconds so that comparing strings compares times.
+// The counters live as long as the state at least (a caller that knows no
+// configured TTL, such as fusebox run's fast path, never shortens it), and
+// for ever beside a trip until reset.
 //
 //	KEYS: counts, state, names
 //	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name
@@ -352,10 +355,11 @@ if ARGV[4] ~= '' then
   local cur = redis.call('HGET', KEYS[1], 'last')
   if (not cur) or cur < ARGV[4] then redis.call('HSET', KEYS[1], 'last', ARGV[4]) end
 end
-if redis.call('PTTL', KEYS[2]) == -1 then
+local left = redis.call('PTTL', KEYS[2])
+if left == -1 then
   redis.call('PERSIST', KEYS[1])
 else
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), left))
 end
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
 return 1

@@ -115,6 +115,16 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:s:api")[1:]); ttl <= 0 || ttl > int(time.Hour/time.Millisecond) {
 		t.Errorf("PTTL of a timed trip = %d ms, want up to an hour", ttl)
 	}
+	// A process that knows a shorter TTL (the fast path knows none) counts
+	// a skip: the counters still live as long as the state.
+	short := open(t, srv, redis.WithPrefix("ttl:"), redis.WithTTL(time.Minute))
+	defer short.Close()
+	if err := short.Count(ctx, "api", fusebox.Counts{Skips: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:c:api")[1:]); ttl <= int(time.Minute/time.Millisecond) {
+		t.Errorf("PTTL of the counters = %d ms after a count with a 1m TTL; want the state's, up to an hour", ttl)
+	}
 	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		return st.Trip(now, 0), true
 	}); err != nil {
