@@ -138,8 +138,15 @@ func (f *Fallback) answered() {
 
 // healthy reports whether err says the primary works: it answered, or the
 // error is the caller's doing or a busy lock.
+//
+// The caller's deadline is checked by the clock too: a socket deadline set
+// from it can fire a moment before ctx itself reports it ended.
 func healthy(ctx context.Context, err error) bool {
-	return err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout)
+	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // use runs op on the primary or, when it fails, on the local store.
