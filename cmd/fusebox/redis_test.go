@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,5 +282,68 @@ func TestRedisPausedTheRunWaitsOnlyItsBudget(t *testing.T) {
 	}
 	if p.took > 2500*time.Millisecond {
 		t.Errorf("the run took %s on a Redis paused for 5s; want it to give up within its budget", p.took)
+	}
+}
+
+// Six scripts over two hosts ask for the weather together: the first holds
+// the answer's lock in Redis while it calls, the others wait for it and
+// share its fresh answer, so the API sees one call. A third host, which never
+// called, is served that fresh answer from Redis; once the API is down, the
+// stale one.
+func TestRedisSixScriptsOverTwoHostsCostOneUpstreamCallAndShareTheirAnswer(t *testing.T) {
+	srv := redistest.Start(t)
+	var hits atomic.Int32
+	var down atomic.Bool
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // a slow weather API: the others arrive meanwhile
+		fmt.Fprintln(w, `{"main":{"temp":21.5}}`)
+	}))
+	defer api.Close()
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`circuits:
+  owm:
+    attempts: 1
+    http:
+      url: %s/weather
+      extract: .main.temp
+chains:
+  weather:
+    endpoints: [owm]
+    fresh: 10m
+    stale: 1h
+`, api.URL)), 0o600)
+	hosts := []host{newHost(t, srv), newHost(t, srv), newHost(t, srv)}
+	for i := range hosts {
+		hosts[i].env = append(hosts[i].env, "FUSEBOX_CONFIG="+cfg)
+	}
+	var wg sync.WaitGroup
+	outs := make([]proc, 6)
+	for i := range outs {
+		wg.Go(func() { outs[i] = hosts[i%2].fb(t, "call", "weather") })
+	}
+	wg.Wait()
+	for i, p := range outs {
+		if p.code != 0 || p.stdout != "21.5\n" {
+			t.Errorf("script %d: exit %d, %q\n%s", i, p.code, p.stdout, p.stderr)
+		}
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("six scripts over two hosts made %d upstream calls, want 1", n)
+	}
+	third := hosts[2]
+	if p := third.fb(t, "call", "--json", "weather"); p.code != 0 || !strings.Contains(p.stdout, `"source":"fresh"`) || hits.Load() != 1 {
+		t.Errorf("third host: exit %d, %s\n%s; want the fresh answer from Redis, no upstream call", p.code, p.stdout, p.stderr)
+	}
+	down.Store(true)
+	if p := third.fb(t, "call", "--no-fresh", "--json", "weather"); p.code != 0 || !strings.Contains(p.stdout, `"source":"stale"`) || !strings.Contains(p.stdout, "21.5") {
+		t.Errorf("third host, API down: exit %d, %s\n%s; want the stale answer from Redis", p.code, p.stdout, p.stderr)
+	}
+	for _, h := range hosts {
+		h.neverFellBack(t)
 	}
 }
