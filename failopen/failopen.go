@@ -44,6 +44,10 @@ type Options struct {
 	// SharedDown is how Redis failed earlier in this process, if it did:
 	// the store then starts on LocalDir (FallbackOptions.Down).
 	SharedDown error
+	// Shared, when set, is a Store already open on Dir in this process,
+	// whose connections are reused (redis.Store.Reuse) instead of dialling
+	// again; the returned store owns it.
+	Shared *redis.Store
 }
 
 // Open opens the store o names. It never fails: a store that cannot be
@@ -81,9 +85,14 @@ func openRedis(o Options) fusebox.Store {
 	if o.Logger != nil {
 		opts = append(opts, redis.WithLogger(o.Logger))
 	}
-	primary, err := redis.Open(o.Dir, opts...)
-	if err != nil {
-		return Unavailable{Err: err}
+	var primary *redis.Store
+	if o.Shared != nil {
+		primary = o.Shared.Reuse(opts...)
+	} else {
+		var err error
+		if primary, err = redis.Open(o.Dir, opts...); err != nil {
+			return Unavailable{Err: err}
+		}
 	}
 	local := func() (fusebox.Store, error) {
 		if o.LocalDir == "" {

@@ -182,6 +182,24 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
+// Reuse returns a Store on s's connections with opts applied: a process that
+// opened a Store before it knew its settings (fusebox run's fast path, before
+// the config) keeps its connection instead of dialling again. The budget
+// stays s's (WithTimeouts is ignored); closing either Store closes both.
+func (s *Store) Reuse(opts ...Option) *Store {
+	r := &Store{
+		c: s.c, prefix: s.prefix, ttl: s.ttl,
+		dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
+		updateTimeout: s.updateTimeout, lockTimeout: s.lockTimeout, lockLease: s.lockLease,
+		maxEvents: s.maxEvents, logger: s.logger,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	r.dialTimeout, r.commandTimeout = s.dialTimeout, s.commandTimeout
+	return r
+}
+
 // Retries returns how many times Update has retried after a conflicting
 // write since the Store was opened.
 func (s *Store) Retries() uint64 { return s.retries.Load() }

@@ -40,6 +40,9 @@ type app struct {
 	// sharedDown is how a redis:// state failed in the fast path: the full
 	// command then goes to the local dir at once instead of waiting again.
 	sharedDown error
+	// shared is the fast path's Redis store, which answered: the full
+	// command reuses its connection.
+	shared *redis.Store
 
 	config struct { // loadConfig's result
 		loaded bool
@@ -149,7 +152,8 @@ func (a *app) stateShown(cfg *config.Config) string {
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
 	if redis.IsURL(o.Dir) {
-		o.LocalDir, o.SharedDown = a.localDir(), a.sharedDown
+		o.LocalDir, o.SharedDown, o.Shared = a.localDir(), a.sharedDown, a.shared
+		a.shared = nil // the store opened now owns it
 	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter = cfg.Fsync, cfg.GCAfter

@@ -56,12 +56,17 @@ func fastSkip(a *app, args []string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	defer store.Close()
-	if r, ok := store.(*loadRecorder); ok {
-		defer func() { a.sharedDown = r.err }()
-	}
 	circuits := fusebox.New(store, fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
-	if err := circuits.Check(context.Background(), name); errors.Is(err, fusebox.ErrOpen) {
+	err := circuits.Check(context.Background(), name)
+	if r, ok := store.(*loadRecorder); ok && !errors.Is(err, fusebox.ErrOpen) {
+		// Falling through: hand Redis, or how it failed, to the full command.
+		if a.sharedDown = r.err; r.err == nil {
+			a.shared = r.Store.(*redis.Store)
+			return 0, false
+		}
+	}
+	store.Close()
+	if errors.Is(err, fusebox.ErrOpen) {
 		return exitOpen, true
 	}
 	return 0, false

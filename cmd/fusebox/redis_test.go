@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -345,5 +346,24 @@ chains:
 	}
 	for _, h := range hosts {
 		h.neverFellBack(t)
+	}
+}
+
+// The fast path's connection is the full command's too: a healthy run dials
+// Redis once.
+func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv)
+	before, _ := strconv.Atoi(srv.Info("total_connections_received"))
+	if p := h.fb(t, runArgs("api", fastPolicy, "true")...); p.code != 0 || p.stderr != "" {
+		t.Fatalf("exit %d:\n%s", p.code, p.stderr)
+	}
+	after, _ := strconv.Atoi(srv.Info("total_connections_received"))
+	// One for the run, one for the INFO above it.
+	if got := after - before - 1; got != 1 {
+		t.Errorf("a healthy run made %d connections to Redis, want 1", got)
+	}
+	if st := h.status(t, "api"); st["total_successes"] != float64(1) {
+		t.Errorf("status %v, want the success counted", st)
 	}
 }
