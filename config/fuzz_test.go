@@ -3,6 +3,7 @@ package config
 import (
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("defaults: &d\n  <<: [*d, *d]\n"))
 	f.Add([]byte("chains:\n  a: {endpoints: [b]}\n  b: {endpoints: [a]}\n"))
 	f.Add([]byte("state: !secret dir\ngc_after: 1.5d\n"))
+	f.Add([]byte("state: redis://u:${X}@nas.lan:6379/0\n"))
+	f.Add([]byte("state: rediss://:pw@[::1]:6380\n"))
 	f.Add([]byte("defaults: {failure_rate: {threshold: 50%, window: 2, min_attempts: 3}, open_for: 1h, open_max: 1m}\n"))
 	f.Add([]byte("history: {keep: 90d}\ndefaults:\n  notify: {after: 10m, probe_failed: 2, webhooks: [{url: https://n/t, format: ntfy}], on_open: [/bin/x], mqtt: {broker: 'tcp://h:1883'}}\ncircuits:\n  a: {notify: {heartbeats: [{url: https://hc/x, kind: uptime_kuma}]}}\n"))
 	for _, tt := range malformed {
@@ -72,6 +75,14 @@ func checkValid(t *testing.T, c *Config) {
 	for _, s := range c.Secrets {
 		if s == "" {
 			t.Error("empty secret")
+		}
+	}
+	if strings.HasPrefix(c.State, "redis://") || strings.HasPrefix(c.State, "rediss://") {
+		u, err := url.Parse(c.State)
+		if err != nil || u.Host == "" {
+			t.Errorf("state %q accepted: not a redis URL with a host", c.State)
+		} else if p, _ := u.User.Password(); p != "" && !slices.Contains(c.Secrets, p) {
+			t.Errorf("state %q: its password is not among the secrets %q", c.State, c.Secrets)
 		}
 	}
 }

@@ -5,6 +5,11 @@
 // once, naming the reason (a state dir refused as unsafe says what to
 // change), and runs the call as if its circuit were closed: fusebox itself
 // never loses a call.
+//
+// A state kept in Redis (a redis:// URL) is opened as a Fallback: while Redis
+// answers within its budget every process on every host shares its
+// circuits; when it does not, the process warns once and carries on with the
+// local state dir.
 package failopen
 
 import (
@@ -36,6 +41,13 @@ type Options struct {
 	// defaults of package redis, 100 ms and 50 ms).
 	DialTimeout, CommandTimeout time.Duration
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
+	// SharedDown is how Redis failed earlier in this process, if it did:
+	// the store then starts on LocalDir (FallbackOptions.Down).
+	SharedDown error
+	// Shared, when set, is a Store already open on Dir in this process,
+	// whose connections are reused (redis.Store.Reuse) instead of dialling
+	// again; the returned store owns it.
+	Shared *redis.Store
 }
 
 // Open opens the store o names. It never fails: a store that cannot be
@@ -73,9 +85,14 @@ func openRedis(o Options) fusebox.Store {
 	if o.Logger != nil {
 		opts = append(opts, redis.WithLogger(o.Logger))
 	}
-	primary, err := redis.Open(o.Dir, opts...)
-	if err != nil {
-		return Unavailable{Err: err}
+	var primary *redis.Store
+	if o.Shared != nil {
+		primary = o.Shared.Reuse(opts...)
+	} else {
+		var err error
+		if primary, err = redis.Open(o.Dir, opts...); err != nil {
+			return Unavailable{Err: err}
+		}
 	}
 	local := func() (fusebox.Store, error) {
 		if o.LocalDir == "" {
@@ -83,7 +100,7 @@ func openRedis(o Options) fusebox.Store {
 		}
 		return openFile(o, o.LocalDir)
 	}
-	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger})
+	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Down: o.SharedDown})
 }
 
 // Reason returns why s is Unavailable, or nil when it is a working store: a

@@ -23,6 +23,11 @@ type FallbackOptions struct {
 	RetryAfter time.Duration
 	Logger     *slog.Logger     // for the one warning a fallback gives; nil: none
 	Now        func() time.Time // the clock RetryAfter is measured on; nil: time.Now
+	// Down, when set, is how the primary just failed, before the Fallback
+	// was made (a process's fast path found it down): the Fallback starts
+	// on the local store, warning with it, instead of waiting for the
+	// primary's budget a second time.
+	Down error
 }
 
 var (
@@ -70,7 +75,11 @@ func NewFallback(primary fusebox.Store, openLocal func() (fusebox.Store, error),
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Fallback{primary: primary, openLocal: openLocal, o: o}
+	f := &Fallback{primary: primary, openLocal: openLocal, o: o}
+	if o.Down != nil {
+		f.failed(o.Down)
+	}
+	return f
 }
 
 // Primary returns the primary store.
@@ -129,8 +138,15 @@ func (f *Fallback) answered() {
 
 // healthy reports whether err says the primary works: it answered, or the
 // error is the caller's doing or a busy lock.
+//
+// The caller's deadline is checked by the clock too: a socket deadline set
+// from it can fire a moment before ctx itself reports it ended.
 func healthy(ctx context.Context, err error) bool {
-	return err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout)
+	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // use runs op on the primary or, when it fails, on the local store.

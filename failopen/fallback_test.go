@@ -43,10 +43,14 @@ func (l *logBuf) count(s string) int {
 
 const warning = "shared state store unreachable"
 
-func openRedis(t *testing.T, srv *redistest.Server, log *logBuf) (fusebox.Store, string) {
+// openRedis opens srv's store through failopen.Open with budget, 0 for the
+// default; a test whose subject is not the budget widens it, as a loaded
+// machine can miss the default on any command.
+func openRedis(t *testing.T, srv *redistest.Server, log *logBuf, budget time.Duration) (fusebox.Store, string) {
 	t.Helper()
 	local := filepath.Join(t.TempDir(), "state")
-	s := failopen.Open(failopen.Options{Dir: srv.URL(), LocalDir: local, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	s := failopen.Open(failopen.Options{Dir: srv.URL(), LocalDir: local, Logger: slog.New(slog.NewTextHandler(log, nil)),
+		DialTimeout: budget, CommandTimeout: budget})
 	if err := failopen.Reason(s); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 func TestRedisKilledMidRunFallsBackWithOneWarning(t *testing.T) {
 	srv := redistest.Start(t)
 	var log logBuf
-	store, local := openRedis(t, srv, &log)
+	store, local := openRedis(t, srv, &log, 10*time.Second)
 	c := fusebox.New(store, fusebox.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	run(t, c)
 	srv.Kill()
@@ -115,7 +119,7 @@ func TestRedisKilledMidRunFallsBackWithOneWarning(t *testing.T) {
 
 func TestFallbackResumesWhenRedisIsBack(t *testing.T) {
 	srv := redistest.Start(t)
-	primary, err := redis.Open(srv.URL())
+	primary, err := redis.Open(srv.URL(), redis.WithTimeouts(10*time.Second, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +160,7 @@ const pause, bound = 4 * time.Second, 2 * time.Second
 func TestClientPauseLongerThanTheBudget(t *testing.T) {
 	srv := redistest.Start(t)
 	var log logBuf
-	store, _ := openRedis(t, srv, &log)
+	store, _ := openRedis(t, srv, &log, 0)
 	c := fusebox.New(store)
 	run(t, c) // connected, so the pause hits a command, not the dial
 	if got := srv.Do("CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "ALL"); got != "+OK" {
@@ -175,7 +179,7 @@ func TestClientPauseLongerThanTheBudget(t *testing.T) {
 func TestDebugSleepLongerThanTheBudget(t *testing.T) {
 	srv := redistest.Start(t)
 	var log logBuf
-	store, _ := openRedis(t, srv, &log)
+	store, _ := openRedis(t, srv, &log, 0)
 	c := fusebox.New(store)
 	run(t, c)
 	conn, err := net.Dial("tcp", srv.Addr())
@@ -223,7 +227,7 @@ func waitAsleep(t *testing.T, srv *redistest.Server) {
 func TestRedisRestartedEmpty(t *testing.T) {
 	srv := redistest.Start(t)
 	var log logBuf
-	store, _ := openRedis(t, srv, &log)
+	store, _ := openRedis(t, srv, &log, 10*time.Second)
 	c := fusebox.New(store)
 	if _, err := c.Trip(ctx, "api", time.Hour); err != nil {
 		t.Fatal(err)
@@ -235,7 +239,7 @@ func TestRedisRestartedEmpty(t *testing.T) {
 	// The same process, whose connections died with the server, and a new
 	// one: both find the circuit closed (Redis forgot the trip) and run.
 	run(t, c)
-	fresh, _ := openRedis(t, srv, &log)
+	fresh, _ := openRedis(t, srv, &log, 10*time.Second)
 	run(t, fusebox.New(fresh))
 	if n := log.count(warning); n > 1 {
 		t.Errorf("%d warnings after a restart, want at most 1 (the dead connection):\n%s", n, log.b.String())

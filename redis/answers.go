@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -87,8 +88,8 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 		ok, err := s.c.SetNX(bctx, lock, token, s.lockLease).Result()
 		cancel()
 		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("lock answer %s: %w", key, ctx.Err())
+			if ended(ctx) {
+				return fmt.Errorf("lock answer %s: %w", key, cmp.Or(ctx.Err(), context.DeadlineExceeded))
 			}
 			return wrap("lock answer", key, err)
 		}
@@ -111,4 +112,14 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 		releaseScript().Run(bctx, s.c, []string{lock}, token)
 	}()
 	return fn()
+}
+
+// ended reports whether ctx is done or past its deadline: a socket deadline
+// set from ctx can fire a moment before ctx reports it ended.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }

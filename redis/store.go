@@ -182,6 +182,24 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
+// Reuse returns a Store on s's connections with opts applied: a process that
+// opened a Store before it knew its settings (fusebox run's fast path, before
+// the config) keeps its connection instead of dialling again. The budget
+// stays s's (WithTimeouts is ignored); closing either Store closes both.
+func (s *Store) Reuse(opts ...Option) *Store {
+	r := &Store{
+		c: s.c, prefix: s.prefix, ttl: s.ttl,
+		dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
+		updateTimeout: s.updateTimeout, lockTimeout: s.lockTimeout, lockLease: s.lockLease,
+		maxEvents: s.maxEvents, logger: s.logger,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	r.dialTimeout, r.commandTimeout = s.dialTimeout, s.commandTimeout
+	return r
+}
+
 // Retries returns how many times Update has retried after a conflicting
 // write since the Store was opened.
 func (s *Store) Retries() uint64 { return s.retries.Load() }
@@ -344,6 +362,9 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 
 // countScript adds to the counters and raises LastSuccess, kept as
 // zero-padded Unix nanoseconds so that comparing strings compares times.
+// The counters live as long as the state at least (a caller that knows no
+// configured TTL, such as fusebox run's fast path, never shortens it), and
+// for ever beside a trip until reset.
 //
 //	KEYS: counts, state, names
 //	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name
@@ -355,10 +376,11 @@ if ARGV[4] ~= '' then
   local cur = redis.call('HGET', KEYS[1], 'last')
   if (not cur) or cur < ARGV[4] then redis.call('HSET', KEYS[1], 'last', ARGV[4]) end
 end
-if redis.call('PTTL', KEYS[2]) == -1 then
+local left = redis.call('PTTL', KEYS[2])
+if left == -1 then
   redis.call('PERSIST', KEYS[1])
 else
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+  redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), left))
 end
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
 return 1

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,6 +116,16 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:s:api")[1:]); ttl <= int(time.Hour/time.Millisecond) || ttl > int((time.Hour+time.Minute)/time.Millisecond) {
 		t.Errorf("PTTL of a one-minute trip = %d ms, want an hour and up to a minute", ttl)
 	}
+	// A process that knows a shorter TTL (the fast path knows none) counts
+	// a skip: the counters still live as long as the state.
+	short := open(t, srv, redis.WithPrefix("ttl:"), redis.WithTTL(time.Minute))
+	defer short.Close()
+	if err := short.Count(ctx, "api", fusebox.Counts{Skips: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:c:api")[1:]); ttl <= int(time.Minute/time.Millisecond) {
+		t.Errorf("PTTL of the counters = %d ms after a count with a 1m TTL; want the state's, up to an hour", ttl)
+	}
 	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		return st.Trip(now, 0), true
 	}); err != nil {
@@ -180,3 +191,27 @@ func TestOpenHidesThePassword(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestADamagedStateIsSetAsideAndReplaced(t *testing.T) {
+	srv := redistest.Start(t)
+	var log strings.Builder
+	s := open(t, srv, redis.WithPrefix("dmg:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	defer s.Close()
+	srv.Do("HSET", "dmg:s:api", "v", "3", "state", "{not json")
+	st, err := s.Load(ctx, "api")
+	if err != nil || st.Name != "api" || st.Phase != "" {
+		t.Fatalf("Load of a damaged record = %+v, %v; want a fresh state", st, err)
+	}
+	if !strings.Contains(log.String(), "damaged circuit state set aside") || srv.Do("EXISTS", "dmg:damaged:api") != ":1" {
+		t.Errorf("no warning or no copy set aside:\n%s", log.String())
+	}
+	if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st.ConsecutiveFailures = 1
+		return nil, true
+	}); err != nil {
+		t.Fatalf("Update over a damaged record: %v", err)
+	}
+	if st, err := s.Load(ctx, "api"); err != nil || st.ConsecutiveFailures != 1 {
+		t.Errorf("after Update: %+v, %v; want the damaged record replaced", st, err)
+	}
+}

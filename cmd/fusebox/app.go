@@ -37,6 +37,13 @@ type app struct {
 	logger   *slog.Logger
 	redactor *redact.Redactor
 
+	// sharedDown is how a redis:// state failed in the fast path: the full
+	// command then goes to the local dir at once instead of waiting again.
+	sharedDown error
+	// shared is the fast path's Redis store, which answered: the full
+	// command reuses its connection.
+	shared *redis.Store
+
 	config struct { // loadConfig's result
 		loaded bool
 		cfg    *config.Config
@@ -145,7 +152,8 @@ func (a *app) stateShown(cfg *config.Config) string {
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
 	if redis.IsURL(o.Dir) {
-		o.LocalDir = a.localDir()
+		o.LocalDir, o.SharedDown, o.Shared = a.localDir(), a.sharedDown, a.shared
+		a.shared = nil // the store opened now owns it
 	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep

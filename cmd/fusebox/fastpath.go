@@ -53,9 +53,17 @@ func fastSkip(a *app, args []string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	defer store.Close()
 	circuits := fusebox.New(store, fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
-	if err := circuits.Check(context.Background(), name); errors.Is(err, fusebox.ErrOpen) {
+	err = circuits.Check(context.Background(), name)
+	if r, ok := store.(*loadRecorder); ok && !errors.Is(err, fusebox.ErrOpen) {
+		// Falling through: hand Redis, or how it failed, to the full command.
+		if a.sharedDown = r.err; r.err == nil {
+			a.shared = r.Store.(*redis.Store)
+			return 0, false
+		}
+	}
+	store.Close()
+	if errors.Is(err, fusebox.ErrOpen) {
 		// The skip's exit status may be the config's: read it now, when it
 		// was not read for the state dir (a broken one leaves 75).
 		if cfg == nil && !o.policy.fs.Changed("skip-exit") {
@@ -73,11 +81,24 @@ func fastSkip(a *app, args []string) (int, bool) {
 func fastStore(a *app, dir string) (fusebox.Store, bool) {
 	if redis.IsURL(dir) {
 		s, err := redis.Open(dir, redis.WithLogger(a.logger))
-		return s, err == nil
+		return &loadRecorder{Store: s}, err == nil
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, false // no state yet, so no open circuit; and nothing is created here
 	}
 	s, err := file.Open(dir, file.WithLogger(a.logger))
 	return s, err == nil
+}
+
+// loadRecorder keeps the error of the fast path's one Load from Redis, which
+// Check does not return, for the full command.
+type loadRecorder struct {
+	fusebox.Store
+	err error
+}
+
+func (r *loadRecorder) Load(ctx context.Context, name string) (fusebox.State, error) {
+	st, err := r.Store.Load(ctx, name)
+	r.err = err
+	return st, err
 }

@@ -5,6 +5,7 @@ package redistest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"strconv"
@@ -111,6 +112,35 @@ func (s *Server) Do(args ...string) string {
 		s.t.Fatalf("redis %s: %v", strings.Join(args, " "), err)
 	}
 	return reply
+}
+
+// Info returns one field of INFO, such as "total_connections_received".
+func (s *Server) Info(field string) string {
+	s.t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		s.t.Fatalf("redis INFO: %v", err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprint(c, "*1\r\n$4\r\nINFO\r\n")
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		s.t.Fatalf("redis INFO: %q, %v", head, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		s.t.Fatalf("redis INFO: %v", err)
+	}
+	for _, line := range strings.Split(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	s.t.Fatalf("redis INFO has no %s", field)
+	return ""
 }
 
 func (s *Server) try(args ...string) (string, error) {
