@@ -16,8 +16,10 @@ import (
 
 // answer is what a successful attempt got.
 type answer struct {
-	status int
-	body   []byte // the extraction, or the raw body
+	status    int
+	header    http.Header // the response's, when body is the raw body
+	extracted bool
+	body      []byte // the extraction, or the raw body
 }
 
 // attempt makes one request to ep and judges what came back. Its error is a
@@ -46,7 +48,7 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
 	if f != nil {
 		return answer{}, f
 	}
-	return answer{status: resp.StatusCode, body: out}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, extracted: ep.extract != nil, body: out}, nil
 }
 
 func (ep *endpoint) request(ctx context.Context) (*http.Request, error) {

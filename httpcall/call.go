@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -43,7 +44,10 @@ type Result struct {
 	Attempts int           // attempts made in this call, over all endpoints
 	Age      time.Duration // for fresh and stale: how old the stored answer is
 	Body     []byte        // the extraction, or the raw body
-	Errors   []EndpointError
+	// Header holds the response's headers when an endpoint answered with its
+	// raw body in this call; nil for an extraction and for stored answers.
+	Header http.Header
+	Errors []EndpointError
 }
 
 // EndpointError says why an endpoint did not answer.
@@ -192,6 +196,9 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		switch {
 		case err == nil:
 			res.Source, res.Answered, res.Status, res.Body = ep.Name, ep.Name, got.status, got.body
+			if !got.extracted {
+				res.Header = got.header
+			}
 			p.log.Info("answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
 			if p.fresh > 0 || p.stale > 0 {
 				c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})

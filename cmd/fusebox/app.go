@@ -191,6 +191,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		newResetCmd(a),
 		newGCCmd(a),
 		newValidateCmd(a),
+		newServeCmd(a),
 		newVersionCmd(a),
 	)
 	return root

@@ -1,0 +1,143 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/status"
+)
+
+// Headers the daemon adds to an answer.
+const (
+	HeaderSource   = "X-Fusebox-Source"    // the endpoint that answered, or fresh / stale
+	HeaderAnswered = "X-Fusebox-Answered"  // for fresh and stale: the endpoint the stored answer came from
+	HeaderAttempts = "X-Fusebox-Attempts"  // attempts made for this request
+	HeaderStaleAge = "X-Fusebox-Stale-Age" // whole seconds, on a stale answer
+)
+
+// hopHeaders are not passed on from an upstream's response: they describe
+// its connection, or a body the daemon has already decoded or re-framed.
+var hopHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Trailer", "Te",
+	"Content-Length", "Content-Encoding",
+}
+
+func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	wd := s.world.Load()
+	if !wd.targets.Has(name) {
+		writeJSON(w, http.StatusNotFound, problem{Error: "no such endpoint or chain in the config", Name: name})
+		return
+	}
+	if r.ContentLength > s.o.MaxRequestBody {
+		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+		return
+	}
+	// A body the endpoint does not take is read (within the limit) so the
+	// connection can be reused, and dropped.
+	if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody)); err != nil {
+		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+		return
+	}
+	res, err := wd.client.Call(r.Context(), name, httpcall.CallOptions{})
+	if err != nil {
+		s.failed(w, r, wd, name, res, err)
+		return
+	}
+	s.answer(w, res)
+}
+
+// answer writes an answer: the upstream's status, headers and body, or an
+// extraction or stored answer with a content type of its own.
+func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
+	h := w.Header()
+	for k, vs := range res.Header {
+		h[k] = vs
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	if res.Header == nil {
+		if json.Valid(res.Body) {
+			h.Set("Content-Type", "application/json")
+		} else {
+			h.Set("Content-Type", http.DetectContentType(res.Body))
+		}
+	}
+	h.Set(HeaderSource, res.Source)
+	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	if res.Source == httpcall.SourceFresh || res.Source == httpcall.SourceStale {
+		h.Set(HeaderAnswered, res.Answered)
+		h.Set("Age", strconv.Itoa(int(res.Age/time.Second)))
+	}
+	if res.Source == httpcall.SourceStale {
+		h.Set(HeaderStaleAge, strconv.Itoa(int(res.Age/time.Second)))
+	}
+	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	code := res.Status
+	if code < 100 || code > 999 {
+		code = http.StatusOK
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(res.Body)
+}
+
+// failed answers a call that nothing could answer: 503 naming each
+// endpoint's failure or open circuit, with Retry-After when a circuit says
+// when it may be probed; a caller that went away gets nothing.
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
+	var ce *httpcall.CallError
+	if !errors.As(err, &ce) {
+		writeJSON(w, http.StatusInternalServerError, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
+		return
+	}
+	p := problem{Error: httpcall.ErrAllFailed.Error(), Name: name}
+	if ce.AllSkipped {
+		p.Error = httpcall.ErrAllSkipped.Error()
+	}
+	for _, e := range ce.Errors {
+		p.Errors = append(p.Errors, endpointError(e))
+	}
+	if res != nil {
+		w.Header().Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	}
+	if d, ok := s.retryAfter(r, ce.Errors); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(d))
+	}
+	writeJSON(w, http.StatusServiceUnavailable, p)
+}
+
+// retryAfter returns, in whole seconds rounded up, how long until the first
+// of the endpoints' open circuits may be probed; at least 1 when one is
+// half-open with its probe taken. It reports false when none is open.
+func (s *Server) retryAfter(r *http.Request, errs []httpcall.EndpointError) (int, bool) {
+	now := s.o.Clock.Now()
+	best, found := time.Duration(math.MaxInt64), false
+	for _, e := range errs {
+		st, err := s.o.Store.Load(r.Context(), e.Name)
+		if err != nil {
+			continue
+		}
+		row := status.CircuitRow(st, fusebox.Counts{}, now)
+		switch {
+		case row.ReopensIn > 0:
+			best, found = min(best, row.ReopensIn), true
+		case row.State == string(fusebox.HalfOpen):
+			best, found = min(best, time.Second), true
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	return max(1, int((best+time.Second-1)/time.Second)), true
+}
