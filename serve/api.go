@@ -17,6 +17,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/circuits", s.handleCircuits)
 	mux.HandleFunc("POST /api/circuits/{name}/trip", s.handleTrip)
 	mux.HandleFunc("POST /api/circuits/{name}/reset", s.handleReset)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
 }
 
 // Snapshot returns the rows of every circuit, endpoint and chain, as

@@ -46,11 +46,18 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
 	}
+	began := time.Now()
 	res, err := wd.client.Call(r.Context(), name, httpcall.CallOptions{})
+	first := name
+	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
+		first = eps[0]
+	}
 	if err != nil {
+		s.metrics.observe(name, first, "", http.StatusServiceUnavailable, time.Since(began))
 		s.failed(w, r, wd, name, res, err)
 		return
 	}
+	s.metrics.observe(name, first, res.Source, res.Status, time.Since(began))
 	s.answer(w, res)
 }
 

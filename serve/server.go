@@ -58,6 +58,7 @@ type Server struct {
 	handler http.Handler
 	world   atomic.Pointer[world]
 	log     *slog.Logger
+	metrics *metrics
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -102,6 +103,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	s := &Server{o: o, log: o.Logger}
+	s.metrics = newMetrics()
 	w, err := s.build(targets)
 	if err != nil {
 		return nil, err
@@ -120,6 +122,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 func (s *Server) build(t config.Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
+		httpcall.WithListener(s.metrics.listen),
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
 	if err != nil {
