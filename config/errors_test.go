@@ -115,6 +115,10 @@ var malformed = []struct {
 	{name: "negative max_body", yaml: "circuits:\n  a:\n    http: {url: https://x, max_body: -1}\n", at: "3:", key: "circuits.a.http.max_body", msg: "must not be negative"},
 	{name: "max_body unit", yaml: "circuits:\n  a:\n    http: {url: https://x, max_body: 10parsecs}\n", at: "3:", key: "circuits.a.http.max_body", msg: "invalid size"},
 	{name: "zero max_body", yaml: "circuits:\n  a:\n    http: {url: https://x, max_body: 0}\n", at: "3:", key: "circuits.a.http.max_body", msg: "more than 0"},
+	{name: "zero max_in_flight", yaml: "circuits:\n  a:\n    http: {url: https://x, max_in_flight: 0}\n", at: "3:", key: "circuits.a.http.max_in_flight", msg: "want at least 1"},
+	{name: "max_in_flight not a number", yaml: "circuits:\n  a:\n    http: {url: https://x, max_in_flight: many}\n", at: "3:", key: "circuits.a.http.max_in_flight", msg: ""},
+	{name: "pass_query not a bool", yaml: "circuits:\n  a:\n    http: {url: https://x, pass_query: sometimes}\n", at: "3:", key: "circuits.a.http.pass_query", msg: ""},
+	{name: "allow_subpath misspelled", yaml: "circuits:\n  a:\n    http: {url: https://x, allow_subpaths: true}\n", at: "3:", key: "circuits.a.http.allow_subpaths", msg: "did you mean allow_subpath?"},
 	{name: "timeout set twice", yaml: "circuits:\n  a:\n    timeout: 5s\n    http:\n      url: https://x\n      timeout: 3s\n", at: "6:7", key: "circuits.a.http.timeout", msg: "already set by circuits.a.timeout (line 3)"},
 	{name: "fresh without http", yaml: "circuits:\n  a:\n    fresh: 10m\n", at: "3:5", key: "circuits.a.fresh", msg: "needs an http: block"},
 }

@@ -15,6 +15,7 @@ import (
 var httpKeys = []string{
 	"url", "method", "headers", "body", "timeout", "retry_on",
 	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body",
+	"max_in_flight", "pass_query", "pass_body", "allow_subpath",
 }
 
 // methods are the HTTP methods an endpoint may use.
@@ -58,6 +59,14 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 			set(&ep.Extract)(l.jq(f))
 		case "max_body":
 			set(&ep.MaxBody)(l.maxBody(f))
+		case "max_in_flight":
+			set(&ep.MaxInFlight)(l.maxInFlight(f))
+		case "pass_query":
+			set(&ep.PassQuery)(l.boolean(f.value, f.path))
+		case "pass_body":
+			set(&ep.PassBody)(l.boolean(f.value, f.path))
+		case "allow_subpath":
+			set(&ep.AllowSubpath)(l.boolean(f.value, f.path))
 		default:
 			l.unknownKey(f, httpKeys...)
 		}
@@ -66,6 +75,16 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 		l.errorAt(e, e.path, "url is required")
 	}
 	return ep
+}
+
+// maxInFlight reads a limit of calls in flight: a whole number, at least 1.
+func (l *loader) maxInFlight(e entry) (int, bool) {
+	n, ok := l.integer(e.value, e.path)
+	if ok && n < 1 {
+		l.errorf(e.value, e.path, "want at least 1, got %d (leave it out for no limit)", n)
+		return 0, false
+	}
+	return n, ok
 }
 
 // url reads an http or https URL with a host.

@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,12 +26,12 @@ type answer struct {
 // attempt makes one request to ep and judges what came back. Its error is a
 // *fusebox.Failure telling Do whether to retry and whether the failure counts
 // against the breaker; its reason is redacted.
-func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
-	req, err := ep.request(ctx)
+func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, error) {
+	req, err := ep.request(ctx, pp)
 	if err != nil {
 		return answer{}, c.failure(ep, "cannot build the request: "+innermost(err), false, false)
 	}
-	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", ep.safeURL)
+	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", c.red.URL(req.URL.String()))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return answer{}, c.judged(ep, judgeError(ctx, err, ep.rules()))
@@ -51,12 +52,19 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
 	return answer{status: resp.StatusCode, header: resp.Header, extracted: ep.extract != nil, body: out}, nil
 }
 
-func (ep *endpoint) request(ctx context.Context) (*http.Request, error) {
-	var body io.Reader
-	if ep.Body != "" {
-		body = strings.NewReader(ep.Body)
+func (ep *endpoint) request(ctx context.Context, pp *parts) (*http.Request, error) {
+	target, text := ep.URL, []byte(ep.Body)
+	if pp != nil {
+		target = pp.url
+		if pp.body != nil {
+			text = pp.body
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, ep.Method, ep.URL, body)
+	var body io.Reader
+	if len(text) > 0 {
+		body = bytes.NewReader(text)
+	}
+	req, err := http.NewRequestWithContext(ctx, ep.Method, target, body)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,13 @@ type Endpoint struct {
 	Stale       time.Duration // serve the stored response when the call fails, while younger than this
 	Policy      fusebox.Policy
 	Secrets     []string
+
+	// What a caller of the daemon (fusebox serve) may add to a call, each
+	// off by default (see CallOptions).
+	PassQuery    bool // the caller's query parameters are added to the URL's
+	PassBody     bool // the caller's body replaces Body
+	AllowSubpath bool // the caller may name a path below the URL's path
+	MaxInFlight  int  // calls in flight at once through the daemon; 0: no limit
 }
 
 // RetryOn says which failures are retried. The zero value retries nothing;

@@ -14,6 +14,8 @@ import (
 func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /call/{name}", s.handleCall)
 	mux.HandleFunc("POST /call/{name}", s.handleCall)
+	mux.HandleFunc("GET /call/{name}/{rest...}", s.handleCall)
+	mux.HandleFunc("POST /call/{name}/{rest...}", s.handleCall)
 	mux.HandleFunc("GET /api/circuits", s.handleCircuits)
 	mux.HandleFunc("POST /api/circuits/{name}/trip", s.handleTrip)
 	mux.HandleFunc("POST /api/circuits/{name}/reset", s.handleReset)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,6 +21,7 @@ const (
 	HeaderAnswered = "X-Fusebox-Answered"  // for fresh and stale: the endpoint the stored answer came from
 	HeaderAttempts = "X-Fusebox-Attempts"  // attempts made for this request
 	HeaderStaleAge = "X-Fusebox-Stale-Age" // whole seconds, on a stale answer
+	HeaderShared   = "X-Fusebox-Shared"    // "true": the answer of another caller's call, made at the same moment
 )
 
 // hopHeaders are not passed on from an upstream's response: they describe
@@ -40,14 +42,41 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
 	}
-	// A body the endpoint does not take is read (within the limit) so the
-	// connection can be reused, and dropped.
-	if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody)); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody))
+	if err != nil {
 		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
 	}
+	opt := httpcall.CallOptions{Subpath: r.PathValue("rest")}
+	if q := r.URL.Query(); len(q) > 0 {
+		opt.Query = q
+	}
+	if len(body) > 0 {
+		opt.Body = body
+	}
+
 	began := time.Now()
-	res, err := wd.client.Call(r.Context(), name, httpcall.CallOptions{})
+	call := func(ctx context.Context) (*httpcall.Result, error) {
+		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.maxInFlight)
+		if full != "" {
+			return nil, &busyError{endpoint: full}
+		}
+		defer release()
+		return wd.client.Call(ctx, name, opt)
+	}
+	var res *httpcall.Result
+	if r.Method == http.MethodGet && opt.Body == nil {
+		// Callers asking for the same at the same moment share one call,
+		// which goes on when the caller that started it leaves.
+		key := name + "\x00" + opt.Subpath + "\x00" + opt.Query.Encode()
+		var shared bool
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.WithoutCancel(r.Context())) })
+		if shared {
+			w.Header().Set(HeaderShared, "true")
+		}
+	} else {
+		res, err = call(r.Context())
+	}
 	first := name
 	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
 		first = eps[0]
@@ -59,6 +88,14 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.observe(name, first, res.Source, res.Status, time.Since(began))
 	s.answer(w, res)
+}
+
+// busyError is a call refused because an endpoint has max_in_flight calls
+// running.
+type busyError struct{ endpoint string }
+
+func (e *busyError) Error() string {
+	return e.endpoint + ": max_in_flight calls are running already"
 }
 
 // answer writes an answer: the upstream's status, headers and body, or an
@@ -101,6 +138,16 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 // when it may be probed; a caller that went away gets nothing.
 func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) {
 	if r.Context().Err() != nil {
+		return
+	}
+	var busy *busyError
+	if errors.As(err, &busy) {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, problem{Error: busy.Error(), Name: name})
+		return
+	}
+	if errors.Is(err, httpcall.ErrNotAllowed) {
+		writeJSON(w, http.StatusForbidden, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
 		return
 	}
 	var ce *httpcall.CallError

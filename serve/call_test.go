@@ -118,7 +118,10 @@ func TestEverythingOpenIs503WithRetryAfter(t *testing.T) {
 func TestUnknownNameIs404AndNothingIsCalled(t *testing.T) {
 	u := newUpstream(t, "u")
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
-	for _, path := range []string{"/call/nope", "/call/u/extra", "/call/", "/call", "/debug/pprof/", "/u"} {
+	if r := d.get(t, "/call/u/extra"); r.code != http.StatusForbidden || !strings.Contains(r.body, "allow_subpath") {
+		t.Errorf("a subpath the endpoint does not allow: %d %s", r.code, r.body)
+	}
+	for _, path := range []string{"/call/nope", "/call/nope/x", "/call/", "/call", "/debug/pprof/", "/u"} {
 		if r := d.get(t, path); r.code != http.StatusNotFound && r.code != http.StatusMethodNotAllowed {
 			t.Errorf("GET %s: %d, want 404", path, r.code)
 		}

@@ -54,11 +54,13 @@ type Options struct {
 // Server is the daemon. It is safe for concurrent use; Reload may be called
 // while it serves.
 type Server struct {
-	o       Options
-	handler http.Handler
-	world   atomic.Pointer[world]
-	log     *slog.Logger
-	metrics *metrics
+	o        Options
+	handler  http.Handler
+	world    atomic.Pointer[world]
+	log      *slog.Logger
+	metrics  *metrics
+	flights  flights
+	inFlight inFlight
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -69,8 +71,20 @@ type world struct {
 	client  *httpcall.Client
 	targets config.Targets
 	catalog status.Catalog
-	longest time.Duration // the longest deadline of any endpoint or chain
+	longest time.Duration  // the longest deadline of any endpoint or chain
+	limits  map[string]int // max_in_flight by endpoint
 }
+
+// endpointsOf returns the endpoints a call of name may use.
+func (w *world) endpointsOf(name string) []string {
+	if eps, ok := w.catalog.Chains[name]; ok {
+		return eps
+	}
+	return []string{name}
+}
+
+// maxInFlight returns the named endpoint's max_in_flight; 0: no limit.
+func (w *world) maxInFlight(name string) int { return w.limits[name] }
 
 // New returns a Server for targets, refusing an unsafe listen address.
 func New(targets config.Targets, o Options) (*Server, error) {
@@ -128,8 +142,11 @@ func (s *Server) build(t config.Targets) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}}
+	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{}}
 	for _, ep := range t.Endpoints {
+		if ep.MaxInFlight > 0 {
+			w.limits[ep.Name] = ep.MaxInFlight
+		}
 		w.catalog.Endpoints = append(w.catalog.Endpoints, ep.Name)
 		w.longest = max(w.longest, ep.Policy.WithDefaults().Retry.Deadline)
 	}
