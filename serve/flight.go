@@ -20,8 +20,8 @@ var errCallPanicked = errors.New("the shared call failed unexpectedly")
 type flight struct {
 	waiters int // callers waiting for it, besides the one running it; under flights.mu
 	done    chan struct{}
-	res  *httpcall.Result
-	err  error
+	res     *httpcall.Result
+	err     error
 }
 
 // do runs fn under key, or waits for the run already under way; shared
