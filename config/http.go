@@ -15,7 +15,7 @@ import (
 var httpKeys = []string{
 	"url", "method", "headers", "body", "timeout", "retry_on",
 	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body",
-	"max_in_flight", "pass_query", "pass_body", "allow_subpath",
+	"max_in_flight", "pass_query", "pass_body", "allow_subpath", "health",
 }
 
 // methods are the HTTP methods an endpoint may use.
@@ -67,6 +67,8 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 			set(&ep.PassBody)(l.boolean(f.value, f.path))
 		case "allow_subpath":
 			set(&ep.AllowSubpath)(l.boolean(f.value, f.path))
+		case "health":
+			ep.Health = l.health(f)
 		default:
 			l.unknownKey(f, httpKeys...)
 		}
@@ -85,6 +87,34 @@ func (l *loader) maxInFlight(e entry) (int, bool) {
 		return 0, false
 	}
 	return n, ok
+}
+
+// health reads an active health check: path, interval and expect.
+func (l *loader) health(e entry) *httpcall.Health {
+	h := &httpcall.Health{}
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		switch f.name {
+		case "path":
+			s, ok := l.str(f.value, f.path)
+			if !ok {
+				continue
+			}
+			u, err := url.Parse(s)
+			if err != nil || !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || u.Host != "" || u.Fragment != "" {
+				l.errorf(f.value, f.path, "want an absolute path on the endpoint's host, like /api/")
+				continue
+			}
+			h.Path = s
+		case "interval":
+			set(&h.Interval)(l.positive(f))
+		case "expect":
+			h.Expect = l.expect(f)
+		default:
+			l.unknownKey(f, "path", "interval", "expect")
+		}
+	}
+	return h
 }
 
 // url reads an http or https URL with a host.

@@ -61,6 +61,7 @@ type Server struct {
 	metrics  *metrics
 	flights  flights
 	inFlight inFlight
+	reloaded chan struct{} // tells runHealth to start the new world's checks
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -71,8 +72,10 @@ type world struct {
 	client  *httpcall.Client
 	targets config.Targets
 	catalog status.Catalog
-	longest time.Duration  // the longest deadline of any endpoint or chain
-	limits  map[string]int // max_in_flight by endpoint
+	longest time.Duration    // the longest deadline of any endpoint or chain
+	limits  map[string]int   // max_in_flight by endpoint
+	health  *httpcall.Client // the health checks' probes
+	checks  []healthCheck
 }
 
 // endpointsOf returns the endpoints a call of name may use.
@@ -116,7 +119,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 	if o.MaxRequestBody <= 0 {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
-	s := &Server{o: o, log: o.Logger}
+	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
 	s.metrics = newMetrics()
 	w, err := s.build(targets)
 	if err != nil {
@@ -142,7 +145,13 @@ func (s *Server) build(t config.Targets) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{}}
+	probeEndpoints, checks := probes(t)
+	health, err := httpcall.New(s.o.Store, probeEndpoints, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("health: %w", err)
+	}
+	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{},
+		health: health, checks: checks}
 	for _, ep := range t.Endpoints {
 		if ep.MaxInFlight > 0 {
 			w.limits[ep.Name] = ep.MaxInFlight
@@ -179,6 +188,11 @@ func (s *Server) Reload(targets config.Targets) error {
 	}
 	old := s.world.Swap(w)
 	old.client.CloseIdleConnections()
+	old.health.CloseIdleConnections()
+	select {
+	case s.reloaded <- struct{}{}:
+	default: // a restart is pending already
+	}
 	return nil
 }
 
@@ -198,6 +212,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// SIGTERM they finish within their deadline.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	hctx, stopHealth := context.WithCancel(ctx)
+	var health sync.WaitGroup
+	health.Go(func() { s.runHealth(hctx) })
+	defer health.Wait()
+	defer stopHealth()
+
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
