@@ -20,6 +20,12 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/circuits/{name}/trip", s.handleTrip)
 	mux.HandleFunc("POST /api/circuits/{name}/reset", s.handleReset)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("GET /api/outages", s.handleOutages)
+	page := pageHandler()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /index.html", page)
+	mux.Handle("GET /app.js", page)
+	mux.Handle("GET /style.css", page)
 }
 
 // Snapshot returns the rows of every circuit, endpoint and chain, as

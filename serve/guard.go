@@ -84,7 +84,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q is not this daemon's (see serve --host)", r.Host))
 		return
 	}
-	if g.token != "" && !g.hasToken(r) {
+	if g.token != "" && !isPage(r) && !g.hasToken(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fusebox"`)
 		refuse(w, http.StatusUnauthorized, "missing or wrong token")
 		return
@@ -128,4 +128,17 @@ func notAPath(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// isPage reports whether r asks for the status page's own files, which hold
+// no data: the page sends the token (from its #token=) with its API calls.
+func isPage(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch r.URL.Path {
+	case "/", "/index.html", "/app.js", "/style.css":
+		return true
+	}
+	return false
 }
