@@ -82,8 +82,8 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		first = eps[0]
 	}
 	if err != nil {
-		s.metrics.observe(name, first, "", http.StatusServiceUnavailable, time.Since(began))
-		s.failed(w, r, wd, name, res, err)
+		code := s.failed(w, r, wd, name, res, err)
+		s.metrics.observe(name, first, "", code, time.Since(began))
 		return
 	}
 	s.metrics.observe(name, first, res.Source, res.Status, time.Since(began))
@@ -135,25 +135,26 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 
 // failed answers a call that nothing could answer: 503 naming each
 // endpoint's failure or open circuit, with Retry-After when a circuit says
-// when it may be probed; a caller that went away gets nothing.
-func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) {
+// when it may be probed; a caller that went away gets nothing. It returns
+// the status it answered with.
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) int {
 	if r.Context().Err() != nil {
-		return
+		return 499 // the caller went away; nginx's name for it
 	}
 	var busy *busyError
 	if errors.As(err, &busy) {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, problem{Error: busy.Error(), Name: name})
-		return
+		return http.StatusServiceUnavailable
 	}
 	if errors.Is(err, httpcall.ErrNotAllowed) {
 		writeJSON(w, http.StatusForbidden, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
-		return
+		return http.StatusForbidden
 	}
 	var ce *httpcall.CallError
 	if !errors.As(err, &ce) {
 		writeJSON(w, http.StatusInternalServerError, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
-		return
+		return http.StatusInternalServerError
 	}
 	p := problem{Error: httpcall.ErrAllFailed.Error(), Name: name}
 	if ce.AllSkipped {
@@ -169,6 +170,7 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name 
 		w.Header().Set("Retry-After", strconv.Itoa(d))
 	}
 	writeJSON(w, http.StatusServiceUnavailable, p)
+	return http.StatusServiceUnavailable
 }
 
 // retryAfter returns, in whole seconds rounded up, how long until the first
