@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -31,7 +32,13 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, 
 	if err != nil {
 		return answer{}, c.failure(ep, "cannot build the request: "+innermost(err), false, false)
 	}
-	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", c.red.URL(req.URL.String()))
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		u := ep.safeURL
+		if pp != nil {
+			u = c.red.URL(pp.url)
+		}
+		c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", u)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return answer{}, c.judged(ep, judgeError(ctx, err, ep.rules()))

@@ -195,7 +195,7 @@ func (c *Client) fresh(ctx context.Context, p plan) (*Result, bool) {
 	if !ok || age >= p.fresh {
 		return nil, false
 	}
-	p.log.Info("answered from the stored response", "from", a.Source, "age", human(age))
+	p.log.Log(ctx, c.answerLevel, "answered from the stored response", "from", a.Source, "age", human(age))
 	return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, true
 }
 
@@ -226,7 +226,7 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 			if !got.extracted {
 				res.Header = got.header
 			}
-			p.log.Info("answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
+			p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
 			if p.fresh > 0 || p.stale > 0 {
 				c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
 			}

@@ -24,7 +24,7 @@ type upstream struct {
 	down atomic.Bool
 }
 
-func newUpstream(t *testing.T, name string) *upstream {
+func newUpstream(t testing.TB, name string) *upstream {
 	t.Helper()
 	u := &upstream{}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

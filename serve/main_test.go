@@ -55,13 +55,13 @@ type daemon struct {
 
 // start serves targets from a file store in a fresh dir (or dir, when given
 // in o.Store's place by startIn) until the test ends.
-func start(t *testing.T, targets config.Targets, o serve.Options) *daemon {
+func start(t testing.TB, targets config.Targets, o serve.Options) *daemon {
 	t.Helper()
 	dir := t.TempDir()
 	return startIn(t, dir, targets, o)
 }
 
-func startIn(t *testing.T, dir string, targets config.Targets, o serve.Options) *daemon {
+func startIn(t testing.TB, dir string, targets config.Targets, o serve.Options) *daemon {
 	t.Helper()
 	store, err := file.Open(dir)
 	if err != nil {
@@ -117,7 +117,7 @@ func (r reply) json(t *testing.T) map[string]any {
 }
 
 // do sends a request to the daemon with a fresh connection each time.
-func (d *daemon) do(t *testing.T, method, path string, mods ...func(*http.Request)) reply {
+func (d *daemon) do(t testing.TB, method, path string, mods ...func(*http.Request)) reply {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+d.addr+path, nil)
 	if err != nil {

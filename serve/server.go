@@ -62,6 +62,9 @@ type Server struct {
 	flights  flights
 	inFlight inFlight
 	reloaded chan struct{} // tells runHealth to start the new world's checks
+	// transport is every world's: a daemon has many callers at once, and
+	// the default two idle connections per host would have most calls dial.
+	transport *http.Transport
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -120,6 +123,8 @@ func New(targets config.Targets, o Options) (*Server, error) {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
+	s.transport = http.DefaultTransport.(*http.Transport).Clone()
+	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
 	s.metrics = newMetrics()
 	w, err := s.build(targets)
 	if err != nil {
@@ -139,7 +144,8 @@ func New(targets config.Targets, o Options) (*Server, error) {
 func (s *Server) build(t config.Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
-		httpcall.WithListener(s.metrics.listen),
+		httpcall.WithListener(s.metrics.listen), httpcall.WithTransport(s.transport),
+		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
 	if err != nil {
@@ -186,9 +192,7 @@ func (s *Server) Reload(targets config.Targets) error {
 	if err != nil {
 		return err
 	}
-	old := s.world.Swap(w)
-	old.client.CloseIdleConnections()
-	old.health.CloseIdleConnections()
+	s.world.Store(w)
 	select {
 	case s.reloaded <- struct{}{}:
 	default: // a restart is pending already
@@ -212,6 +216,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// SIGTERM they finish within their deadline.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	defer s.transport.CloseIdleConnections()
 	hctx, stopHealth := context.WithCancel(ctx)
 	var health sync.WaitGroup
 	health.Go(func() { s.runHealth(hctx) })
