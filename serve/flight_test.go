@@ -46,6 +46,16 @@ func newGate(t *testing.T) *gate {
 	return g
 }
 
+// wait waits for a request to arrive, failing the test after a while.
+func (g *gate) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no request reached the upstream")
+	}
+}
+
 // open lets every request through from now on.
 func (g *gate) open() { close(g.release) }
 
@@ -58,7 +68,7 @@ func TestCallersAtTheSameMomentShareOneUpstreamCall(t *testing.T) {
 	for i := range n {
 		wg.Go(func() { replies[i] = d.get(t, "/call/slow") })
 	}
-	<-g.arrived
+	g.wait(t)
 	waitFor(t, "every caller to wait for the call under way", func() bool { return d.Waiting("slow") == n-1 })
 	g.open()
 	wg.Wait()
@@ -91,7 +101,7 @@ func TestPostsAreNotShared(t *testing.T) {
 		wg.Go(func() { d.do(t, "POST", "/call/hook") })
 	}
 	for range 3 {
-		<-g.arrived // each POST reached the upstream on its own
+		g.wait(t) // each POST reached the upstream on its own
 	}
 	g.open()
 	wg.Wait()
@@ -111,8 +121,8 @@ func TestMaxInFlightAgainstAHangingUpstream(t *testing.T) {
 	for i := range 2 {
 		wg.Go(func() { held[i] = d.do(t, "POST", "/call/hang") })
 	}
-	<-g.arrived
-	<-g.arrived
+	g.wait(t)
+	g.wait(t)
 
 	// The third is refused at once, the upstream untouched; a chain through
 	// the same endpoint too; other endpoints still answer.

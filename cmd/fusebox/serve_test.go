@@ -237,9 +237,11 @@ func TestServeSIGTERMLetsCallsInFlightFinish(t *testing.T) {
 		err  error
 	}
 	results := make(chan result, 3)
+	// POSTs, so that the daemon shares no call between them: three calls
+	// in flight.
 	for range 3 {
 		go func() {
-			resp, err := http.Get("http://" + d.addr + "/call/slow")
+			resp, err := http.Post("http://"+d.addr+"/call/slow", "", nil)
 			if err != nil {
 				results <- result{err: err}
 				return
@@ -250,7 +252,11 @@ func TestServeSIGTERMLetsCallsInFlightFinish(t *testing.T) {
 		}()
 	}
 	for range 3 {
-		<-up.arrived
+		select {
+		case <-up.arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatal("three calls did not reach the upstream")
+		}
 	}
 	d.signal(t, syscall.SIGTERM)
 	// The daemon stops listening; then the upstream answers.
@@ -263,7 +269,12 @@ func TestServeSIGTERMLetsCallsInFlightFinish(t *testing.T) {
 	})
 	close(up.release)
 	for range 3 {
-		r := <-results
+		var r result
+		select {
+		case r = <-results:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a call in flight at SIGTERM never answered")
+		}
 		if r.err != nil || r.code != 200 || r.body != "late but fine" {
 			t.Errorf("a call in flight at SIGTERM: %v %d %q", r.err, r.code, r.body)
 		}
