@@ -7,10 +7,18 @@
 //
 // # Routes
 //
-//	GET|POST /call/{name}              call an endpoint or chain
+//	GET|POST /call/{name}[/{path...}]  call an endpoint or chain
 //	GET      /api/circuits             the `fusebox status --json` document
 //	POST     /api/circuits/{name}/trip force a circuit open (?for=10m)
 //	POST     /api/circuits/{name}/reset
+//	GET      /api/outages              each circuit's outages of the last 24 hours
+//	GET      /metrics                  Prometheus text format
+//	GET      /                         the status page (embedded)
+//
+// Callers asking for the same GET at the same moment share one call; an
+// endpoint's max_in_flight caps its calls in flight; its health: check
+// probes its half-open circuit on the daemon's own schedule, through
+// Circuits.Do and so under the probe lease every process shares.
 //
 // # Safety
 //

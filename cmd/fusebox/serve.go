@@ -39,6 +39,13 @@ callers, and the other way round.
   GET      /api/circuits           the 'fusebox status --json' document
   POST     /api/circuits/NAME/trip force a circuit open (?for=10m)
   POST     /api/circuits/NAME/reset
+  GET      /api/outages            each circuit's outages of the last 24 hours
+  GET      /metrics                Prometheus metrics, counts from the state dir
+  GET      /                       a status page (every asset in the binary)
+
+An endpoint's http: block may add max_in_flight, pass_query, pass_body,
+allow_subpath (GET /call/NAME/PATH below its URL) and health: {path, interval,
+expect}, with which the daemon probes its half-open circuit itself.
 
 It listens on 127.0.0.1:8417 unless told otherwise; an address off loopback
 needs a token (--token-file, or $FUSEBOX_SERVE_TOKEN) that every request must
