@@ -26,11 +26,11 @@ import (
 
 // allScenarios are in the report's order; runOrder runs contention last, as
 // its hundreds of processes disturb the machine for a while after.
-var allScenarios = []string{"storm", "latency", "contention", "library", "jitter"}
+var allScenarios = []string{"storm", "latency", "contention", "library", "jitter", "proxy"}
 
 func runOrder(scenarios []string) []string {
 	var out []string
-	for _, s := range []string{"storm", "latency", "library", "jitter", "contention"} {
+	for _, s := range []string{"storm", "latency", "library", "jitter", "proxy", "contention"} {
 		if slices.Contains(scenarios, s) {
 			out = append(out, s)
 		}
@@ -47,6 +47,8 @@ type options struct {
 	runs       int
 	contention []int
 	benchtime  time.Duration
+	proxyTime  time.Duration
+	proxyConns int
 	keep       bool
 }
 
@@ -61,6 +63,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.tick, "tick", 0, "storm: real time standing for one cron minute (default 1s, 250ms with -quick)")
 	fs.IntVar(&o.runs, "runs", 0, "latency: runs of each process (default 300, 30 with -quick)")
 	fs.DurationVar(&o.benchtime, "benchtime", 0, "library: time per case (default 1s, 100ms with -quick)")
+	fs.DurationVar(&o.proxyTime, "proxytime", 0, "proxy: load time per path (default 15s, 1.5s with -quick)")
+	fs.IntVar(&o.proxyConns, "c", 16, "proxy: concurrent keep-alive `connections`")
 	fs.BoolVar(&o.keep, "keep", false, "keep the scratch dir (state files, job logs) and print where it is")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -89,6 +93,10 @@ func parseFlags(args []string) (*options, error) {
 	}
 	def(&o.tick, time.Second, 250*time.Millisecond)
 	def(&o.benchtime, time.Second, 100*time.Millisecond)
+	def(&o.proxyTime, 15*time.Second, 1500*time.Millisecond)
+	if o.proxyConns < 1 {
+		return nil, fmt.Errorf("-c: want at least 1 connection, got %d", o.proxyConns)
+	}
 	if o.runs == 0 {
 		o.runs = 300
 		if o.quick {
@@ -164,6 +172,8 @@ func run(ctx context.Context, o *options) error {
 			body, err = libraryReport(t, o.benchtime)
 		case "jitter":
 			body, err = jitterReport(defaultJitterSim(o.quick), o.out)
+		case "proxy":
+			body, err = proxyReport(ctx, t, o.proxyTime, o.proxyConns)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)

@@ -71,3 +71,28 @@ func (s Scale) FuseboxFlags() []string {
 // and sleeps Factor times faster: how curl's whole-second --retry waits are
 // scaled.
 func (s Scale) FaketimeRate() string { return "+0 x" + strconv.FormatInt(s.Factor(), 10) }
+
+// FuseboxConfig is a config with one endpoint, upstream, at url, under the
+// policy of FuseboxFlags; with health above 0 the daemon health-checks it
+// that often.
+func (s Scale) FuseboxConfig(url string, health time.Duration) string {
+	d := fusebox.DefaultPolicy()
+	cfg := fmt.Sprintf(`circuits:
+  upstream:
+    attempts: %d
+    backoff: %s
+    max_delay: %s
+    deadline: %s
+    trip_after: %d
+    open_for: %s
+    open_max: %s
+    http:
+      url: %q
+      timeout: %s
+`, bashAttempts, s.Of(d.Retry.Backoff.First), s.Of(d.Retry.Backoff.Max), s.Of(d.Retry.Deadline),
+		d.Breaker.TripAfter, s.Of(bashWindow), s.Of(d.Breaker.OpenMax), url, s.Of(d.Retry.Timeout))
+	if health > 0 {
+		cfg += fmt.Sprintf("      health: {interval: %s}\n", health)
+	}
+	return cfg
+}

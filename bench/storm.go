@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -36,8 +37,13 @@ type stormContender struct {
 	// Argv returns the job's command line for the upstream url.
 	Argv func(url string) []string
 	Env  []string // added to isolatedEnv
-	// Config, when set, is the fusebox config file's content.
-	Config string
+	// Config, when set, is the fusebox config file's content; ConfigFor,
+	// when set, makes it from the upstream's URL instead.
+	Config    string
+	ConfigFor func(url string) string
+	// Daemon, when set, is run for the whole storm beside the jobs (fusebox
+	// serve), and stopped with SIGTERM after it.
+	Daemon []string
 	// Diagnostic contenders show where time goes; no target applies to them.
 	Diagnostic bool
 	// Missing, when set, says why the contender cannot run on this machine.
@@ -81,8 +87,18 @@ func stormContenders(t *tools, sc Scale) []stormContender {
 				return append(append([]string{t.fusebox, "call"}, flags...), "--url", url, "upstream")
 			},
 		},
+		{
+			Name:      "fusebox call + serve health checks",
+			ConfigFor: func(url string) string { return sc.FuseboxConfig(url, healthInterval(sc)) },
+			Daemon:    []string{t.fusebox, "serve", "--listen", "127.0.0.1:0"},
+			Argv:      func(string) []string { return []string{t.fusebox, "call", "upstream"} },
+		},
 	}
 }
+
+// healthInterval is the daemon's health check interval in the storm: a
+// quarter of a tick (15 s of the cron world).
+func healthInterval(sc Scale) time.Duration { return sc.Tick / 4 }
 
 // jobResult is one job's outcome; Start is since the storm's tick 0.
 type jobResult struct {
@@ -151,6 +167,18 @@ func runStorm(ctx context.Context, cfg stormConfig, c stormContender, dir string
 	defer devnull.Close()
 	env := append(isolatedEnv(dir), c.Env...)
 	argv := c.Argv(url)
+	if c.ConfigFor != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(c.ConfigFor(url)), 0o600); err != nil {
+			return stormRun{}, err
+		}
+	}
+	if len(c.Daemon) > 0 {
+		stop, err := startDaemon(ctx, c.Daemon, env, filepath.Join(dir, "daemon.log"))
+		if err != nil {
+			return stormRun{}, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		defer stop()
+	}
 
 	var (
 		mu   sync.Mutex
@@ -195,6 +223,36 @@ func runStorm(ctx context.Context, cfg stormConfig, c stormContender, dir string
 	return run, writeJobs(filepath.Join(dir, "jobs.tsv"), run)
 }
 
+// startDaemon runs argv (fusebox serve) with its stderr in logPath until
+// stop, waiting until it says it serves.
+func startDaemon(ctx context.Context, argv, env []string, logPath string) (stop func(), err error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env, cmd.Stderr = env, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	stop = func() {
+		cmd.Process.Signal(syscall.SIGTERM) // the daemon we started, by its PID
+		cmd.Wait()
+		logf.Close()
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "serving on") {
+			return stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			b, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("the daemon did not start: %s", b)
+		}
+	}
+}
+
 // writeJobs keeps every job's figures beside its log, for a closer look
 // with -keep.
 func writeJobs(path string, run stormRun) error {
@@ -219,14 +277,22 @@ type stormSummary struct {
 	// RecoveryTicks is how many ticks after the upstream's recovery the first
 	// tick came from which every job succeeded (-1: none in the run).
 	RecoveryTicks int
+	// FirstOK is how long after the upstream's recovery the first request
+	// reached it (a probe, a job or a health check: the moment the circuit
+	// can close); -1 when none did.
+	FirstOK time.Duration
 }
 
 // summarize reduces a storm run to the report's figures. Exit 75 is a skip
 // (both fusebox and the classic script use it); any other non-zero status is
 // a failure.
 func summarize(name string, cfg stormConfig, run stormRun) stormSummary {
-	s := stormSummary{Name: name, PerTick: make([]int, cfg.Ticks), RecoveryTicks: -1}
+	s := stormSummary{Name: name, PerTick: make([]int, cfg.Ticks), RecoveryTicks: -1, FirstOK: -1}
+	back := time.Duration(cfg.DownTicks) * cfg.Scale.Tick
 	for _, r := range run.Requests {
+		if !r.Down && (s.FirstOK < 0 || r.At-back < s.FirstOK) {
+			s.FirstOK = r.At - back
+		}
 		s.Requests++
 		if r.Down {
 			s.RequestsDown++

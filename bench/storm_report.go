@@ -28,7 +28,7 @@ func stormReport(ctx context.Context, t *tools, cfg stormConfig, outDir string) 
 		if err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(c.Config), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(c.Config), 0o600); err != nil { // ConfigFor replaces it in runStorm
 			return "", err
 		}
 		log.Printf("storm: %s (%d ticks of %s)", c.Name, cfg.Ticks, cfg.Scale.Tick)
@@ -77,12 +77,16 @@ func stormMarkdown(cfg stormConfig, sums []stormSummary, missing []string) strin
 		if s.RecoveryTicks >= 0 {
 			rec = strconv.Itoa(s.RecoveryTicks)
 		}
+		first := "none"
+		if s.FirstOK >= 0 {
+			first = fmt.Sprintf("%.2f ticks", float64(s.FirstOK)/float64(sc.Tick))
+		}
 		rows = append(rows, []string{s.Name, strconv.Itoa(s.RequestsDown), strconv.Itoa(s.Requests),
-			fmtSeconds(s.TotalWall), fmtMs(s.Slowest), rec,
+			fmtSeconds(s.TotalWall), fmtMs(s.Slowest), rec, first,
 			fmt.Sprintf("%d / %d / %d", s.Succeeded, s.Skipped, s.Failed)})
 	}
 	b.WriteString(mdTable([]string{"contender", "requests while down", "requests in all", "total job wall time",
-		"slowest job", "ticks after recovery until every job succeeds", "jobs ok / skipped / failed"}, "lrrrrrr", rows))
+		"slowest job", "ticks after recovery until every job succeeds", "first request after recovery", "jobs ok / skipped / failed"}, "lrrrrrrr", rows))
 	b.WriteString("\nWhere the job time goes: mean time of a job by outcome (and the total of each).\n\n")
 	rows = rows[:0]
 	for _, s := range sums {
@@ -114,6 +118,16 @@ func stormMarkdown(cfg stormConfig, sums []stormSummary, missing []string) strin
 				[]string{s.Name, "≥3x lower total job wall time", fmtRatio(faster), verdict(faster >= 3)},
 				[]string{s.Name, "every job succeeds again within one open_max (" + strconv.Itoa(limit) + " ticks)",
 					recoveryText(s.RecoveryTicks), verdict(recovered)})
+		}
+		if h, ok := find(sums, "fusebox call + serve health checks"); ok {
+			interval := healthInterval(sc)
+			met := h.FirstOK >= 0 && h.FirstOK <= interval
+			measured := "no request after recovery"
+			if h.FirstOK >= 0 {
+				measured = fmt.Sprintf("%.2f ticks", float64(h.FirstOK)/float64(sc.Tick))
+			}
+			trows = append(trows, []string{h.Name, fmt.Sprintf("the circuit is probed within one health interval (%.2f ticks) of the upstream's return", float64(interval)/float64(sc.Tick)),
+				measured, verdict(met)})
 		}
 		b.WriteString(mdTable([]string{"contender", "target", "measured", "verdict"}, "llrl", trows))
 	}

@@ -19,7 +19,8 @@
 // fusebox reads as the built-in default. An http: block has url (required),
 // method, headers, body, timeout (the circuit's timeout: set it in one place),
 // retry_on, trip_on_4xx, retry_unsafe, expect {status, jq}, extract and
-// max_body. A chain's endpoints name circuits with an http: block or other
+// max_body, and, for fusebox serve, max_in_flight, pass_query, pass_body,
+// allow_subpath and health {path, interval, expect}. A chain's endpoints name circuits with an http: block or other
 // chains, whose endpoints are inlined (a nested chain's own fresh, stale and
 // deadline do not apply).
 //

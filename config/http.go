@@ -15,6 +15,7 @@ import (
 var httpKeys = []string{
 	"url", "method", "headers", "body", "timeout", "retry_on",
 	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body", "redirects",
+	"max_in_flight", "pass_query", "pass_body", "allow_subpath", "health",
 }
 
 // methods are the HTTP methods an endpoint may use.
@@ -60,6 +61,16 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 			set(&ep.MaxBody)(l.maxBody(f))
 		case "redirects":
 			set(&ep.Redirects)(l.redirects(f))
+		case "max_in_flight":
+			set(&ep.MaxInFlight)(l.maxInFlight(f))
+		case "pass_query":
+			set(&ep.PassQuery)(l.boolean(f.value, f.path))
+		case "pass_body":
+			set(&ep.PassBody)(l.boolean(f.value, f.path))
+		case "allow_subpath":
+			set(&ep.AllowSubpath)(l.boolean(f.value, f.path))
+		case "health":
+			ep.Health = l.health(f)
 		default:
 			l.unknownKey(f, httpKeys...)
 		}
@@ -68,6 +79,44 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 		l.errorAt(e, e.path, "url is required")
 	}
 	return ep
+}
+
+// maxInFlight reads a limit of calls in flight: a whole number, at least 1.
+func (l *loader) maxInFlight(e entry) (int, bool) {
+	n, ok := l.integer(e.value, e.path)
+	if ok && n < 1 {
+		l.errorf(e.value, e.path, "want at least 1, got %d (leave it out for no limit)", n)
+		return 0, false
+	}
+	return n, ok
+}
+
+// health reads an active health check: path, interval and expect.
+func (l *loader) health(e entry) *httpcall.Health {
+	h := &httpcall.Health{}
+	entries, _ := l.mapping(e.value, e.path)
+	for _, f := range entries {
+		switch f.name {
+		case "path":
+			s, ok := l.str(f.value, f.path)
+			if !ok {
+				continue
+			}
+			u, err := url.Parse(s)
+			if err != nil || !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || u.Host != "" || u.Fragment != "" {
+				l.errorf(f.value, f.path, "want an absolute path on the endpoint's host, like /api/")
+				continue
+			}
+			h.Path = s
+		case "interval":
+			set(&h.Interval)(l.positive(f))
+		case "expect":
+			h.Expect = l.expect(f)
+		default:
+			l.unknownKey(f, "path", "interval", "expect")
+		}
+	}
+	return h
 }
 
 // url reads an http or https URL with a host.

@@ -1,10 +1,12 @@
 package httpcall
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -16,19 +18,27 @@ import (
 
 // answer is what a successful attempt got.
 type answer struct {
-	status int
-	body   []byte // the extraction, or the raw body
+	status    int
+	header    http.Header // the response's, when body is the raw body
+	extracted bool
+	body      []byte // the extraction, or the raw body
 }
 
 // attempt makes one request to ep and judges what came back. Its error is a
 // *fusebox.Failure telling Do whether to retry and whether the failure counts
 // against the breaker; its reason is redacted.
-func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
-	req, err := ep.request(ctx)
+func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, error) {
+	req, err := ep.request(ctx, pp)
 	if err != nil {
 		return answer{}, c.failure(ep, "cannot build the request: "+innermost(err), false, false)
 	}
-	c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", ep.safeURL)
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		u := ep.safeURL
+		if pp != nil {
+			u = c.red.URL(pp.url)
+		}
+		c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", u)
+	}
 	resp, err := ep.http.Do(req)
 	if err != nil {
 		return answer{}, c.judged(ep, judgeError(ctx, err, ep.rules()))
@@ -46,15 +56,22 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint) (answer, error) {
 	if f != nil {
 		return answer{}, f
 	}
-	return answer{status: resp.StatusCode, body: out}, nil
+	return answer{status: resp.StatusCode, header: resp.Header, extracted: ep.extract != nil, body: out}, nil
 }
 
-func (ep *endpoint) request(ctx context.Context) (*http.Request, error) {
-	var body io.Reader
-	if ep.Body != "" {
-		body = strings.NewReader(ep.Body)
+func (ep *endpoint) request(ctx context.Context, pp *parts) (*http.Request, error) {
+	target, text := ep.URL, []byte(ep.Body)
+	if pp != nil {
+		target = pp.url
+		if pp.body != nil {
+			text = pp.body
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, ep.Method, ep.URL, body)
+	var body io.Reader
+	if len(text) > 0 {
+		body = bytes.NewReader(text)
+	}
+	req, err := http.NewRequestWithContext(ctx, ep.Method, target, body)
 	if err != nil {
 		return nil, err
 	}

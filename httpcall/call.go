@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -27,13 +29,28 @@ var (
 	ErrAllSkipped = errors.New("every circuit is open")
 	// ErrUnknown: no endpoint or chain has the name.
 	ErrUnknown = errors.New("no such endpoint or chain")
+	// ErrNotAllowed: a CallOptions request part the endpoint's config does
+	// not allow, or one that would leave its URL.
+	ErrNotAllowed = errors.New("not allowed by the endpoint's config")
 )
 
 // CallOptions adjust one Call.
 type CallOptions struct {
 	NoStale bool // fail rather than serve a stale stored answer
 	NoFresh bool // call even when a fresh stored answer exists
+
+	// Parts of one request, from a caller of the daemon. Each needs its
+	// endpoint's leave (AllowSubpath, PassQuery, PassBody), or Call fails
+	// with ErrNotAllowed; chains take none. A call with any of them neither
+	// uses nor keeps stored answers, which are the endpoint's, not the
+	// request's.
+	Subpath string     // a path below the endpoint URL's: "api/states/sensor.x"
+	Query   url.Values // added to the URL's query; a parameter the URL has already is refused
+	Body    []byte     // replaces the endpoint's body; nil keeps it
 }
+
+// personal reports whether o names parts of one request.
+func (o CallOptions) personal() bool { return o.Subpath != "" || len(o.Query) > 0 || o.Body != nil }
 
 // Result is the answer to a Call, or, with a *CallError, what was tried.
 type Result struct {
@@ -43,7 +60,10 @@ type Result struct {
 	Attempts int           // attempts made in this call, over all endpoints
 	Age      time.Duration // for fresh and stale: how old the stored answer is
 	Body     []byte        // the extraction, or the raw body
-	Errors   []EndpointError
+	// Header holds the response's headers when an endpoint answered with its
+	// raw body in this call; nil for an extraction and for stored answers.
+	Header http.Header
+	Errors []EndpointError
 }
 
 // EndpointError says why an endpoint did not answer.
@@ -105,6 +125,7 @@ type plan struct {
 	stale     time.Duration
 	deadline  time.Duration // 0: each endpoint's own
 	log       *slog.Logger
+	parts     *parts // the request's own URL and body; nil: the endpoint's
 }
 
 // Call calls the named endpoint, or tries the named chain's endpoints in
@@ -123,7 +144,17 @@ func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Resul
 	var p plan
 	if ep, ok := c.endpoints[name]; ok {
 		p = plan{name: name, endpoints: []*endpoint{ep}, fresh: ep.Fresh, stale: ep.Stale, log: c.log}
+		if opt.personal() {
+			pp, err := ep.parts(opt)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			p.parts, p.fresh, p.stale = pp, 0, 0
+		}
 	} else if ch, ok := c.chains[name]; ok {
+		if opt.personal() {
+			return nil, fmt.Errorf("%s: %w: a chain passes on no path, query or body", name, ErrNotAllowed)
+		}
 		p = plan{name: name, fresh: ch.Fresh, stale: ch.Stale, deadline: ch.Deadline, log: c.log.With("chain", name)}
 		for _, n := range ch.Endpoints {
 			p.endpoints = append(p.endpoints, c.endpoints[n])
@@ -179,7 +210,7 @@ func (c *Client) fresh(ctx context.Context, p plan) (*Result, bool) {
 	if !ok || age >= p.fresh {
 		return nil, false
 	}
-	p.log.Info("answered from the stored response", "from", a.Source, "age", human(age))
+	p.log.Log(ctx, c.answerLevel, "answered from the stored response", "from", a.Source, "age", human(age))
 	return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, true
 }
 
@@ -198,7 +229,7 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		var got answer
 		err := c.circuits.Do(ctx, ep.Name, func(actx context.Context) error {
 			res.Attempts++
-			a, err := c.attempt(actx, ep)
+			a, err := c.attempt(actx, ep, p.parts)
 			if err == nil {
 				got = a
 			}
@@ -207,7 +238,10 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		switch {
 		case err == nil:
 			res.Source, res.Answered, res.Status, res.Body = ep.Name, ep.Name, got.status, got.body
-			p.log.Info("answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
+			if !got.extracted {
+				res.Header = got.header
+			}
+			p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
 			if p.fresh > 0 || p.stale > 0 {
 				c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
 			}

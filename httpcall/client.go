@@ -28,14 +28,16 @@ import (
 // Client calls the endpoints and chains it was made with. It is safe for
 // concurrent use.
 type Client struct {
-	circuits  *fusebox.Circuits
-	answers   fusebox.AnswerStore // nil when the store keeps none: no endpoint has fresh or stale
-	clock     fusebox.Clock
-	log       *slog.Logger
-	red       *redact.Redactor
-	http      *http.Client
-	endpoints map[string]*endpoint
-	chains    map[string]*Chain
+	circuits *fusebox.Circuits
+	answers  fusebox.AnswerStore // nil when the store keeps none: no endpoint has fresh or stale
+	clock    fusebox.Clock
+	log      *slog.Logger
+	red      *redact.Redactor
+	http     *http.Client
+	// answerLevel is the level of the line saying who answered a call.
+	answerLevel slog.Level
+	endpoints   map[string]*endpoint
+	chains      map[string]*Chain
 }
 
 // endpoint is an Endpoint checked and compiled by New.
@@ -59,6 +61,7 @@ type settings struct {
 	transport  http.RoundTripper
 	redactor   *redact.Redactor
 	listeners  []func(fusebox.Event)
+	answers    *slog.Level
 }
 
 // WithLogger logs calls, attempts, skips and circuit transitions to l, through
@@ -86,6 +89,12 @@ func WithTransport(rt http.RoundTripper) Option { return func(s *settings) { s.t
 func WithListener(fn func(fusebox.Event)) Option {
 	return func(s *settings) { s.listeners = append(s.listeners, fn) }
 }
+
+// WithAnswerLevel logs the line saying which endpoint answered a call (or
+// that a stored answer did) at level l rather than slog.LevelInfo: a daemon
+// answering many calls logs failures, skips and transitions, not each
+// success.
+func WithAnswerLevel(l slog.Level) Option { return func(s *settings) { s.answers = &l } }
 
 // WithRedactor adds r's secrets to those the Client hides.
 func WithRedactor(r *redact.Redactor) Option { return func(s *settings) { s.redactor = r } }
@@ -147,6 +156,10 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 		base = slog.New(slog.DiscardHandler)
 	}
 	c.log = slog.New(c.red.Handler(base.Handler()))
+	c.answerLevel = slog.LevelInfo
+	if s.answers != nil {
+		c.answerLevel = *s.answers
+	}
 	copts := []fusebox.Option{fusebox.WithPolicies(c.policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
 	if s.draw != nil {
 		copts = append(copts, fusebox.WithRand(s.draw))

@@ -29,6 +29,33 @@ type Endpoint struct {
 	Policy      fusebox.Policy
 	Secrets     []string
 	Redirects   Redirects // which redirects are followed; "" is RedirectsSameHost
+
+	// What a caller of the daemon (fusebox serve) may add to a call, each
+	// off by default (see CallOptions).
+	PassQuery    bool // the caller's query parameters are added to the URL's
+	PassBody     bool // the caller's body replaces Body
+	AllowSubpath bool // the caller may name a path below the URL's path
+	MaxInFlight  int  // calls in flight at once through the daemon; 0: no limit
+
+	// Health, when set, has the daemon probe the endpoint's open circuit
+	// itself (see Health).
+	Health *Health
+}
+
+// DefaultHealthInterval is how often the daemon looks at a circuit with a
+// health check unless Health.Interval says otherwise.
+const DefaultHealthInterval = 30 * time.Second
+
+// Health is an endpoint's active health check: every Interval, fusebox serve
+// looks at the endpoint's circuit and, once the breaker lets a probe through
+// (the circuit is half-open), probes it with a GET of Path on the endpoint's
+// host (with its headers), or with the endpoint's own request when Path is
+// empty, judged by Expect (empty: the endpoint's own), so that the circuit
+// closes without waiting for a caller.
+type Health struct {
+	Path     string        // absolute path, with an optional query; "": the endpoint itself
+	Interval time.Duration // 0: DefaultHealthInterval
+	Expect   Expect
 }
 
 // Redirects says which redirects an endpoint follows. A Referer is never

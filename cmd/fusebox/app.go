@@ -242,6 +242,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		newResetCmd(a),
 		newGCCmd(a),
 		newValidateCmd(a),
+		newServeCmd(a),
 		newVersionCmd(a),
 		newStateCmd(a),
 	)

@@ -22,7 +22,7 @@ func TestREADMEConfigsValidate(t *testing.T) {
 	for i, b := range blocks {
 		cfg := filepath.Join(dir, "readme.yaml")
 		os.WriteFile(cfg, b[1], 0o600)
-		p := fbEnv(t, filepath.Join(dir, "state"), []string{"OWM_API_KEY=example"}, "validate", "--config", cfg)
+		p := fbEnv(t, filepath.Join(dir, "state"), []string{"OWM_API_KEY=example", "HA_TOKEN=example"}, "validate", "--config", cfg)
 		if p.code != 0 {
 			t.Errorf("README yaml block %d does not validate: %s\n%s", i+1, p.stderr, b[1])
 		}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The proxy scenario: GETs per second and their latency through `fusebox
+// serve` to a local upstream, against the upstream directly and against
+// nginx as a plain reverse proxy, each hammered in turn by the same client
+// (a fixed number of keep-alive connections), in interleaved rounds so that
+// the machine's noise falls on all three alike. Each request has its own
+// query parameter, which the endpoint passes on (pass_query), so the daemon
+// shares no calls between callers: every request is an upstream request, as
+// it is through nginx.
+
+type proxyTarget struct {
+	Name string
+	URL  string // without the query
+}
+
+type proxyResult struct {
+	Name     string
+	Requests int
+	Errors   int
+	Elapsed  time.Duration
+	P50, P99 time.Duration
+}
+
+func (r proxyResult) rps() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
+
+// proxyUpstream is the local upstream every target ends at.
+func proxyUpstream() (base string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	body := []byte(`{"temp":21.5,"humidity":60}`)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+var serveAddr = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
+
+// startServe runs `fusebox serve` on a free port with one endpoint, up, at
+// base/data, and returns its /call/up URL.
+func startServe(ctx context.Context, t *tools, dir, base string) (string, func(), error) {
+	cfg := fmt.Sprintf("circuits:\n  up:\n    http: {url: %q, pass_query: true}\n", base+"/data")
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.CommandContext(ctx, t.fusebox, "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = isolatedEnv(dir)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			if m := serveAddr.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case addr := <-found:
+		return "http://" + addr + "/call/up", stop, nil
+	case <-time.After(30 * time.Second):
+		stop()
+		return "", nil, fmt.Errorf("fusebox serve did not say where it listens")
+	}
+}
+
+const nginxConf = `daemon off;
+worker_processes auto;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/tmp-body;
+  proxy_temp_path %[1]s/tmp-proxy;
+  fastcgi_temp_path %[1]s/tmp-fastcgi;
+  uwsgi_temp_path %[1]s/tmp-uwsgi;
+  scgi_temp_path %[1]s/tmp-scgi;
+  upstream up { server %[2]s; keepalive 64; }
+  server {
+    listen 127.0.0.1:%[3]d;
+    location = /call/up {
+      proxy_pass http://up/data;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`
+
+// startNginx runs Debian's nginx as a plain reverse proxy to base on a free
+// loopback port, and returns the URL that maps to base/data.
+func startNginx(ctx context.Context, dir, base string) (string, func(), error) {
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/nginx"); serr != nil {
+			return "", nil, fmt.Errorf("nginx is not installed (apt-get install nginx-light): %w", err)
+		}
+		bin = "/usr/sbin/nginx"
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, strings.TrimPrefix(base, "http://"), port), 0o644); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", conf)
+	out, _ := os.Create(filepath.Join(dir, "nginx.out"))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGQUIT) // graceful stop of the master we started, by its PID
+		cmd.Wait()
+		out.Close()
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/call/up", port)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(url + "?n=0")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url, stop, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			return "", nil, fmt.Errorf("nginx did not answer on %s: %v\n%s", url, err, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// hammer sends GETs to url from conc keep-alive connections for d and
+// returns what they measured.
+func hammer(ctx context.Context, name, url string, conc int, d time.Duration) proxyResult {
+	tr := &http.Transport{MaxIdleConns: conc, MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var mu sync.Mutex
+	res := proxyResult{Name: name}
+	var all []time.Duration
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for w := range conc {
+		wg.Go(func() {
+			var lat []time.Duration
+			errs := 0
+			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
+				t0 := time.Now()
+				resp, err := client.Get(url + "?n=" + strconv.Itoa(w) + "-" + strconv.Itoa(i))
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					errs++
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			res.Errors += errs
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	res.Requests = len(all)
+	res.P50, res.P99 = median(all), p99(all)
+	res.Elapsed = max(res.Elapsed, time.Millisecond)
+	return res
+}
+
+// mergeRounds sums the rounds' counts and takes the median of their
+// quantiles.
+func mergeRounds(rounds []proxyResult) proxyResult {
+	out := proxyResult{Name: rounds[0].Name}
+	var p50s, p99s []time.Duration
+	for _, r := range rounds {
+		out.Requests += r.Requests
+		out.Errors += r.Errors
+		out.Elapsed += r.Elapsed
+		p50s, p99s = append(p50s, r.P50), append(p99s, r.P99)
+	}
+	out.P50, out.P99 = median(p50s), median(p99s)
+	return out
+}
+
+func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (string, error) {
+	dir, err := newScratch(t.work, "proxy")
+	if err != nil {
+		return "", err
+	}
+	base, stopUp, err := proxyUpstream()
+	if err != nil {
+		return "", err
+	}
+	defer stopUp()
+	serveURL, stopServe, err := startServe(ctx, t, dir, base)
+	if err != nil {
+		return "", err
+	}
+	defer stopServe()
+	nginxURL, stopNginx, err := startNginx(ctx, dir, base)
+	if err != nil {
+		return "", err
+	}
+	defer stopNginx()
+
+	targets := []proxyTarget{{"upstream directly", base + "/data"}, {"nginx, plain reverse proxy", nginxURL}, {"fusebox serve", serveURL}}
+	const rounds = 3
+	log.Printf("proxy: %d connections, %s per target in %d interleaved rounds", conc, per, rounds)
+	for _, tg := range targets { // warm every path: connections, the daemon's state file
+		hammer(ctx, tg.Name, tg.URL, conc, per/10)
+	}
+	got := make([][]proxyResult, len(targets))
+	for round := range rounds {
+		for k := range targets {
+			k := (k + round) % len(targets)
+			got[k] = append(got[k], hammer(ctx, targets[k].Name, targets[k].URL, conc, per/rounds))
+		}
+	}
+	res := make([]proxyResult, len(targets))
+	for k := range targets {
+		res[k] = mergeRounds(got[k])
+		if res[k].Requests == 0 {
+			return "", fmt.Errorf("%s: no request succeeded (%d errors)", targets[k].Name, res[k].Errors)
+		}
+	}
+	direct, nginx, serve := res[0], res[1], res[2]
+	var rows [][]string
+	for _, r := range res {
+		rows = append(rows, []string{r.Name, fmt.Sprintf("%.0f", r.rps()), fmtMs(r.P50), fmtMs(r.P99), strconv.Itoa(r.Errors),
+			fmtRatio(ratio(r.rps(), nginx.rps()))})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "GETs of a 27-byte JSON body from a local Go upstream, %d keep-alive connections, %s per target in %d interleaved rounds (the client, the upstream, nginx and the daemon share this machine's cores). Each request has its own query parameter, passed on by `pass_query`, so the daemon coalesces nothing: every request through it is an upstream request, a circuit check and a count in the file store. p50 and p99 are the median over the rounds.\n\n", conc, per, rounds)
+	b.WriteString(mdTable([]string{"path", "requests/s", "p50", "p99", "errors", "throughput / nginx"}, "lrrrrr", rows))
+	share := ratio(serve.rps(), nginx.rps())
+	added := serve.P99 - direct.P99
+	b.WriteString("\n")
+	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", [][]string{
+		{"`fusebox serve` ≥80% of nginx's throughput", fmt.Sprintf("%.0f%%", share*100), verdict(share >= 0.8)},
+		{"`fusebox serve` adds <1 ms p99 over the upstream directly", fmtMs(added), verdict(added < time.Millisecond)},
+		{"what `fusebox serve` adds to the p50", fmtMs(serve.P50 - direct.P50), "(no target)"},
+	}))
+	return b.String(), nil
+}

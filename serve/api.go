@@ -1,0 +1,103 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/status"
+)
+
+func (s *Server) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /call/{name}", s.handleCall)
+	mux.HandleFunc("POST /call/{name}", s.handleCall)
+	mux.HandleFunc("GET /call/{name}/{rest...}", s.handleCall)
+	mux.HandleFunc("POST /call/{name}/{rest...}", s.handleCall)
+	mux.HandleFunc("GET /api/circuits", s.handleCircuits)
+	mux.HandleFunc("POST /api/circuits/{name}/trip", s.handleTrip)
+	mux.HandleFunc("POST /api/circuits/{name}/reset", s.handleReset)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("GET /api/outages", s.handleOutages)
+	page := pageHandler()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /index.html", page)
+	mux.Handle("GET /app.js", page)
+	mux.Handle("GET /style.css", page)
+}
+
+// Snapshot returns the rows of every circuit, endpoint and chain, as
+// `fusebox status --json` shows them, failure reasons redacted.
+func (s *Server) Snapshot(ctx context.Context) ([]status.Row, error) {
+	wd := s.world.Load()
+	answers, _ := s.o.Store.(fusebox.AnswerStore)
+	rows, err := status.Snapshot(ctx, s.o.Store, answers, wd.catalog, nil, s.o.Clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	red := wd.client.Redactor()
+	for i := range rows {
+		rows[i].LastFailure = red.String(rows[i].LastFailure)
+	}
+	return rows, nil
+}
+
+func (s *Server) handleCircuits(w http.ResponseWriter, r *http.Request) {
+	rows, err := s.Snapshot(r.Context())
+	if err != nil {
+		refuse(w, http.StatusInternalServerError, "reading the state store: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+func (s *Server) handleTrip(w http.ResponseWriter, r *http.Request) {
+	var d time.Duration
+	if v := r.URL.Query().Get("for"); v != "" {
+		var err error
+		if d, err = config.ParseDuration(v); err != nil || d <= 0 {
+			refuse(w, http.StatusBadRequest, "for: want a duration like 10m")
+			return
+		}
+	}
+	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (fusebox.View, error) {
+		return c.Trip(ctx, name, d)
+	})
+}
+
+func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (fusebox.View, error) {
+		return c.Reset(ctx, name)
+	})
+}
+
+// force trips or resets a circuit the daemon knows (an endpoint of the
+// config, or a circuit in the store) and answers with its row.
+func (s *Server) force(w http.ResponseWriter, r *http.Request, fn func(context.Context, *fusebox.Circuits, string) (fusebox.View, error)) {
+	name := r.PathValue("name")
+	wd := s.world.Load()
+	known := slices.Contains(wd.catalog.Endpoints, name)
+	if !known && fusebox.ValidateName(name) == nil {
+		names, _ := s.o.Store.Names(r.Context())
+		known = slices.Contains(names, name)
+	}
+	if !known {
+		writeJSON(w, http.StatusNotFound, problem{Error: "no such circuit", Name: name})
+		return
+	}
+	c := wd.client.Circuits()
+	if _, err := fn(r.Context(), c, name); err != nil {
+		refuse(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	_ = c.Flush(r.Context())
+	rows, err := status.Snapshot(r.Context(), s.o.Store, nil, wd.catalog, []string{name}, s.o.Clock.Now())
+	if err != nil || len(rows) != 1 {
+		refuse(w, http.StatusInternalServerError, "reading the circuit back failed")
+		return
+	}
+	rows[0].LastFailure = wd.client.Redactor().String(rows[0].LastFailure)
+	writeJSON(w, http.StatusOK, rows[0])
+}

@@ -1,0 +1,199 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/status"
+)
+
+// Headers the daemon adds to an answer.
+const (
+	HeaderSource   = "X-Fusebox-Source"    // the endpoint that answered, or fresh / stale
+	HeaderAnswered = "X-Fusebox-Answered"  // for fresh and stale: the endpoint the stored answer came from
+	HeaderAttempts = "X-Fusebox-Attempts"  // attempts made for this request
+	HeaderStaleAge = "X-Fusebox-Stale-Age" // whole seconds, on a stale answer
+	HeaderShared   = "X-Fusebox-Shared"    // "true": the answer of another caller's call, made at the same moment
+)
+
+// hopHeaders are not passed on from an upstream's response: they describe
+// its connection, or a body the daemon has already decoded or re-framed.
+var hopHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Trailer", "Te",
+	"Content-Length", "Content-Encoding",
+}
+
+func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	wd := s.world.Load()
+	if !wd.targets.Has(name) {
+		writeJSON(w, http.StatusNotFound, problem{Error: "no such endpoint or chain in the config", Name: name})
+		return
+	}
+	if r.ContentLength > s.o.MaxRequestBody {
+		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody))
+	if err != nil {
+		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+		return
+	}
+	opt := httpcall.CallOptions{Subpath: r.PathValue("rest")}
+	if q := r.URL.Query(); len(q) > 0 {
+		opt.Query = q
+	}
+	if len(body) > 0 {
+		opt.Body = body
+	}
+
+	began := time.Now()
+	call := func(ctx context.Context) (*httpcall.Result, error) {
+		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.maxInFlight)
+		if full != "" {
+			return nil, &busyError{endpoint: full}
+		}
+		defer release()
+		return wd.client.Call(ctx, name, opt)
+	}
+	var res *httpcall.Result
+	if r.Method == http.MethodGet && opt.Body == nil {
+		// Callers asking for the same at the same moment share one call,
+		// which goes on when the caller that started it leaves.
+		key := name + "\x00" + opt.Subpath + "\x00" + opt.Query.Encode()
+		var shared bool
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.WithoutCancel(r.Context())) })
+		if shared {
+			w.Header().Set(HeaderShared, "true")
+		}
+	} else {
+		res, err = call(r.Context())
+	}
+	first := name
+	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
+		first = eps[0]
+	}
+	if err != nil {
+		code := s.failed(w, r, wd, name, res, err)
+		s.metrics.observe(name, first, "", code, time.Since(began))
+		return
+	}
+	s.metrics.observe(name, first, res.Source, res.Status, time.Since(began))
+	s.answer(w, res)
+}
+
+// busyError is a call refused because an endpoint has max_in_flight calls
+// running.
+type busyError struct{ endpoint string }
+
+func (e *busyError) Error() string {
+	return e.endpoint + ": max_in_flight calls are running already"
+}
+
+// answer writes an answer: the upstream's status, headers and body, or an
+// extraction or stored answer with a content type of its own.
+func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
+	h := w.Header()
+	for k, vs := range res.Header {
+		h[k] = vs
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	if res.Header == nil {
+		if json.Valid(res.Body) {
+			h.Set("Content-Type", "application/json")
+		} else {
+			h.Set("Content-Type", http.DetectContentType(res.Body))
+		}
+	}
+	h.Set(HeaderSource, res.Source)
+	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	if res.Source == httpcall.SourceFresh || res.Source == httpcall.SourceStale {
+		h.Set(HeaderAnswered, res.Answered)
+		h.Set("Age", strconv.Itoa(int(res.Age/time.Second)))
+	}
+	if res.Source == httpcall.SourceStale {
+		h.Set(HeaderStaleAge, strconv.Itoa(int(res.Age/time.Second)))
+	}
+	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
+	code := res.Status
+	if code < 100 || code > 999 {
+		code = http.StatusOK
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(res.Body)
+}
+
+// failed answers a call that nothing could answer: 503 naming each
+// endpoint's failure or open circuit, with Retry-After when a circuit says
+// when it may be probed; a caller that went away gets nothing. It returns
+// the status it answered with.
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) int {
+	if r.Context().Err() != nil {
+		return 499 // the caller went away; nginx's name for it
+	}
+	var busy *busyError
+	if errors.As(err, &busy) {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, problem{Error: busy.Error(), Name: name})
+		return http.StatusServiceUnavailable
+	}
+	if errors.Is(err, httpcall.ErrNotAllowed) {
+		writeJSON(w, http.StatusForbidden, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
+		return http.StatusForbidden
+	}
+	var ce *httpcall.CallError
+	if !errors.As(err, &ce) {
+		writeJSON(w, http.StatusInternalServerError, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
+		return http.StatusInternalServerError
+	}
+	p := problem{Error: httpcall.ErrAllFailed.Error(), Name: name}
+	if ce.AllSkipped {
+		p.Error = httpcall.ErrAllSkipped.Error()
+	}
+	for _, e := range ce.Errors {
+		p.Errors = append(p.Errors, endpointError{Name: e.Name, Reason: e.Reason, Skipped: e.Skipped})
+	}
+	if res != nil {
+		w.Header().Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	}
+	if d, ok := s.retryAfter(r, ce.Errors); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(d))
+	}
+	writeJSON(w, http.StatusServiceUnavailable, p)
+	return http.StatusServiceUnavailable
+}
+
+// retryAfter returns, in whole seconds rounded up, how long until the first
+// of the endpoints' open circuits may be probed; at least 1 when one is
+// half-open with its probe taken. It reports false when none is open.
+func (s *Server) retryAfter(r *http.Request, errs []httpcall.EndpointError) (int, bool) {
+	now := s.o.Clock.Now()
+	best, found := time.Duration(math.MaxInt64), false
+	for _, e := range errs {
+		st, err := s.o.Store.Load(r.Context(), e.Name)
+		if err != nil {
+			continue
+		}
+		row := status.CircuitRow(st, fusebox.Counts{}, now)
+		switch {
+		case row.ReopensIn > 0:
+			best, found = min(best, row.ReopensIn), true
+		case row.State == string(fusebox.HalfOpen):
+			best, found = min(best, time.Second), true
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	return max(1, int((best+time.Second-1)/time.Second)), true
+}

@@ -1,0 +1,5 @@
+package serve
+
+// Waiting returns how many callers wait for the shared GET call of name
+// (without subpath or query) under way.
+func (s *Server) Waiting(name string) int { return s.flights.waiting(name + "\x00\x00") }

@@ -1,0 +1,144 @@
+package serve
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// guard wraps next with the checks every request passes before any route
+// sees it (see the package doc). It answers refusals itself, as JSON.
+type guard struct {
+	hosts map[string]bool // accepted Host header values, lower case
+	token string          // "" when none is required
+	next  http.Handler
+	cop   *http.CrossOriginProtection
+}
+
+func newGuard(listen string, names []string, token string, next http.Handler) (*guard, error) {
+	hosts, err := allowedHosts(listen, names)
+	if err != nil {
+		return nil, err
+	}
+	g := &guard{hosts: hosts, token: token, next: next, cop: http.NewCrossOriginProtection()}
+	return g, nil
+}
+
+// allowedHosts returns the Host values a request may carry: the listen
+// address, its loopback spellings when it is on loopback, and each of names
+// with and without the port.
+func allowedHosts(listen string, names []string) (map[string]bool, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", listen, err)
+	}
+	hosts := map[string]bool{}
+	add := func(h string) {
+		h = strings.ToLower(h)
+		hosts[h] = true
+		hosts[strings.ToLower(net.JoinHostPort(h, port))] = true
+	}
+	add(host)
+	if isLoopback(host) {
+		add("localhost")
+		add("127.0.0.1")
+		add("::1")
+	}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "/ @") {
+			return nil, fmt.Errorf("host name %q: want a bare name or address", n)
+		}
+		if h, p, err := net.SplitHostPort(n); err == nil {
+			hosts[strings.ToLower(net.JoinHostPort(h, p))] = true
+			continue
+		}
+		add(n)
+	}
+	// "[::1]:8417" is how a client writes it; JoinHostPort does the same.
+	for h := range hosts {
+		if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") && net.ParseIP(h) != nil {
+			hosts["["+h+"]"] = true
+		}
+	}
+	return hosts, nil
+}
+
+// isLoopback reports whether host, from a listen address, accepts only
+// connections from this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if reason := notAPath(r); reason != "" {
+		refuse(w, http.StatusBadRequest, reason)
+		return
+	}
+	if !g.hosts[strings.ToLower(r.Host)] {
+		refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q is not this daemon's (see serve --host)", r.Host))
+		return
+	}
+	if g.token != "" && !isPage(r) && !g.hasToken(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fusebox"`)
+		refuse(w, http.StatusUnauthorized, "missing or wrong token")
+		return
+	}
+	if err := g.cop.Check(r); err != nil {
+		refuse(w, http.StatusForbidden, "cross-origin request refused")
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func (g *guard) hasToken(r *http.Request) bool {
+	got := r.Header.Get("X-Fusebox-Token")
+	if auth := r.Header.Get("Authorization"); got == "" && len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
+		got = auth[7:]
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) == 1
+}
+
+// notAPath returns why r's target is refused, or "" when it is a plain
+// origin-form path: the daemon fetches no URL a request names, and a path
+// that a cleaner would rewrite is never served.
+func notAPath(r *http.Request) string {
+	if r.Method == http.MethodConnect {
+		return "CONNECT refused: this is not a proxy"
+	}
+	raw := r.RequestURI
+	if !strings.HasPrefix(raw, "/") || r.URL.Host != "" || r.URL.Scheme != "" {
+		return "absolute-form request target refused: this is not a proxy"
+	}
+	path, _, _ := strings.Cut(raw, "?")
+	lower := strings.ToLower(path)
+	for _, bad := range []string{"%2e", "%2f", "%5c", "\\", "//", "%00"} {
+		if strings.Contains(lower, bad) {
+			return fmt.Sprintf("path with %q refused", bad)
+		}
+	}
+	for _, seg := range strings.Split(path, "/") {
+		if seg == "." || seg == ".." {
+			return "path with a dot segment refused"
+		}
+	}
+	return ""
+}
+
+// isPage reports whether r asks for the status page's own files, which hold
+// no data: the page sends the token (from its #token=) with its API calls.
+func isPage(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch r.URL.Path {
+	case "/", "/index.html", "/app.js", "/style.css":
+		return true
+	}
+	return false
+}

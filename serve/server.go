@@ -1,0 +1,243 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/redact"
+	"github.com/fusebox-hq/fusebox/status"
+)
+
+// Defaults of Options' zero fields.
+const (
+	DefaultListen            = "127.0.0.1:8417"
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxRequestBody    = 1 << 20
+	maxHeaderBytes           = 64 << 10
+)
+
+// ErrNeedToken: a listen address off loopback was given without a token.
+var ErrNeedToken = errors.New("a listen address off loopback needs a token (--token-file)")
+
+// Options configure a Server. Store is required.
+type Options struct {
+	Listen string   // host:port; default DefaultListen
+	Hosts  []string // further names the Host header may carry (a reverse proxy's, a hostname)
+	Token  string   // every request must carry it; required off loopback
+
+	Store    fusebox.Store // the state store, shared with the CLI
+	Clock    fusebox.Clock // default fusebox.WallClock
+	Logger   *slog.Logger  // default: nowhere
+	Redactor *redact.Redactor
+
+	ReadHeaderTimeout time.Duration // default DefaultReadHeaderTimeout
+	IdleTimeout       time.Duration // default DefaultIdleTimeout
+	MaxRequestBody    int64         // default DefaultMaxRequestBody
+
+	// ClientOptions are added to those of every httpcall.Client the server
+	// makes (a transport, say).
+	ClientOptions []httpcall.Option
+}
+
+// Server is the daemon. It is safe for concurrent use; Reload may be called
+// while it serves.
+type Server struct {
+	o        Options
+	handler  http.Handler
+	world    atomic.Pointer[world]
+	log      *slog.Logger
+	metrics  *metrics
+	flights  flights
+	inFlight inFlight
+	reloaded chan struct{} // tells runHealth to start the new world's checks
+	// transport is every world's: a daemon has many callers at once, and
+	// the default two idle connections per host would have most calls dial.
+	transport *http.Transport
+
+	reloadMu sync.Mutex // one Reload at a time
+}
+
+// world is what one config gives: the client and what it serves. It is
+// replaced whole on Reload, so a request sees one config throughout.
+type world struct {
+	client  *httpcall.Client
+	targets config.Targets
+	catalog status.Catalog
+	longest time.Duration    // the longest deadline of any endpoint or chain
+	limits  map[string]int   // max_in_flight by endpoint
+	health  *httpcall.Client // the health checks' probes
+	checks  []healthCheck
+}
+
+// endpointsOf returns the endpoints a call of name may use.
+func (w *world) endpointsOf(name string) []string {
+	if eps, ok := w.catalog.Chains[name]; ok {
+		return eps
+	}
+	return []string{name}
+}
+
+// maxInFlight returns the named endpoint's max_in_flight; 0: no limit.
+func (w *world) maxInFlight(name string) int { return w.limits[name] }
+
+// New returns a Server for targets, refusing an unsafe listen address.
+func New(targets config.Targets, o Options) (*Server, error) {
+	if o.Store == nil {
+		return nil, errors.New("serve: no store")
+	}
+	if o.Listen == "" {
+		o.Listen = DefaultListen
+	}
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", o.Listen, err)
+	}
+	if !isLoopback(host) && o.Token == "" {
+		return nil, ErrNeedToken
+	}
+	if o.Clock == nil {
+		o.Clock = fusebox.WallClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxRequestBody <= 0 {
+		o.MaxRequestBody = DefaultMaxRequestBody
+	}
+	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
+	s.transport = http.DefaultTransport.(*http.Transport).Clone()
+	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
+	s.metrics = newMetrics()
+	w, err := s.build(targets)
+	if err != nil {
+		return nil, err
+	}
+	s.world.Store(w)
+	mux := http.NewServeMux()
+	s.routes(mux)
+	g, err := newGuard(o.Listen, o.Hosts, o.Token, mux)
+	if err != nil {
+		return nil, err
+	}
+	s.handler = g
+	return s, nil
+}
+
+func (s *Server) build(t config.Targets) (*world, error) {
+	opts := append([]httpcall.Option{
+		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
+		httpcall.WithListener(s.metrics.listen), httpcall.WithTransport(s.transport),
+		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
+	}, s.o.ClientOptions...)
+	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
+	if err != nil {
+		return nil, err
+	}
+	probeEndpoints, checks := probes(t)
+	health, err := httpcall.New(s.o.Store, probeEndpoints, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("health: %w", err)
+	}
+	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{},
+		health: health, checks: checks}
+	for _, ep := range t.Endpoints {
+		if ep.MaxInFlight > 0 {
+			w.limits[ep.Name] = ep.MaxInFlight
+		}
+		w.catalog.Endpoints = append(w.catalog.Endpoints, ep.Name)
+		w.longest = max(w.longest, ep.Policy.WithDefaults().Retry.Deadline)
+	}
+	for _, ch := range t.Chains {
+		w.catalog.Chains[ch.Name] = ch.Endpoints
+		d := ch.Deadline
+		if d == 0 {
+			for _, n := range ch.Endpoints {
+				for _, ep := range t.Endpoints {
+					if ep.Name == n {
+						d += ep.Policy.WithDefaults().Retry.Deadline
+					}
+				}
+			}
+		}
+		w.longest = max(w.longest, d)
+	}
+	return w, nil
+}
+
+// Reload replaces the endpoints and chains served. When targets are bad the
+// old ones stay and the error says why. Calls already running finish with
+// the config they started with.
+func (s *Server) Reload(targets config.Targets) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	w, err := s.build(targets)
+	if err != nil {
+		return err
+	}
+	s.world.Store(w)
+	select {
+	case s.reloaded <- struct{}{}:
+	default: // a restart is pending already
+	}
+	return nil
+}
+
+// Handler returns the daemon's HTTP handler, guard included.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves on ln until ctx ends, then stops taking requests and waits
+// for those in flight, each within its own deadline, before returning.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: s.o.ReadHeaderTimeout,
+		IdleTimeout:       s.o.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// A request's calls must not end with the daemon's context: on
+		// SIGTERM they finish within their deadline.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	defer s.transport.CloseIdleConnections()
+	hctx, stopHealth := context.WithCancel(ctx)
+	var health sync.WaitGroup
+	health.Go(func() { s.runHealth(hctx) })
+	defer health.Wait()
+	defer stopHealth()
+
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	grace := s.world.Load().longest + 5*time.Second
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		s.log.Warn("calls still running at the end of the shutdown grace; closing them", "grace", grace)
+		hs.Close()
+	}
+	<-done
+	return err
+}
