@@ -11,6 +11,10 @@ import (
 type Permit struct {
 	Generation uint64
 	Lease      string // the probe lease ID when the attempt is a half-open probe
+	// Health marks a health check's probe of an open circuit, granted
+	// before its open period ends (AcquireHealth): its success closes the
+	// circuit, its failure leaves the open period as it was.
+	Health bool
 	// Unprotected is set when the store could not be used and the attempt runs
 	// as if the circuit were closed; nothing is recorded for it.
 	Unprotected bool
@@ -70,6 +74,26 @@ func (s *State) Acquire(p BreakerPolicy, now Instant, leaseID string) (Permit, [
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: v.Phase == HalfOpen}
 }
 
+// AcquireHealth is Acquire for a health check (fusebox serve's): it may also
+// probe an open circuit before its open period ends, under the same probe
+// leases as Acquire (at most p.Probes at once, across every process), so
+// that a circuit closes as soon as its endpoint is back, not when the open
+// period happens to end. A circuit forced open is refused: a trip by hand
+// says nothing about health.
+func (s *State) AcquireHealth(p BreakerPolicy, now Instant, leaseID string) (Permit, []Event, error) {
+	events := s.settle(now)
+	v := s.View(now)
+	if v.Phase != Open {
+		permit, more, err := s.Acquire(p, now, leaseID)
+		return permit, append(events, more...), err
+	}
+	if len(s.Probes) < max(p.Probes, 1) {
+		s.Probes = append(s.Probes, Lease{ID: leaseID, Granted: now, For: Duration(p.ProbeLease)})
+		return Permit{Generation: s.Generation, Lease: leaseID, Health: true}, events, nil
+	}
+	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: true}
+}
+
 // QuietSuccess reports whether a successful attempt holding permit would
 // change nothing in s: the circuit is closed with no failure to forget, the
 // attempt is no probe, and a failure-rate window (if any) is already all
@@ -113,6 +137,12 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 		s.dropLease(permit.Lease)
 	}
 	if permit.Generation != s.Generation || o.Neutral {
+		return events
+	}
+	if permit.Health { // a health check of an open circuit
+		if !o.Failed && s.Phase == Open {
+			return append(events, s.transition(now, Closed, "health check succeeded"))
+		}
 		return events
 	}
 

@@ -155,6 +155,23 @@ func (c *Circuits) Do(ctx context.Context, name string, fn func(ctx context.Cont
 	return call.run(ctx, fn)
 }
 
+// Probe runs fn once as a health check of the named circuit. It is Do with
+// one attempt, except that an open circuit need not have reached the end of
+// its open period: Probe takes a probe lease at once (State.AcquireHealth),
+// shared with every process's probes, and fn's success closes the circuit
+// while its failure leaves the open period as it was. A circuit forced open,
+// or one whose probe lease another caller holds, returns an error matching
+// ErrOpen without running fn; no skip is counted for it.
+func (c *Circuits) Probe(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	p := c.policy(name)
+	p.Retry.Attempts = 1
+	k := &call{c: c, name: name, policy: p, health: true}
+	return k.run(ctx, fn)
+}
+
 // Check reports whether the named circuit is open right now, reading its state
 // without a lock and running nothing: an error matching ErrOpen (the skip is
 // logged and counted, as Do would) when it is open or forced open, else nil.
@@ -185,6 +202,7 @@ type call struct {
 	broken   bool // the store failed: run unprotected, warn once
 	reopened bool // a probe of this call failed and opened the circuit again
 	byHand   bool // Trip or Reset: their caller tells the person, not the log
+	health   bool // Probe: a health check, which may probe an open circuit
 }
 
 func (k *call) run(parent context.Context, fn func(context.Context) error) error {
@@ -226,7 +244,9 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		}
 		if err != nil {
 			if attempt == 1 {
-				k.skip(parent, err)
+				if !k.health { // a health check refused is no caller's skip
+					k.skip(parent, err)
+				}
 				return err
 			}
 			k.info("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
@@ -371,7 +391,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) 
 		k.storeFailed(err)
 		return Permit{Unprotected: true}, nil
 	}
-	if permit, err := st.Decide(k.c.clock.Now()); err != errNeedLock {
+	if permit, err := st.Decide(k.c.clock.Now()); err != errNeedLock && !(k.health && openByBreaker(err)) {
 		return permit, err
 	}
 	return k.acquireLocked(ctx, deadline)
@@ -388,11 +408,15 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, e
 	var permit Permit
 	var aerr error
 	var events []Event
-	clock, bp := k.c.clock, k.policy.Breaker // not k: a closure holding k would move every call to the heap
+	clock, bp, health := k.c.clock, k.policy.Breaker, k.health // not k: a closure holding k would move every call to the heap
 	_, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		before := *st
 		before.Probes = slices.Clone(st.Probes) // Acquire rebases leases in place
-		permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
+		if health {
+			permit, events, aerr = st.AcquireHealth(bp, clock.Now(), leaseID)
+		} else {
+			permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
+		}
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})
 	if err != nil && ctx.Err() != nil {
@@ -404,6 +428,13 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, e
 	}
 	k.logEvents(events)
 	return permit, aerr
+}
+
+// openByBreaker reports whether err is an open circuit that a health check
+// may probe: open by the breaker, not forced open by hand.
+func openByBreaker(err error) bool {
+	oe, ok := err.(*OpenError)
+	return ok && oe.Phase == Open
 }
 
 func sameAnchors(a, b *State) bool {

@@ -47,6 +47,11 @@ type CallOptions struct {
 	Subpath string     // a path below the endpoint URL's: "api/states/sensor.x"
 	Query   url.Values // added to the URL's query; a parameter the URL has already is refused
 	Body    []byte     // replaces the endpoint's body; nil keeps it
+
+	// Probe makes the call a health check (fusebox.Circuits.Probe): one
+	// attempt per endpoint, which may probe an open circuit before its open
+	// period ends and closes it on success.
+	Probe bool
 }
 
 // personal reports whether o names parts of one request.
@@ -227,7 +232,11 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 			continue
 		}
 		var got answer
-		err := c.circuits.Do(ctx, ep.Name, func(actx context.Context) error {
+		do := c.circuits.Do
+		if opt.Probe {
+			do = c.circuits.Probe
+		}
+		err := do(ctx, ep.Name, func(actx context.Context) error {
 			res.Attempts++
 			a, err := c.attempt(actx, ep, p.parts)
 			if err == nil {

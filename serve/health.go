@@ -92,10 +92,12 @@ func (s *Server) watch(ctx context.Context, w *world, hc healthCheck) {
 	}
 }
 
-// checkHealth probes the named circuit when it is half-open with a probe
-// slot free. The probe goes through Circuits.Do, so the breaker grants it the
-// probe lease every process takes: a cron job probing at the same moment
-// makes the daemon wait, and the other way round.
+// checkHealth probes the named circuit when it is open (the open period need
+// not have ended) or half-open, with a probe slot free. The probe goes
+// through Circuits.Probe, so the breaker grants it the probe lease every
+// process takes: a cron job probing at the same moment makes the daemon
+// wait, and the other way round; a failed check leaves the open period as
+// it was, a passed one closes the circuit at once.
 func (s *Server) checkHealth(ctx context.Context, w *world, name string) {
 	st, err := s.o.Store.Load(ctx, name)
 	if err != nil {
@@ -103,10 +105,10 @@ func (s *Server) checkHealth(ctx context.Context, w *world, name string) {
 	}
 	v := st.View(s.o.Clock.Now())
 	probes := max(w.client.Circuits().Policy(name).Breaker.Probes, 1)
-	if v.Phase != fusebox.HalfOpen || v.ActiveProbes >= probes {
+	if v.Phase != fusebox.Open && v.Phase != fusebox.HalfOpen || len(st.Probes) >= probes {
 		return
 	}
-	res, err := w.health.Call(ctx, name, httpcall.CallOptions{})
+	res, err := w.health.Call(ctx, name, httpcall.CallOptions{Probe: true})
 	switch {
 	case err == nil:
 		s.log.Info("health check passed; circuit closed", "circuit", name, "status", res.Status)

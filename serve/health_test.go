@@ -141,10 +141,11 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 	svc.down.Store(true)
 	d.get(t, "/call/api")
 	svc.down.Store(false)
-	clk.advance(61 * time.Second)
+	// The daemon probes the open circuit at once, its open period not over.
 	waitFor(t, "the daemon's probe", func() bool { return svc.health.Load() == 1 })
 
-	// A cron job on the same state dir finds the probe taken.
+	// A cron job on the same state dir is refused: the circuit is open and
+	// the daemon holds its probe lease.
 	cli, err := file.Open(d.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -154,8 +155,11 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 	err = fusebox.New(cli, fusebox.WithPolicy(fastPolicy()), fusebox.WithClock(clk)).Do(context.Background(), "api",
 		func(context.Context) error { ran = true; return nil })
 	var oe *fusebox.OpenError
-	if !errors.As(err, &oe) || !oe.Probing || ran {
-		t.Fatalf("another process during the daemon's probe: %v (ran %v), want ErrOpen, probing", err, ran)
+	if !errors.As(err, &oe) || ran {
+		t.Fatalf("another process during the daemon's probe: %v (ran %v), want ErrOpen", err, ran)
+	}
+	if st, _ := cli.Load(context.Background(), "api"); len(st.Probes) != 1 {
+		t.Errorf("%d probe leases stored during the daemon's probe, want its 1", len(st.Probes))
 	}
 	close(hold)
 	waitFor(t, "the probe to close the circuit", func() bool { return d.state(t, "api") == "closed" })
@@ -177,4 +181,22 @@ func TestHealthChecksFollowAReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the reloaded health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
+}
+
+// The daemon need not wait out the open period: its health check probes the
+// open circuit on its own schedule and closes it as soon as the endpoint
+// answers, with no caller and the clock not moved.
+func TestHealthCheckClosesACircuitBeforeItsOpenPeriodEnds(t *testing.T) {
+	svc := newService(t, nil)
+	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+		endpoint("api", svc.URL+"/data", withHealth("/health")),
+	}}, serve.Options{Clock: clk})
+	svc.down.Store(true)
+	d.get(t, "/call/api")
+	if got := d.state(t, "api"); got != "open" {
+		t.Fatalf("after the failing call the circuit is %s, want open", got)
+	}
+	svc.down.Store(false)
+	waitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 }
