@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -95,24 +96,74 @@ func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
 	return c, nil
 }
 
-// withCounts maps the circuit's counters file, creating it (zeroed) when
-// missing, and runs fn on its words. A file of any other size (a
-// person's edit) is extended or read as far as it goes: extending it with
-// zeros keeps the words it has. A fault on the mapping (the file cut short
-// under us by someone else) is an error, not a crash.
+// withCounts runs fn on the words of the circuit's counters file, mapped
+// shared, creating the file (zeroed) when missing. A file of any other size
+// (a person's edit) is extended: extending it with zeros keeps the words it
+// has. A fault on the mapping (the file cut short under us by someone else)
+// is an error, not a crash.
+//
+// The mapping is kept for the Store's next Count of the circuit, checked
+// with one lstat that the file is still the one mapped (GC may have removed
+// it, a person replaced it): a long-lived Store (the daemon) adds to its
+// counters with one system call instead of five. Close unmaps them.
 func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error) {
 	path := s.countsPath(name)
+	s.maps.mu.Lock()
+	defer s.maps.mu.Unlock()
+	cm := s.maps.m[name]
+	if cm != nil {
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) != nil || uint64(st.Dev) != cm.dev || st.Ino != cm.ino || st.Size < countsSize {
+			s.unmapLocked(name)
+			cm = nil
+		}
+	}
+	if cm == nil {
+		if cm, err = s.mapCounts(path); err != nil {
+			return err
+		}
+		if s.maps.m == nil {
+			s.maps.m = map[string]*countMap{}
+		}
+		s.maps.m[name] = cm
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			s.unmapLocked(name)
+			err = fmt.Errorf("%s: fault while counting (the file was cut short by someone else?): %v", path, r)
+		}
+	}()
+	fn((*[countWords]uint64)(unsafe.Pointer(&cm.mem[0])))
+	return nil
+}
+
+// countMap is a circuit's counters file as mapped, with the identity of the
+// file it maps.
+type countMap struct {
+	mem      []byte
+	dev, ino uint64
+}
+
+// countMaps are the counters files a Store keeps mapped.
+type countMaps struct {
+	mu sync.Mutex
+	m  map[string]*countMap
+}
+
+// mapCounts opens (creating it) and maps the counters file at path.
+func (s *Store) mapCounts(path string) (*countMap, error) {
 	fd, err := s.openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer unix.Close(fd)
+	defer unix.Close(fd) // the mapping outlives the descriptor
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return &fs.PathError{Op: "fstat", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("%s is not a regular file", path)
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	if st.Size < countsSize {
 		// Allocate the words' blocks now: a write through the mapping to a
@@ -122,20 +173,28 @@ func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error
 			err = unix.Ftruncate(fd, countsSize)
 		}
 		if err != nil {
-			return &fs.PathError{Op: "allocate", Path: path, Err: err}
+			return nil, &fs.PathError{Op: "allocate", Path: path, Err: err}
 		}
 	}
 	mem, err := unix.Mmap(fd, 0, countsSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return &fs.PathError{Op: "mmap", Path: path, Err: err}
+		return nil, &fs.PathError{Op: "mmap", Path: path, Err: err}
 	}
-	defer unix.Munmap(mem)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: fault while counting (the file was cut short by someone else?): %v", path, r)
-		}
-	}()
-	fn((*[countWords]uint64)(unsafe.Pointer(&mem[0])))
-	return nil
+	return &countMap{mem: mem, dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+func (s *Store) unmapLocked(name string) {
+	if cm := s.maps.m[name]; cm != nil {
+		unix.Munmap(cm.mem)
+		delete(s.maps.m, name)
+	}
+}
+
+// unmapAll releases every mapping the Store keeps.
+func (s *Store) unmapAll() {
+	s.maps.mu.Lock()
+	defer s.maps.mu.Unlock()
+	for name := range s.maps.m {
+		s.unmapLocked(name)
+	}
 }

@@ -1,6 +1,7 @@
 package file_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -186,5 +187,48 @@ func TestCountsOfAShortOrForeignCountsFile(t *testing.T) {
 	}
 	if err := s.Count(ctx, "dir", fusebox.Counts{Skips: 1}); err == nil {
 		t.Error("Count into a directory succeeded")
+	}
+}
+
+// A Store keeps a circuit's counters file mapped between Counts; when the
+// file is removed (gc) or replaced under it, the next Count maps the new one
+// and nothing is counted into the old.
+func TestCountFollowsACountsFileRemovedOrReplaced(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	path := filepath.Join(dir, ".counts", "db.counts")
+	count := func() {
+		t.Helper()
+		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count()
+	count()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	count()
+	if c, err := s.Counts(ctx, "db"); err != nil || c.Skips != 1 {
+		t.Errorf("after the file was removed: %+v, %v; want the 1 skip counted since", c, err)
+	}
+	// Replaced by a copy holding 40 skips (a restore from a backup).
+	other := filepath.Join(dir, "other")
+	b := make([]byte, 32)
+	binary.NativeEndian.PutUint64(b[16:], 40) // the skips word
+	writeFile(t, other, b)
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	count()
+	if c, err := s.Counts(ctx, "db"); err != nil || c.Skips != 41 {
+		t.Errorf("after the file was replaced: %+v, %v; want 40 + 1 skips", c, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	count() // a closed Store maps again
+	if c, _ := s.Counts(ctx, "db"); c.Skips != 42 {
+		t.Errorf("after Close and a Count: %d skips, want 42", c.Skips)
 	}
 }

@@ -50,6 +50,7 @@ type Store struct {
 	gates       gates
 	subdirOK    [numSubdirs]atomic.Bool // checked and found safe; see subdir
 	gcLooked    atomic.Int64            // when maybeGC last looked at DIR/.gc, Unix ns
+	maps        countMaps               // counters files kept mapped; see withCounts
 	shared      bool                    // the dir is shared by a group: see shared.go
 }
 
@@ -141,8 +142,12 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Close does nothing: a Store holds no open files between calls.
-func (s *Store) Close() error { return nil }
+// Close releases the counters files the Store keeps mapped. The Store may
+// still be used afterwards: it maps them again as needed.
+func (s *Store) Close() error {
+	s.unmapAll()
+	return nil
+}
 
 // UnsafeDirError is returned by Open for a state dir that another user could
 // write to, and by any method for a subdirectory of it that another user
