@@ -42,7 +42,12 @@ func fb(t *testing.T, stateDir string, args ...string) proc {
 
 func fbEnv(t *testing.T, stateDir string, env []string, args ...string) proc {
 	t.Helper()
-	cmd := fbCmd(stateDir, env, args...)
+	return runProc(t, fbCmd(stateDir, env, args...))
+}
+
+// runProc runs cmd to its end and returns its exit status and output.
+func runProc(t *testing.T, cmd *exec.Cmd) proc {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -51,7 +56,7 @@ func fbEnv(t *testing.T, stateDir string, env []string, args ...string) proc {
 	if ee, ok := err.(*exec.ExitError); ok {
 		p.code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("fusebox %v: %v", args, err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return p
 }
