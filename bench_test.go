@@ -52,3 +52,26 @@ func BenchmarkDoOpen(b *testing.B) {
 		}
 	}
 }
+
+// The allocations of a call are counted, not timed, so this is a test: a
+// successful Do and a skipped one on the in-memory store allocate once (the
+// attempt's context, the OpenError). The race detector's instrumentation
+// allocates on its own, so it is not counted there.
+func TestDoAllocatesOnce(t *testing.T) {
+	if raceEnabled {
+		t.Log("not counted under the race detector")
+		return
+	}
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	c := fusebox.New(mem.New())
+	if n := testing.AllocsPerRun(200, func() { c.Do(ctx, "healthy", ok) }); n > 1 {
+		t.Errorf("a successful Do allocates %.0f times, want at most 1", n)
+	}
+	if _, err := c.Trip(ctx, "down", 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(200, func() { c.Do(ctx, "down", ok) }); n > 1 {
+		t.Errorf("a Do skipped on an open circuit allocates %.0f times, want at most 1", n)
+	}
+}

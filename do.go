@@ -207,9 +207,11 @@ type call struct {
 
 func (k *call) run(parent context.Context, fn func(context.Context) error) error {
 	err := k.attempts(parent, fn)
-	var ee *ExhaustedError
-	if k.reopened && errors.As(err, &ee) {
-		ee.Reopened = true
+	if k.reopened { // declared here, ee costs a successful call nothing
+		var ee *ExhaustedError
+		if errors.As(err, &ee) {
+			ee.Reopened = true
+		}
 	}
 	return err
 }

@@ -1,0 +1,5 @@
+//go:build race
+
+package fusebox_test
+
+const raceEnabled = true
