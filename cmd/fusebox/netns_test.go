@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -197,43 +196,13 @@ func TestRedisAcrossNetworkNamespaces(t *testing.T) {
 		// The probe's command blocks until every caller has decided (run
 		// its command or exited), so the other 19 find the lease held
 		// however slow the machine is.
-		ran := t.TempDir()
-		release := filepath.Join(t.TempDir(), "release")
-		var wg sync.WaitGroup
-		var exited atomic.Int32
-		codes := make([]int, 20)
-		for i := range codes {
-			wg.Go(func() {
-				command := fmt.Sprintf("touch %s/%d; while [ ! -e %s ]; do sleep 0.01; done", ran, i, release)
-				p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
-				codes[i] = p.code
-				if strings.Contains(p.stderr, "unreachable") {
-					t.Errorf("caller %d in %s fell back to its local dir:\n%s", i, hosts[i%2].ns, p.stderr)
-				}
-				exited.Add(1)
-			})
-		}
-		waitFor(t, "every caller to decide", func() bool {
-			entries, _ := os.ReadDir(ran)
-			return int(exited.Load())+len(entries) >= len(codes)
-		})
-		if err := os.WriteFile(release, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait()
-		entries, _ := os.ReadDir(ran)
-		zeros, skips := 0, 0
-		for _, c := range codes {
-			switch c {
-			case 0:
-				zeros++
-			case exitOpen:
-				skips++
+		probeRace(t, 20, func(i int, command string) int {
+			p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
+			if strings.Contains(p.stderr, "unreachable") {
+				t.Errorf("caller %d in %s fell back to its local dir:\n%s", i, hosts[i%2].ns, p.stderr)
 			}
-		}
-		if len(entries) != 1 || zeros != 1 || skips != 19 {
-			t.Fatalf("%d commands ran, exits %v; want exactly one probe (0) and 19 skips (75)", len(entries), codes)
-		}
+			return p.code
+		})
 		if st := a.status(t, "bridge"); st["state"] != "closed" {
 			t.Errorf("after the probe succeeded, status in %s: %v, want closed", a.ns, st["state"])
 		}

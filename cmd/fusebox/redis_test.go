@@ -109,43 +109,13 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 	}
 	waitFor(t, "the open period to end", func() bool { return hosts[1].status(t, "bridge")["state"] == "half_open" })
 
-	ran := t.TempDir()
-	release := filepath.Join(t.TempDir(), "release")
-	var wg sync.WaitGroup
-	var exited atomic.Int32
-	codes := make([]int, 20)
-	for i := range codes {
-		wg.Go(func() {
-			command := fmt.Sprintf("touch %s/%d; while [ ! -e %s ]; do sleep 0.01; done", ran, i, release)
-			p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
-			codes[i] = p.code
-			if strings.Contains(p.stderr, "unreachable") {
-				t.Errorf("caller %d fell back to its local dir:\n%s", i, p.stderr)
-			}
-			exited.Add(1)
-		})
-	}
-	waitFor(t, "every caller to decide", func() bool {
-		entries, _ := os.ReadDir(ran)
-		return int(exited.Load())+len(entries) >= len(codes)
-	})
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	entries, _ := os.ReadDir(ran)
-	zeros, skips := 0, 0
-	for _, c := range codes {
-		switch c {
-		case 0:
-			zeros++
-		case exitOpen:
-			skips++
+	probeRace(t, 20, func(i int, command string) int {
+		p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
+		if strings.Contains(p.stderr, "unreachable") {
+			t.Errorf("caller %d fell back to its local dir:\n%s", i, p.stderr)
 		}
-	}
-	if len(entries) != 1 || zeros != 1 || skips != 19 {
-		t.Fatalf("%d commands ran, exits %v; want exactly one probe (0) and 19 skips (75)", len(entries), codes)
-	}
+		return p.code
+	})
 	if st := hosts[0].status(t, "bridge"); st["state"] != "closed" {
 		t.Errorf("after the probe succeeded: %v, want closed", st["state"])
 	}

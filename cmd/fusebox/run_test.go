@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -180,46 +179,9 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 		t.Fatalf("status after open_for = %v, want half_open without any call", st["state"])
 	}
 
-	ran := t.TempDir()
-	release := filepath.Join(t.TempDir(), "release")
-	var wg sync.WaitGroup
-	var exited atomic.Int32
-	codes := make([]int, 20)
-	for i := range codes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			command := fmt.Sprintf("touch %s/%d; while [ ! -e %s ]; do sleep 0.01; done", ran, i, release)
-			p := fb(t, state, runArgs("bridge", policy, "sh", "-c", command)...)
-			codes[i] = p.code
-			exited.Add(1)
-		}()
-	}
-	decided := func() bool {
-		entries, _ := os.ReadDir(ran)
-		return int(exited.Load())+len(entries) >= len(codes)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for !decided() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := os.WriteFile(release, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	entries, _ := os.ReadDir(ran)
-	zeros, skips := 0, 0
-	for _, c := range codes {
-		switch c {
-		case 0:
-			zeros++
-		case exitOpen:
-			skips++
-		}
-	}
-	if len(entries) != 1 || zeros != 1 || skips != 19 {
-		t.Fatalf("%d commands ran, exits %v; want exactly one probe (0) and 19 skips (75)", len(entries), codes)
-	}
+	probeRace(t, 20, func(_ int, command string) int {
+		return fb(t, state, runArgs("bridge", policy, "sh", "-c", command)...).code
+	})
 	if st := statusOf(t, state, "bridge"); st["state"] != "closed" {
 		t.Errorf("after a successful probe: %v, want closed", st["state"])
 	}
