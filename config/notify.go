@@ -48,14 +48,7 @@ func (l *loader) notifyRules(e entry, base notify.Rules) notify.Rules {
 }
 
 func (l *loader) webhooks(e entry) []notify.Webhook {
-	items, _ := l.list(e.value, e.path, "webhooks")
-	var hooks []notify.Webhook
-	for i, item := range items {
-		path := fmt.Sprintf("%s[%d]", e.path, i)
-		entries, ok := l.mapping(item, path)
-		if !ok {
-			continue
-		}
+	return urlItems(l, e, "webhooks", func(entries []entry) (notify.Webhook, bool) {
 		w, hasURL := notify.Webhook{Format: notify.JSON}, false
 		for _, f := range entries {
 			switch f.name {
@@ -70,24 +63,12 @@ func (l *loader) webhooks(e entry) []notify.Webhook {
 				l.unknownKey(f, "url", "format", "headers")
 			}
 		}
-		if !hasURL {
-			l.errorf(item, path, "url is required")
-			continue
-		}
-		hooks = append(hooks, w)
-	}
-	return hooks
+		return w, hasURL
+	})
 }
 
 func (l *loader) heartbeats(e entry) []notify.Heartbeat {
-	items, _ := l.list(e.value, e.path, "heartbeat URLs")
-	var hbs []notify.Heartbeat
-	for i, item := range items {
-		path := fmt.Sprintf("%s[%d]", e.path, i)
-		entries, ok := l.mapping(item, path)
-		if !ok {
-			continue
-		}
+	return urlItems(l, e, "heartbeat URLs", func(entries []entry) (notify.Heartbeat, bool) {
 		hb, hasURL := notify.Heartbeat{Kind: notify.Healthchecks}, false
 		for _, f := range entries {
 			switch f.name {
@@ -100,13 +81,29 @@ func (l *loader) heartbeats(e entry) []notify.Heartbeat {
 				l.unknownKey(f, "url", "kind")
 			}
 		}
+		return hb, hasURL
+	})
+}
+
+// urlItems reads a list of mappings, each read by read, which reports
+// whether the item had its required url:.
+func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, bool)) []T {
+	items, _ := l.list(e.value, e.path, what)
+	var out []T
+	for i, item := range items {
+		path := fmt.Sprintf("%s[%d]", e.path, i)
+		entries, ok := l.mapping(item, path)
+		if !ok {
+			continue
+		}
+		v, hasURL := read(entries)
 		if !hasURL {
 			l.errorf(item, path, "url is required")
 			continue
 		}
-		hbs = append(hbs, hb)
+		out = append(out, v)
 	}
-	return hbs
+	return out
 }
 
 var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery"}
