@@ -32,6 +32,7 @@ type Outcome struct {
 	// TimedOut, on a failure, says the attempt's timeout or the call's
 	// deadline cut it short.
 	TimedOut bool
+	Cause    Cause // on a failure, its kind
 	// OpenFor, on a counted failure, opens the circuit at once for that long
 	// (capped at OpenMax): a 429 with Retry-After asks every caller to wait.
 	OpenFor time.Duration
@@ -127,7 +128,7 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 		if o.Neutral {
 			kind = EventNeutralFailure
 		}
-		events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: kind, Attempt: o.Attempt, Reason: o.Reason, TimedOut: o.TimedOut})
+		events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: kind, Attempt: o.Attempt, Reason: o.Reason, TimedOut: o.TimedOut, Cause: o.Cause})
 		if !o.Neutral {
 			s.LastFailureAt = now.Wall
 			s.LastFailure = o.Reason

@@ -297,7 +297,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		}
 		reason := ae.Error()
 		k.info("attempt failed", "attempt", attempt, "attempts", r.Attempts, "reason", reason)
-		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, OpenFor: f.OpenFor})
+		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, Cause: cause(f, ae), OpenFor: f.OpenFor})
 		k.reopened = k.reopened || opened && permit.Lease != ""
 		last = ae
 
@@ -430,6 +430,18 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, e
 	}
 	k.logEvents(events)
 	return permit, aerr
+}
+
+// cause is the kind of a failed attempt: a timeout when its timeout or a
+// deadline cut it, else what its failure says.
+func cause(f *Failure, ae *AttemptError) Cause {
+	switch {
+	case ae.Cut != NotCut:
+		return CauseTimeout
+	case f.Cause != "":
+		return f.Cause
+	}
+	return CauseOther
 }
 
 // openByBreaker reports whether err is an open circuit that a health check

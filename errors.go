@@ -172,7 +172,33 @@ type Failure struct {
 	RetryAfter time.Duration
 	// OpenFor opens the circuit at once for this long (see Outcome).
 	OpenFor time.Duration
+	// Cause is the kind of the failure, stored with its event, so that a
+	// dashboard groups failures without reading their reasons.
+	Cause Cause
 }
+
+// Cause is the kind of a failed attempt: a few words a dashboard can group
+// by (fusebox serve's fusebox_failures_by_reason_total). The producers of
+// failures set it (httpcall's judge, package command); Do sets CauseTimeout
+// for an attempt its timeout or deadline cut; "" is CauseOther.
+type Cause string
+
+// The causes.
+const (
+	CauseTimeout   Cause = "timeout" // an attempt timeout or a deadline cut it
+	CauseStatus5xx Cause = "status_5xx"
+	CauseStatus429 Cause = "status_429"
+	CauseStatus4xx Cause = "status_4xx"
+	CauseStatus    Cause = "status_other" // a status outside expect.status, a redirect not followed
+	CauseConnect   Cause = "connect"      // refused, reset, closed before the response
+	CauseDNS       Cause = "dns"
+	CauseTLS       Cause = "tls"
+	CauseLocal     Cause = "local_network"
+	CauseBody      Cause = "body"  // too large, cut short, not JSON
+	CauseCheck     Cause = "check" // expect.jq false, extract failed
+	CauseExit      Cause = "exit"  // fusebox run: the command failed
+	CauseOther     Cause = "other"
+)
 
 func (f *Failure) Error() string {
 	switch {

@@ -34,6 +34,9 @@ type Event struct {
 	// TimedOut marks a failure cut short by the attempt's timeout or the
 	// call's deadline: a caller sat through the whole of it.
 	TimedOut bool `json:"timed_out,omitempty"`
+	// Cause is a failure's kind (Failure.Cause), for grouping without
+	// reading Reason.
+	Cause Cause `json:"cause,omitempty"`
 	// Since, on a transition, is when the circuit's consecutive failures
 	// began (State.FailingSince before the transition): on an opening, the
 	// first of the failures that led to it; on a failed probe or a closing,

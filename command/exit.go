@@ -33,8 +33,8 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Reason }
 
 // attemptFailure turns an attempt's result into what Do needs to know: nil
-// for a success, else an *ExitError, wrapped in a *fusebox.Failure when it
-// must not be retried or must not count against the circuit.
+// for a success, else an *ExitError, wrapped in a *fusebox.Failure that
+// says whether it may be retried and counts against the circuit.
 func attemptFailure(res childResult, retryable *ExitCodes) error {
 	if res.code == 0 && res.startErr == nil && !res.timedOut {
 		return nil
@@ -44,14 +44,12 @@ func attemptFailure(res childResult, retryable *ExitCodes) error {
 	case res.startErr != nil:
 		// The command is missing or not executable: retrying cannot help and
 		// the circuit's endpoint did nothing wrong.
-		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true}
+		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: fusebox.CauseExit}
 	case res.timedOut:
 		ee.Code = ExitTimeout
-		return ee
-	case !retryable.retryable(res.code):
-		return &fusebox.Failure{Err: ee, Permanent: true}
+		return ee // Do names the cut: a timeout
 	}
-	return ee
+	return &fusebox.Failure{Err: ee, Permanent: !retryable.retryable(res.code), Cause: fusebox.CauseExit}
 }
 
 var _ flag.Value = (*ExitCodes)(nil)

@@ -30,7 +30,7 @@ type answer struct {
 func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, error) {
 	req, err := ep.request(ctx, pp)
 	if err != nil {
-		return answer{}, c.failure(ep, "cannot build the request: "+innermost(err), false, false)
+		return answer{}, c.failure(ep, fusebox.CauseOther, "cannot build the request: "+innermost(err), false, false)
 	}
 	if c.log.Enabled(ctx, slog.LevelDebug) {
 		u := ep.safeURL
@@ -98,8 +98,8 @@ func (ep *endpoint) rules() rules {
 
 // failure makes the Failure for reason. retryable says whether ep's retry_on
 // covers it; dial, whether the request surely never reached the server.
-func (c *Client) failure(ep *endpoint, reason string, retryable, dial bool) *fusebox.Failure {
-	return c.judged(ep, ep.rules().fail(nil, reason, retryable, dial))
+func (c *Client) failure(ep *endpoint, cause fusebox.Cause, reason string, retryable, dial bool) *fusebox.Failure {
+	return c.judged(ep, ep.rules().fail(cause, nil, reason, retryable, dial))
 }
 
 // judged returns v's failure with its reason redacted (its Err, which may
@@ -129,7 +129,7 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 		return nil
 	}
 	if reason := ep.refusedRedirect(resp, c.red.URL); reason != "" {
-		return c.judged(ep, ep.rules().fail(errors.New(reason), reason, false, false)) // following it is a config change, not a retry
+		return c.judged(ep, ep.rules().fail(fusebox.CauseStatus, errors.New(reason), reason, false, false)) // following it is a config change, not a retry
 	}
 	if len(ep.Expect.Status) > 0 && code < 400 {
 		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
@@ -157,7 +157,7 @@ func (ep *endpoint) statusOK(code int) bool {
 func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response) ([]byte, *fusebox.Failure) {
 	limit := ep.MaxBody
 	tooLarge := func() *fusebox.Failure {
-		return c.failure(ep, fmt.Sprintf("body larger than %d bytes", limit), false, false)
+		return c.failure(ep, fusebox.CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
 	}
 	if resp.ContentLength > limit {
 		return nil, tooLarge()
@@ -175,7 +175,11 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 		case kindLocal:
 			retryable = true
 		}
-		f := c.failure(ep, reason, retryable, false)
+		cause := fusebox.CauseBody
+		if tf.kind == kindLocal {
+			cause = fusebox.CauseLocal
+		}
+		f := c.failure(ep, cause, reason, retryable, false)
 		f.Local = tf.kind == kindLocal
 		return nil, f
 	}
@@ -193,15 +197,15 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	}
 	v, err := decodeJSON(body)
 	if err != nil {
-		return nil, c.failure(ep, err.Error(), true, false)
+		return nil, c.failure(ep, fusebox.CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
 		ok, err := condition(ctx, ep.expect, v)
 		switch {
 		case err != nil:
-			return nil, c.failure(ep, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
+			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
 		case !ok:
-			return nil, c.failure(ep, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
+			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
 		}
 	}
 	if ep.extract == nil {
@@ -209,7 +213,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	}
 	out, err := extract(ctx, ep.extract, v, ep.MaxBody)
 	if err != nil {
-		return nil, c.failure(ep, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
+		return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}
 	return out, nil
 }

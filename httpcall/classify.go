@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // failureKind sorts the ways a request can fail before a response arrives.
@@ -29,7 +31,8 @@ type transportFailure struct {
 	reason string // short, for people; holds no URL
 	// dial is set when the connection was never made, so the request cannot
 	// have reached the server and retrying even a POST is safe.
-	dial bool
+	dial  bool
+	cause fusebox.Cause
 }
 
 // classify explains err, returned by an HTTP round trip made with ctx. Once
@@ -45,13 +48,13 @@ func classify(ctx context.Context, err error) transportFailure {
 	case errors.Is(ctx.Err(), context.Canceled):
 		f.kind, f.reason = kindCanceled, "canceled"
 	case isDNS && dns.IsNotFound:
-		f.reason = "DNS: no such host " + dns.Name
+		f.reason, f.cause = "DNS: no such host "+dns.Name, fusebox.CauseDNS
 	case isDNS && localDNSFailure(dns):
 		f.kind, f.reason = kindLocal, "local network: no DNS server reachable ("+dns.Err+")"
 	case isDNS && dns.IsTimeout:
 		f.kind, f.reason = kindTimeout, "DNS lookup of "+dns.Name+" timed out"
 	case isDNS:
-		f.reason = "DNS lookup of " + dns.Name + " failed: " + dns.Err
+		f.reason, f.cause = "DNS lookup of "+dns.Name+" failed: "+dns.Err, fusebox.CauseDNS
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		f.kind, f.reason = kindTimeout, "no response"
 		if dial {
@@ -77,6 +80,10 @@ func classify(ctx context.Context, err error) transportFailure {
 		f.kind, f.reason = kindTLS, "TLS: "+innermost(err)
 	default:
 		f.reason = innermost(err)
+	}
+	if f.cause == "" {
+		f.cause = map[failureKind]fusebox.Cause{kindConnect: fusebox.CauseConnect, kindTimeout: fusebox.CauseTimeout,
+			kindLocal: fusebox.CauseLocal, kindTLS: fusebox.CauseTLS}[f.kind]
 	}
 	return f
 }

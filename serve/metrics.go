@@ -131,7 +131,7 @@ func (s *Server) stored(ctx context.Context) []*family {
 	consecutive := &family{name: "fusebox_consecutive_failures", typ: "gauge",
 		help: "Consecutive failures of the circuit now."}
 	reasons := &family{name: "fusebox_failures_by_reason_total", typ: "counter",
-		help: "Failed attempts in the retained event log (30 days by default), by reason kind; counted is false for neutral failures (local network, 4xx)."}
+		help: "Failed attempts in the retained event log (30 days by default), by cause (fusebox.Cause, as the failure's producer stored it); counted is false for neutral failures (local network, 4xx)."}
 	fams := []*family{up, state, attempts, successes, failures, skips, consecutive, reasons}
 
 	rows, err := s.Snapshot(ctx)
@@ -163,11 +163,12 @@ func (s *Server) stored(ctx context.Context) []*family {
 	}
 	n := map[[3]string]float64{}
 	for _, e := range events {
+		cause := string(cmp.Or(e.Cause, fusebox.CauseOther)) // the failure's kind, as its producer stored it
 		switch e.Kind {
 		case fusebox.EventFailure:
-			n[[3]string{e.Circuit, reasonKind(e.Reason), "true"}]++
+			n[[3]string{e.Circuit, cause, "true"}]++
 		case fusebox.EventNeutralFailure:
-			n[[3]string{e.Circuit, reasonKind(e.Reason), "false"}]++
+			n[[3]string{e.Circuit, cause, "false"}]++
 		}
 	}
 	for k, v := range n {

@@ -1,0 +1,56 @@
+package httpcall_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+)
+
+// Every stored failure carries its kind (fusebox.Cause), set where it is
+// judged, so that nothing downstream reads reasons to group failures.
+func TestFailuresAreStoredWithTheirCause(t *testing.T) {
+	tests := []struct {
+		name  string
+		url   func(t *testing.T) string
+		edit  func(*httpcall.Endpoint)
+		cause fusebox.Cause
+	}{
+		{"a 503", func(t *testing.T) string { return serve(t, status(503, "down")).URL }, nil, fusebox.CauseStatus5xx},
+		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, fusebox.CauseStatus429},
+		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, fusebox.CauseStatus4xx},
+		{"a refused connection", func(t *testing.T) string { return "http://" + closedPort(t) }, nil, fusebox.CauseConnect},
+		{"no answer in time", func(t *testing.T) string { return "http://" + silentServer(t) }, nil, fusebox.CauseTimeout},
+		{"a body over max_body", func(t *testing.T) string { return serve(t, status(200, "0123456789")).URL },
+			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, fusebox.CauseBody},
+		{"expect.jq false", func(t *testing.T) string { return serve(t, status(200, `{"ok":false}`)).URL },
+			func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok" }, fusebox.CauseCheck},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", tt.url(t), func(e *httpcall.Endpoint) {
+				e.Policy.Retry.Attempts = 1
+				e.Policy.Retry.Timeout = 50 * time.Millisecond
+				if tt.edit != nil {
+					tt.edit(e)
+				}
+			})}, nil)
+			h.mustFail("svc")
+			events, err := h.store.Events(context.Background(), "svc", time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []fusebox.Cause
+			for _, e := range events {
+				if e.Kind == fusebox.EventFailure || e.Kind == fusebox.EventNeutralFailure {
+					got = append(got, e.Cause)
+				}
+			}
+			if len(got) != 1 || got[0] != tt.cause {
+				t.Errorf("failure causes %q, want [%s]", got, tt.cause)
+			}
+		})
+	}
+}
