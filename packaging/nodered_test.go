@@ -184,7 +184,8 @@ type debugMsg struct {
 type sidebar struct {
 	conn *websocket.Conn
 	msgs chan debugMsg
-	done chan struct{}
+	stop chan struct{} // closed when the test ends
+	done chan struct{} // closed when the reader has returned
 }
 
 // debugSidebar connects to Node-RED's comms websocket as the editor does.
@@ -196,7 +197,7 @@ func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
 		t.Fatalf("connect to Node-RED's comms: %v", err)
 	}
 	resp.Body.Close()
-	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), done: make(chan struct{})}
+	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer close(s.msgs)
@@ -210,13 +211,18 @@ func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
 			}
 			for _, m := range batch {
 				var d debugMsg
-				if m.Topic == "debug" && json.Unmarshal(m.Data, &d) == nil {
-					s.msgs <- d
+				if m.Topic != "debug" || json.Unmarshal(m.Data, &d) != nil {
+					continue
+				}
+				select {
+				case s.msgs <- d:
+				case <-s.stop:
+					return
 				}
 			}
 		}
 	}()
-	t.Cleanup(func() { conn.Close(); <-s.done })
+	t.Cleanup(func() { close(s.stop); conn.Close(); <-s.done })
 	return s
 }
 
