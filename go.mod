@@ -7,6 +7,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/eclipse/paho.golang v0.23.0
 	github.com/goccy/go-yaml v1.19.2
+	github.com/gorilla/websocket v1.5.3
 	github.com/itchyny/gojq v0.12.20
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -1,0 +1,339 @@
+package packaging_test
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
+)
+
+// No n8n or Home Assistant runs here (n8n 2.x needs a newer Node.js than the
+// test machines have; Home Assistant is not packaged for them), so these
+// tests send the requests their documented configs make — method, URL and
+// the headers their HTTP clients add — to a real daemon, and read the
+// answer the way each reads it.
+
+// documentedAddr is the daemon's address in every example.
+const documentedAddr = "127.0.0.1:8417"
+
+// send makes the request method url with headers, url's documented address
+// replaced by the daemon's, and returns the answer, its body decoded as an
+// HTTP client that sent Accept-Encoding decodes it.
+func send(t *testing.T, d *daemon, method, url string, headers map[string]string, timeout time.Duration) (*http.Response, []byte) {
+	t.Helper()
+	if !strings.Contains(url, documentedAddr) {
+		t.Fatalf("%s does not call the daemon at %s", url, documentedAddr)
+	}
+	req, err := http.NewRequest(method, strings.Replace(url, documentedAddr, d.Addr, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{Timeout: timeout}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		if body, err = gzip.NewReader(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// n8nHeaders are those n8n's HTTP Request node (version 4.2, axios) sends
+// on a GET with the response format left to autodetect and no headers set.
+var n8nHeaders = map[string]string{
+	"Accept":          "application/json,text/html,application/xhtml+xml,application/xml,text/*;q=0.9, image/*;q=0.8, */*;q=0.7",
+	"Accept-Encoding": "gzip, compress, deflate, br",
+	"User-Agent":      "axios/1.12.0",
+}
+
+// TestN8nHTTPRequestNode sends the request of examples/n8n-node.json and
+// reads the answer as the node does with Include Response Headers and
+// Status and Never Error: a 503 reaches the next node as data, with
+// body.errors and headers["retry-after"].
+func TestN8nHTTPRequestNode(t *testing.T) {
+	t.Parallel()
+	var node struct {
+		Nodes []struct {
+			Type        string  `json:"type"`
+			TypeVersion float64 `json:"typeVersion"`
+			Parameters  struct {
+				Method  string `json:"method"`
+				URL     string `json:"url"`
+				Options struct {
+					Response struct {
+						Response struct {
+							FullResponse bool `json:"fullResponse"`
+							NeverError   bool `json:"neverError"`
+						} `json:"response"`
+					} `json:"response"`
+					Timeout int `json:"timeout"`
+				} `json:"options"`
+			} `json:"parameters"`
+		} `json:"nodes"`
+	}
+	b, err := os.ReadFile("examples/n8n-node.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &node); err != nil || len(node.Nodes) != 1 {
+		t.Fatalf("examples/n8n-node.json: %v, %d nodes", err, len(node.Nodes))
+	}
+	n := node.Nodes[0]
+	p := n.Parameters
+	if n.Type != "n8n-nodes-base.httpRequest" || n.TypeVersion != 4.2 {
+		t.Fatalf("the example is a %s version %v, want the HTTP Request node version 4.2", n.Type, n.TypeVersion)
+	}
+	if p.Method == "" {
+		p.Method = http.MethodGet // the node's default, which n8n leaves out of the JSON
+	}
+	if !p.Options.Response.Response.FullResponse || !p.Options.Response.Response.NeverError {
+		t.Fatalf("the example's response options %+v; the README says it includes status and headers and never errors", p.Options.Response)
+	}
+	if p.Options.Timeout < 30000 {
+		t.Errorf("timeout %d ms; the README says above the chain's 20s deadline", p.Options.Timeout)
+	}
+	timeout := time.Duration(p.Options.Timeout) * time.Millisecond
+
+	up := startUpstream(t)
+	up.Release()
+	dir := t.TempDir()
+	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+
+	up.Down(fakeapis.OpenWeatherMap)
+	up.Down(fakeapis.Wttr)
+	resp, body := send(t, d, p.Method, p.URL, n8nHeaders, timeout)
+	var problem struct {
+		Errors []struct {
+			Name string `json:"name"`
+		} `json:"errors"`
+	}
+	if resp.StatusCode != 503 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+		json.Unmarshal(body, &problem) != nil || len(problem.Errors) != 2 {
+		t.Errorf("every endpoint down: %s %s %s; want a 503 whose JSON body has errors for both endpoints",
+			resp.Status, resp.Header.Get("Content-Type"), body)
+	}
+	if resp.Header.Get("Retry-After") == "" {
+		t.Errorf("every endpoint down: no Retry-After in %v", resp.Header)
+	}
+
+	up.Up(fakeapis.OpenWeatherMap)
+	up.Up(fakeapis.Wttr)
+	d.post(t, "/api/circuits/openweather/reset")
+	d.post(t, "/api/circuits/wttr/reset")
+	resp, body = send(t, d, p.Method, p.URL, n8nHeaders, timeout)
+	var temp any
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+		json.Unmarshal(body, &temp) != nil || temp != 21.5 {
+		t.Errorf("up: %s %s %q; want 200 and the JSON number 21.5", resp.Status, resp.Header.Get("Content-Type"), body)
+	}
+	if src := resp.Header.Get("X-Fusebox-Source"); src != "openweather" {
+		t.Errorf("headers[\"x-fusebox-source\"] = %q, want openweather", src)
+	}
+}
+
+// haHeaders are those Home Assistant's RESTful integration (aiohttp) sends
+// when the sensor sets none.
+var haHeaders = map[string]string{
+	"Accept":          "*/*",
+	"Accept-Encoding": "gzip, deflate",
+	"User-Agent":      "HomeAssistant/2025.12.0 aiohttp/3.13.2 Python/3.13",
+}
+
+// haTemplates holds, for each template examples/home-assistant.yaml uses,
+// what Home Assistant renders it to from value_json, the answer's body
+// parsed as JSON (absent when it is not JSON). A template the file changes
+// to fails the test until its meaning is written here.
+var haTemplates = map[string]func(valueJSON any, ok bool) any{
+	// float(0) of anything that is not a number is 0.
+	"{{ value_json | float(0) }}": func(v any, ok bool) any {
+		if f, isNum := v.(float64); ok && isNum {
+			return f
+		}
+		return 0.0
+	},
+	// Jinja's number test; JSON gives Go float64 for every number.
+	"{{ value_json is number }}": func(v any, ok bool) any {
+		_, isNum := v.(float64)
+		return ok && isNum
+	},
+	"{{ (value_json | selectattr('name', 'eq', 'openweather') | first).state }}": func(v any, ok bool) any {
+		rows, _ := v.([]any)
+		for _, r := range rows {
+			if row, _ := r.(map[string]any); row["name"] == "openweather" {
+				return row["state"]
+			}
+		}
+		return nil // first of nothing: undefined, the template errors
+	},
+}
+
+// haSensor is a RESTful sensor of examples/home-assistant.yaml.
+type haSensor struct {
+	Platform      string `yaml:"platform"`
+	Name          string `yaml:"name"`
+	Resource      string `yaml:"resource"`
+	ValueTemplate string `yaml:"value_template"`
+	Availability  string `yaml:"availability"`
+	Timeout       int    `yaml:"timeout"`
+}
+
+// read requests the sensor's resource as Home Assistant does and returns
+// whether the sensor is available and its state, as Home Assistant renders
+// them from the answer (the status of which it does not look at).
+func (s haSensor) read(t *testing.T, d *daemon) (available bool, state any) {
+	t.Helper()
+	timeout := 10 * time.Second // the integration's default
+	if s.Timeout > 0 {
+		timeout = time.Duration(s.Timeout) * time.Second
+	}
+	_, body := send(t, d, http.MethodGet, s.Resource, haHeaders, timeout)
+	var v any
+	ok := json.Unmarshal(body, &v) == nil
+	render := func(tmpl string) any {
+		f := haTemplates[tmpl]
+		if f == nil {
+			t.Fatalf("sensor %q: the test does not know what %s renders to", s.Name, tmpl)
+		}
+		return f(v, ok)
+	}
+	if s.Availability != "" && render(s.Availability) != true {
+		return false, nil
+	}
+	return true, render(s.ValueTemplate)
+}
+
+// TestHomeAssistantRESTSensors reads the sensors of
+// examples/home-assistant.yaml from a real daemon: the temperature through
+// the weather chain's fallbacks, unavailable (not 0 °C) when nothing
+// answers, and a circuit's state from /api/circuits.
+func TestHomeAssistantRESTSensors(t *testing.T) {
+	t.Parallel()
+	var cfg struct {
+		Sensor []haSensor `yaml:"sensor"`
+	}
+	b, err := os.ReadFile("examples/home-assistant.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("examples/home-assistant.yaml: %v", err)
+	}
+	sensors := map[string]haSensor{}
+	for _, s := range cfg.Sensor {
+		if s.Platform != "rest" {
+			t.Errorf("sensor %q has platform %q, want rest", s.Name, s.Platform)
+		}
+		sensors[s.Name] = s
+	}
+	// The README shows the temperature sensor: as it is in the file.
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, shown, _ := strings.Cut(string(readme), "```yaml\nsensor:\n")
+	shown, _, _ = strings.Cut(shown, "```")
+	if shown == "" {
+		t.Fatal("README.md shows no sensor: block")
+	}
+	for line := range strings.Lines(shown) {
+		if line, _, _ = strings.Cut(line, " #"); strings.TrimSpace(line) != "" && !strings.Contains(string(b), line) {
+			t.Errorf("README.md's sensor has %q, examples/home-assistant.yaml does not", line)
+		}
+	}
+	temp, circuit := sensors["Outside temperature"], sensors["OpenWeatherMap circuit"]
+	if temp.Resource == "" || circuit.Resource == "" {
+		t.Fatalf("examples/home-assistant.yaml lacks the temperature or the circuit sensor: %+v", sensors)
+	}
+	if temp.Timeout <= 20 {
+		t.Errorf("the temperature sensor's timeout %ds is not above the chain's 20s deadline", temp.Timeout)
+	}
+
+	up := startUpstream(t)
+	up.Release()
+	dir := t.TempDir()
+	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+
+	up.Down(fakeapis.OpenWeatherMap)
+	up.Down(fakeapis.Wttr)
+	if ok, state := temp.read(t, d); ok {
+		t.Errorf("every endpoint down, nothing stored: the sensor is available with %v; want unavailable", state)
+	}
+	if _, state := circuit.read(t, d); !slices.Contains([]any{"closed", "open"}, state) {
+		t.Errorf("circuit sensor after a failed call: %v, want closed or open", state)
+	}
+	d.post(t, "/api/circuits/openweather/trip")
+	if _, state := circuit.read(t, d); state != "forced_open" {
+		t.Errorf("circuit sensor after a trip: %v, want forced_open", state)
+	}
+
+	up.Up(fakeapis.OpenWeatherMap)
+	up.Up(fakeapis.Wttr)
+	d.post(t, "/api/circuits/wttr/reset")
+	for _, step := range []struct {
+		name string
+		down []string
+		want float64
+	}{
+		{"OpenWeatherMap tripped: wttr.in's temperature", nil, 21},
+		{"OpenWeatherMap reset and up: its temperature", nil, 21.5},
+		{"both down: the stored temperature", []string{fakeapis.OpenWeatherMap, fakeapis.Wttr}, 21.5},
+	} {
+		if step.want == 21.5 && step.down == nil {
+			d.post(t, "/api/circuits/openweather/reset")
+		}
+		for _, api := range step.down {
+			up.Down(api)
+		}
+		if ok, state := temp.read(t, d); !ok || state != step.want {
+			t.Errorf("%s: available %v, state %v; want %v", step.name, ok, state, step.want)
+		}
+	}
+	if _, state := circuit.read(t, d); state != "closed" && state != "open" {
+		t.Errorf("circuit sensor at the end: %v, want closed or open", state)
+	}
+}
+
+// TestHomeAssistantStateThroughTheDaemon reads a Home Assistant state at
+// the URL the README gives for Node-RED: the ha endpoint's allow_subpath
+// takes the path below its base, and the token comes from fusebox's config.
+func TestHomeAssistantStateThroughTheDaemon(t *testing.T) {
+	t.Parallel()
+	const url = "http://127.0.0.1:8417/call/ha/api/states/sensor.garden_temp"
+	if b, err := os.ReadFile("README.md"); err != nil || !strings.Contains(string(b), url) {
+		t.Fatalf("README.md no longer gives %s (%v): change this test with it", url, err)
+	}
+	up := startUpstream(t)
+	up.Release()
+	dir := t.TempDir()
+	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+	resp, body := send(t, d, http.MethodGet, url, nil, 10*time.Second)
+	var st struct {
+		EntityID string `json:"entity_id"`
+		State    string `json:"state"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &st) != nil || st.EntityID != "sensor.garden_temp" || st.State != "21.2" {
+		t.Errorf("GET %s: %s %s; want sensor.garden_temp's state 21.2", url, resp.Status, body)
+	}
+}

@@ -1,0 +1,231 @@
+package packaging_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// The credentials the stand-in APIs accept, written to the key files the
+// example config reads.
+const (
+	owmKey  = "packaging-owm-key"
+	haToken = "packaging-ha-token"
+)
+
+// exampleConfig writes examples/config.yaml into dir with the real APIs'
+// base URLs replaced by upstream's, its key files beside it, and returns
+// its path. The chain's fresh: is dropped, so that every call reaches the
+// upstream and a test can watch the fallbacks (fresh answers are fusebox
+// call's, tested with the README's examples). Every replaced text must be
+// there exactly once: an example config that changed under the test fails
+// it rather than passing untested.
+func exampleConfig(t *testing.T, dir, upstream string) string {
+	t.Helper()
+	b, err := os.ReadFile("examples/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, r := range [][2]string{
+		{"https://api.openweathermap.org", upstream},
+		{"https://wttr.in", upstream},
+		{"http://127.0.0.1:8123", upstream},
+		{"    fresh: 10m\n", ""},
+	} {
+		if n := strings.Count(text, r[0]); n != 1 {
+			t.Fatalf("examples/config.yaml has %q %d times, want once", r[0], n)
+		}
+		text = strings.Replace(text, r[0], r[1], 1)
+	}
+	path := filepath.Join(dir, "config.yaml")
+	for name, content := range map[string]string{
+		path:                              text,
+		filepath.Join(dir, "owm_api_key"): owmKey + "\n",
+		filepath.Join(dir, "ha_token"):    haToken + "\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// upstream is the stand-in APIs on a loopback port. Until Release is called
+// the first request to reach it waits, after saying so on Arrived: a test
+// sees that a caller's request went through the daemon before it lets the
+// answer come back.
+type upstream struct {
+	*fakeapis.Server
+	URL     string
+	Arrived chan struct{} // closed when the first request arrives
+	release chan struct{}
+	once    sync.Once
+}
+
+func startUpstream(t *testing.T) *upstream {
+	u := &upstream{Server: fakeapis.New(owmKey, haToken),
+		Arrived: make(chan struct{}), release: make(chan struct{})}
+	var first sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first.Do(func() {
+			close(u.Arrived)
+			select {
+			case <-u.release:
+			case <-r.Context().Done():
+			}
+		})
+		u.Server.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { u.Release(); srv.Close() })
+	u.URL = srv.URL
+	return u
+}
+
+// Release lets the first request go on (and every later one at once).
+func (u *upstream) Release() { u.once.Do(func() { close(u.release) }) }
+
+// daemon is a `fusebox serve` process on a free loopback port.
+type daemon struct {
+	Addr   string
+	stderr syncBuffer
+}
+
+var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
+
+// startDaemon runs `fusebox serve --listen 127.0.0.1:0` with the config at
+// cfg and state in dir/state, and waits until it says where it listens.
+// It is stopped by its PID (SIGTERM, then SIGKILL) when the test ends.
+func startDaemon(t *testing.T, dir, cfg string) *daemon {
+	t.Helper()
+	cmd := testenv.FuseboxCmd(fuseboxBin, filepath.Join(dir, "state"), []string{"FUSEBOX_CONFIG=" + cfg},
+		"serve", "--listen", "127.0.0.1:0")
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{}
+	found := make(chan string, 1)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			fmt.Fprintln(&d.stderr, sc.Text())
+			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		stopProcess(t, "fusebox serve", cmd.Process, exited)
+		if t.Failed() {
+			t.Logf("fusebox serve's log:\n%s", d.stderr.String())
+		}
+	})
+	select {
+	case d.Addr = <-found:
+		return d
+	case <-exited:
+		t.Fatalf("fusebox serve exited: %s", d.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("fusebox serve did not say where it listens: %s", d.stderr.String())
+	}
+	return nil
+}
+
+// post sends an empty POST to the daemon's path and fails the test unless
+// it is answered 200.
+func (d *daemon) post(t *testing.T, path string) {
+	t.Helper()
+	resp, err := http.Post("http://"+d.Addr+path, "", nil)
+	if err != nil {
+		t.Fatalf("POST %s: %v", path, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s %s", path, resp.Status, b)
+	}
+}
+
+// metric returns the sum of the samples of the daemon's /metrics whose
+// line starts with prefix (a name and, optionally, labels).
+func (d *daemon) metric(t *testing.T, prefix string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + d.Addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sum float64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// stopProcess stops p, which started as name, by its PID: SIGTERM, then
+// SIGKILL if it has not exited (exited is closed when it has) after 20s.
+func stopProcess(t *testing.T, name string, p *os.Process, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	p.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Errorf("%s (pid %d) did not stop on SIGTERM; killing it", name, p.Pid)
+		p.Kill()
+		<-exited
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,33 @@
+// Package packaging_test runs the examples of packaging/README.md against a
+// real `fusebox serve` built from this checkout, with the config of
+// examples/config.yaml pointed at the stand-in APIs of internal/fakeapis:
+// the Node-RED flow in a real Node-RED (nodered_test.go), and the exact
+// requests n8n's HTTP Request node and Home Assistant's RESTful sensor make,
+// read the way they read the answer (callers_test.go).
+package packaging_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+var fuseboxBin string
+
+func TestMain(m *testing.M) {
+	bin, cleanup := testenv.BuildFusebox()
+	fuseboxBin = bin
+	code := m.Run()
+	cleanup()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

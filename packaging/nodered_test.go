@@ -1,0 +1,346 @@
+package packaging_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// NodeREDVar names the npm prefix Node-RED is installed in, as by
+// `npm install --prefix DIR node-red@4.1.15`; .ci/run installs it and sets it.
+const NodeREDVar = "FUSEBOX_NODE_RED"
+
+// nodeREDSettings is the settings file of the test's Node-RED: loopback only,
+// no prompts (telemetry, tours), nothing installed at run time, and no
+// credentials key (the flow has no credentials to encrypt).
+const nodeREDSettings = `module.exports = {
+	uiHost: "127.0.0.1",
+	uiPort: %d,
+	flowFile: "flows.json",
+	credentialSecret: false,
+	telemetry: { enabled: false, updateNotification: false },
+	diagnostics: { enabled: false, ui: false },
+	externalModules: { autoInstall: false, palette: { allowInstall: false, allowUpdate: false } },
+	editorTheme: { tours: false },
+	logging: { console: { level: "info", metrics: false, audit: false } },
+};
+`
+
+// exampleFlow returns examples/node-red-flow.json, the nodes the README
+// tells users to import, with only the daemon's address replaced by addr.
+func exampleFlow(t *testing.T, addr string) json.RawMessage {
+	t.Helper()
+	b, err := os.ReadFile("examples/node-red-flow.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const documented = "http://127.0.0.1:8417/"
+	if n := strings.Count(string(b), documented); n != 1 {
+		t.Fatalf("examples/node-red-flow.json names %s %d times, want once", documented, n)
+	}
+	return json.RawMessage(strings.Replace(string(b), documented, "http://"+addr+"/", 1))
+}
+
+// nodeRED is a Node-RED process on a free loopback port.
+type nodeRED struct {
+	Addr string
+	log  syncBuffer
+}
+
+// nodeREDInstall returns the node binary and Node-RED's red.js from
+// $FUSEBOX_NODE_RED, or skips the test through testenv.Skip.
+func nodeREDInstall(t *testing.T) (node, red string) {
+	t.Helper()
+	prefix := os.Getenv(NodeREDVar)
+	if prefix == "" {
+		testenv.Skip(t, "$%s is not set: npm install --prefix DIR node-red@4.1.15 and set it to DIR", NodeREDVar)
+	}
+	red = filepath.Join(prefix, "node_modules", "node-red", "red.js")
+	if _, err := os.Stat(red); err != nil {
+		testenv.Skip(t, "no Node-RED in $%s: %v", NodeREDVar, err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Skip(t, "Node.js is not installed (apt-get install nodejs npm): %v", err)
+	}
+	return node, red
+}
+
+// startNodeRED runs red.js with node, a temporary user dir and no flows, and
+// waits until it serves. It is stopped by its PID when the test ends.
+func startNodeRED(t *testing.T, node, red string) *nodeRED {
+	t.Helper()
+	user := t.TempDir()
+	port := testenv.FreePort(t)
+	settings := filepath.Join(user, "settings.js")
+	if err := os.WriteFile(settings, fmt.Appendf(nil, nodeREDSettings, port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(user, "flows.json"), []byte("[]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, red, "--userDir", user, "--settings", settings)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start Node-RED: %v", err)
+	}
+	n := &nodeRED{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	started := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		sc := bufio.NewScanner(out)
+		once := false
+		for sc.Scan() {
+			fmt.Fprintln(&n.log, sc.Text())
+			if !once && strings.Contains(sc.Text(), "Started flows") {
+				once = true
+				close(started)
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		stopProcess(t, "Node-RED", cmd.Process, exited)
+		if t.Failed() {
+			t.Logf("Node-RED's log:\n%s", n.log.String())
+		}
+	})
+	select {
+	case <-started:
+	case <-exited:
+		t.Fatalf("Node-RED exited:\n%s", n.log.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("Node-RED did not start:\n%s", n.log.String())
+	}
+	return n
+}
+
+// importFlow adds nodes as a new flow (tab) and starts it, as the editor's
+// Import into a new flow followed by Deploy does, through the admin API:
+// POST /flow gives every node the new tab, which a flat list of nodes like
+// the example's needs (in a flows file, a node without a tab is taken for
+// a config node, and never runs).
+func (n *nodeRED) importFlow(t *testing.T, label string, nodes json.RawMessage) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"label": label, "nodes": nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+n.Addr+"/flow", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("import the flow: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("import the flow: %s %s\n%s", resp.Status, b, n.log.String())
+	}
+}
+
+// inject presses the inject node id's button, through the admin API the
+// editor uses.
+func (n *nodeRED) inject(t *testing.T, id string) {
+	t.Helper()
+	resp, err := http.Post("http://"+n.Addr+"/inject/"+id, "", nil)
+	if err != nil {
+		t.Fatalf("inject %s: %v", id, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("inject %s: %s %s", id, resp.Status, b)
+	}
+}
+
+// debugMsg is what a debug node shows in the editor's sidebar.
+type debugMsg struct {
+	ID     string `json:"id"`     // the debug node's
+	Msg    string `json:"msg"`    // what it shows, encoded
+	Format string `json:"format"` // its type: "number", "Object", ...
+}
+
+// sidebar is the editor's view of the debug sidebar: the comms websocket,
+// which every connected editor receives every debug message on.
+type sidebar struct {
+	conn *websocket.Conn
+	msgs chan debugMsg
+	stop chan struct{} // closed when the test ends
+	done chan struct{} // closed when the reader has returned
+}
+
+// debugSidebar connects to Node-RED's comms websocket as the editor does.
+// It receives every message published once the dial returns.
+func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
+	t.Helper()
+	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+n.Addr+"/comms", nil)
+	if err != nil {
+		t.Fatalf("connect to Node-RED's comms: %v", err)
+	}
+	resp.Body.Close()
+	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer close(s.msgs)
+		for {
+			var batch []struct {
+				Topic string          `json:"topic"`
+				Data  json.RawMessage `json:"data"`
+			}
+			if err := conn.ReadJSON(&batch); err != nil {
+				return
+			}
+			for _, m := range batch {
+				var d debugMsg
+				if m.Topic != "debug" || json.Unmarshal(m.Data, &d) != nil {
+					continue
+				}
+				select {
+				case s.msgs <- d:
+				case <-s.stop:
+					return
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { close(s.stop); conn.Close(); <-s.done })
+	return s
+}
+
+// next returns the next debug message, failing the test if none comes in a
+// minute (a chain whose every endpoint is down takes seconds to give up).
+func (s *sidebar) next(t *testing.T) debugMsg {
+	t.Helper()
+	select {
+	case m, ok := <-s.msgs:
+		if !ok {
+			t.Fatal("Node-RED closed its comms websocket")
+		}
+		return m
+	case <-time.After(time.Minute):
+		t.Fatal("no debug message from the flow in a minute")
+	}
+	return debugMsg{}
+}
+
+// TestNodeREDFlow imports examples/node-red-flow.json into a real Node-RED
+// (4.1: Node-RED 5 needs Node.js 22.9, newer than the test machines have)
+// and runs it against a real `fusebox serve` with the example config: the
+// switch sends the daemon's 503 to the "every endpoint down" debug node
+// with payload.errors and a Retry-After header, and a temperature to the
+// other one — from OpenWeatherMap, from wttr.in when it is down, and the
+// stored answer when both are.
+func TestNodeREDFlow(t *testing.T) {
+	t.Parallel()
+	node, red := nodeREDInstall(t)
+	up := startUpstream(t)
+	dir := t.TempDir()
+	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+	up.Down(fakeapis.OpenWeatherMap)
+	up.Down(fakeapis.Wttr)
+	n := startNodeRED(t, node, red)
+	n.importFlow(t, "fusebox", exampleFlow(t, d.Addr))
+
+	// The inject node fires once on its own a second after the flow starts:
+	// its request reaches the upstream through the daemon, and waits there
+	// while the test opens the debug sidebar.
+	select {
+	case <-up.Arrived:
+	case <-time.After(time.Minute):
+		t.Fatalf("the flow's first run reached no upstream\n%s", n.log.String())
+	}
+	sb := n.debugSidebar(t)
+	up.Release()
+
+	t.Run("every endpoint down, nothing stored: 503 to the down node", func(t *testing.T) {
+		m := sb.next(t)
+		if m.ID != "fusebox.down" {
+			t.Fatalf("debug node %s showed %s, want fusebox.down", m.ID, m.Msg)
+		}
+		var msg struct {
+			StatusCode int               `json:"statusCode"`
+			Headers    map[string]string `json:"headers"`
+			Payload    struct {
+				Error  string `json:"error"`
+				Errors []struct {
+					Name   string `json:"name"`
+					Reason string `json:"reason"`
+				} `json:"errors"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(m.Msg), &msg); err != nil {
+			t.Fatalf("fusebox.down's msg %q: %v", m.Msg, err)
+		}
+		if msg.StatusCode != 503 || len(msg.Payload.Errors) != 2 ||
+			msg.Payload.Errors[0].Name != "openweather" || msg.Payload.Errors[1].Name != "wttr" {
+			t.Errorf("msg = %+v; want statusCode 503 and payload.errors for openweather and wttr", msg)
+		}
+		if ra := msg.Headers["retry-after"]; ra == "" {
+			t.Errorf("msg.headers has no retry-after: %v", msg.Headers)
+		}
+		if up.Failures(fakeapis.OpenWeatherMap) == 0 || up.Failures(fakeapis.Wttr) == 0 {
+			t.Errorf("upstream failures: openweather %d, wttr %d; want both called",
+				up.Failures(fakeapis.OpenWeatherMap), up.Failures(fakeapis.Wttr))
+		}
+	})
+
+	temperature := func(t *testing.T, want string) {
+		t.Helper()
+		n.inject(t, "fusebox.inject")
+		m := sb.next(t)
+		if m.ID != "fusebox.temperature" || m.Msg != want || m.Format != "number" {
+			t.Fatalf("debug node %s showed %s %q, want fusebox.temperature showing the number %s", m.ID, m.Format, m.Msg, want)
+		}
+	}
+	t.Run("back up, circuits reset: OpenWeatherMap's temperature", func(t *testing.T) {
+		up.Up(fakeapis.OpenWeatherMap)
+		up.Up(fakeapis.Wttr)
+		d.post(t, "/api/circuits/openweather/reset")
+		d.post(t, "/api/circuits/wttr/reset")
+		hits := up.Hits(fakeapis.OpenWeatherMap)
+		temperature(t, "21.5")
+		if up.Hits(fakeapis.OpenWeatherMap) != hits+1 {
+			t.Errorf("OpenWeatherMap got %d requests, want 1", up.Hits(fakeapis.OpenWeatherMap)-hits)
+		}
+	})
+	t.Run("OpenWeatherMap down: wttr.in's", func(t *testing.T) {
+		up.Down(fakeapis.OpenWeatherMap)
+		hits := up.Hits(fakeapis.Wttr)
+		temperature(t, "21")
+		if up.Hits(fakeapis.Wttr) != hits+1 {
+			t.Errorf("wttr.in got %d requests, want 1", up.Hits(fakeapis.Wttr)-hits)
+		}
+	})
+	t.Run("both down: the stored answer", func(t *testing.T) {
+		up.Down(fakeapis.Wttr)
+		stale := d.metric(t, "fusebox_stale_answers_total")
+		temperature(t, "21")
+		if got := d.metric(t, "fusebox_stale_answers_total"); got != stale+1 {
+			t.Errorf("fusebox_stale_answers_total went from %v to %v, want one more", stale, got)
+		}
+	})
+	// Every run of the flow was one request to the daemon: the first on its
+	// own, then one per press of the button.
+	if got := d.metric(t, "fusebox_serve_requests_total"); got != 4 {
+		t.Errorf("the daemon answered %v requests, want 4", got)
+	}
+}
