@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -175,7 +176,19 @@ func TestAListenerThatPanicsFailsNoCall(t *testing.T) {
 }
 
 func TestAQuietSuccessOnlyCounts(t *testing.T) {
-	store := &lockWatch{Store: mem.New()}
+	t.Run("mem", func(t *testing.T) { testAQuietSuccessOnlyCounts(t, mem.New()) })
+	t.Run("file", func(t *testing.T) {
+		s, err := file.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		testAQuietSuccessOnlyCounts(t, s)
+	})
+}
+
+func testAQuietSuccessOnlyCounts(t *testing.T, s fusebox.Store) {
+	store := &lockWatch{Store: s}
 	c := fusebox.New(store, fusebox.WithPolicy(onePolicy()))
 	ctx := context.Background()
 	for range 5 {
