@@ -210,12 +210,18 @@ func libraryReport(t *tools, benchtime time.Duration) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "`testing.Benchmark` inside the command, %s a case, GOMAXPROCS=%d; parallel cases use `b.RunParallel`. "+
-		"Every Do uses the default policy; the file store is `file.Open` on a temp dir.\n\n", benchtime, maxprocs())
+		"Every Do uses the default policy and the default clock (WallClock); the file store is `file.Open` on a temp dir. "+
+		"The open circuit was opened by one failure (`TripAfter: 1`, open for an hour).\n\n", benchtime, maxprocs())
 	b.WriteString(mdTable([]string{"case", "mode", "ns/op", "allocs/op", "B/op", "vs gobreaker"}, "llrrrr", rows))
-	serial := ratio(get("fusebox Do, mem store", false).NsPerOp, get("gobreaker v2 Execute", false).NsPerOp)
-	par := ratio(get("fusebox Do, mem store", true).NsPerOp, get("gobreaker v2 Execute", true).NsPerOp)
-	fmt.Fprintf(&b, "\nTarget: in-memory Do within 2x of gobreaker's Execute: serial %s (%s), parallel %s (%s).\n",
-		fmtRatio(serial), verdict(serial <= 2), fmtRatio(par), verdict(par <= 2))
+	memSerial, memPar := get("fusebox Do, mem store", false), get("fusebox Do, mem store", true)
+	serial := ratio(memSerial.NsPerOp, get("gobreaker v2 Execute", false).NsPerOp)
+	par := ratio(memPar.NsPerOp, get("gobreaker v2 Execute", true).NsPerOp)
+	openRatio := ratio(get("fusebox Do, mem store, open", false).NsPerOp, get("gobreaker v2 Execute, open", false).NsPerOp)
+	allocs := max(memSerial.AllocsPerOp, memPar.AllocsPerOp)
+	fmt.Fprintf(&b, "\nTargets, in-memory Do: within 2x of gobreaker's Execute, serial %s (%s) and parallel %s (%s); "+
+		"within 3x on an open circuit, %s (%s); 0 allocations on the success path, %d (%s).\n",
+		fmtRatio(serial), verdict(serial <= 2), fmtRatio(par), verdict(par <= 2),
+		fmtRatio(openRatio), verdict(openRatio <= 3), allocs, verdict(allocs == 0))
 	return b.String(), nil
 }
 
