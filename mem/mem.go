@@ -81,30 +81,30 @@ func (s *Store) addLocked(name string) *circuit {
 	return k
 }
 
-// Load returns the circuit's state.
+// Load returns the circuit's state: a copy, which the caller may change. It
+// is on the path of every call, so it copies the State once, straight into
+// its result (a helper returning the State would copy it twice more).
 func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
-	return s.load(name), nil
-}
-
-func (s *Store) load(name string) fusebox.State {
-	k := s.circuit(name)
-	if k == nil {
-		return fusebox.State{Name: name}
+	var p *fusebox.State
+	if k := s.circuit(name); k != nil {
+		p = k.state.Load()
 	}
-	p := k.state.Load()
-	if p == nil {
-		return fusebox.State{Name: name}
+	switch {
+	case p == nil:
+		return fusebox.State{Name: name}, nil
+	case p.Probes == nil:
+		return *p, nil
 	}
 	st := *p
 	st.Probes = slices.Clone(st.Probes) // the stored value is never changed
-	return st
+	return st, nil
 }
 
 // Update applies fn under the Store's lock.
-func (s *Store) Update(_ context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.load(name)
+	st, _ := s.Load(ctx, name)
 	events, changed := fn(&st)
 	if changed {
 		stored := st
