@@ -13,3 +13,16 @@ func TestPairedRatioComparesRoundByRound(t *testing.T) {
 		t.Errorf("median64 of an even count = %v, want 2.5", got)
 	}
 }
+
+// BenchmarkLibrary runs the library cases as Go benchmarks, so that a tool
+// that counts instructions (scripts/library-instructions.sh, under valgrind)
+// can compare them without the noise of a shared machine.
+func BenchmarkLibrary(b *testing.B) {
+	cases, err := libCases(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cases {
+		b.Run(mode(c.Parallel)+"/"+c.Name, c.Bench)
+	}
+}
