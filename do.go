@@ -24,6 +24,9 @@ type Circuits struct {
 	// wall is set when the clock is WallClock: then one time.Now serves
 	// both the call's deadline and the breaker's decision.
 	wall bool
+	// quiet is set when the logger discards everything (the default): a
+	// call then skips its log lines with one test.
+	quiet bool
 }
 
 // Option configures Circuits.
@@ -82,6 +85,7 @@ func New(store Store, opts ...Option) *Circuits {
 		o(c)
 	}
 	_, c.wall = c.clock.(WallClock)
+	c.quiet = c.logger.Handler() == slog.DiscardHandler
 	return c
 }
 
@@ -387,7 +391,7 @@ func (k *call) debug(msg string, args ...any)  { k.logAt(slog.LevelDebug, msg, a
 
 func (k *call) logAt(level slog.Level, msg string, args []any) {
 	ctx := context.Background()
-	if k.c.logger.Enabled(ctx, level) {
+	if !k.c.quiet && k.c.logger.Enabled(ctx, level) {
 		k.c.logger.Log(ctx, level, msg, append([]any{"circuit", k.name}, args...)...)
 	}
 }
@@ -577,7 +581,7 @@ const skipLevel = slog.LevelInfo // exit 75 says it; -v shows it
 
 // skip counts and logs a call refused at now by an open circuit.
 func (k *call) skip(ctx context.Context, err error, now time.Time) {
-	if k.c.logger.Enabled(ctx, skipLevel) { // the message is built only when it is logged
+	if !k.c.quiet && k.c.logger.Enabled(ctx, skipLevel) { // the message is built only when it is logged
 		if d := reopensIn(err); d > 0 {
 			k.logAt(skipLevel, "skipped: "+err.Error(), []any{"reopens_in", d})
 		} else {
