@@ -3,6 +3,7 @@ package fusebox
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,7 +32,7 @@ func newAttemptCtx(parent context.Context, deadline time.Time) attemptCtx {
 // end ends the context once the attempt is over.
 func (a attemptCtx) end() {
 	if a.lazy != nil {
-		a.lazy.end(context.Canceled)
+		a.lazy.end(ctxCanceled)
 		return
 	}
 	a.cancel()
@@ -39,16 +40,25 @@ func (a attemptCtx) end() {
 
 // lazyDeadline is a context with a deadline over a parent that is never
 // cancelled (its Done is nil, so no ancestor holds a cancellation, and
-// context.Cause falls back to Err). It is safe for concurrent use.
+// context.Cause falls back to Err). It is safe for concurrent use. Until
+// someone asks for Done, ending it is one atomic swap, without the lock.
 type lazyDeadline struct {
 	parent   context.Context
 	deadline time.Time
+	state    atomic.Uint32 // ctxLive, ctxCanceled or ctxExpired, with ctxArmed once Done was asked
 
-	mu    sync.Mutex
-	done  chan struct{} // made by the first Done
-	err   error
+	mu    sync.Mutex // held to arm, and to end once armed
+	done  chan struct{}
 	timer *time.Timer
 }
+
+const (
+	ctxLive uint32 = iota
+	ctxCanceled
+	ctxExpired
+	ctxEnded = 3 // the bits of ctxCanceled and ctxExpired
+	ctxArmed = 4 // done is made: ending closes it
+)
 
 func (c *lazyDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
@@ -63,40 +73,57 @@ func (c *lazyDeadline) Done() <-chan struct{} {
 		return c.done
 	}
 	c.done = make(chan struct{})
-	if c.err == nil && !time.Now().Before(c.deadline) {
-		c.err = context.DeadlineExceeded
+	for {
+		st := c.state.Load()
+		switch {
+		case st&ctxEnded != 0:
+			c.state.Store(st | ctxArmed)
+			close(c.done)
+			return c.done
+		case !time.Now().Before(c.deadline):
+			if c.state.CompareAndSwap(st, ctxExpired|ctxArmed) {
+				close(c.done)
+				return c.done
+			}
+		case c.state.CompareAndSwap(st, st|ctxArmed):
+			c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.end(ctxExpired) })
+			return c.done
+		}
 	}
-	if c.err != nil {
-		close(c.done)
-		return c.done
-	}
-	c.timer = time.AfterFunc(time.Until(c.deadline), func() { c.end(context.DeadlineExceeded) })
-	return c.done
 }
 
 // Err is nil until the deadline passes or the context is released.
 func (c *lazyDeadline) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil && !time.Now().Before(c.deadline) {
-		c.endLocked(context.DeadlineExceeded)
+	st := c.state.Load()
+	if st&ctxEnded == 0 && !time.Now().Before(c.deadline) {
+		c.end(ctxExpired)
+		st = c.state.Load()
 	}
-	return c.err
+	switch st & ctxEnded {
+	case ctxCanceled:
+		return context.Canceled
+	case ctxExpired:
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
-func (c *lazyDeadline) end(err error) {
+// end ends the context with why (ctxCanceled or ctxExpired) unless it has
+// ended already.
+func (c *lazyDeadline) end(why uint32) {
+	if c.state.CompareAndSwap(ctxLive, why) {
+		return // nobody asked for Done: no channel to close, no timer to stop
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err == nil {
-		c.endLocked(err)
+	st := c.state.Load()
+	if st&ctxEnded != 0 {
+		return
 	}
-}
-
-func (c *lazyDeadline) endLocked(err error) {
-	c.err = err
-	if c.done != nil {
-		close(c.done)
-	}
+	// Armed (a live, unarmed context was swapped above): Done made the
+	// channel under mu, which is held.
+	c.state.Store(why | ctxArmed)
+	close(c.done)
 	if c.timer != nil {
 		c.timer.Stop()
 	}

@@ -100,3 +100,19 @@ func TestLazyDeadlineIsSafeForConcurrentUse(t *testing.T) {
 	wg.Wait()
 	a.end()
 }
+
+// A goroutine the attempt started may ask for Done only after the attempt
+// ended, or while it ends: either way it gets a closed channel and Canceled.
+func TestLazyDeadlineDoneAskedAsOrAfterItEnds(t *testing.T) {
+	for range 200 {
+		a := newAttemptCtx(context.Background(), time.Now().Add(time.Hour))
+		var wg sync.WaitGroup
+		wg.Go(func() { <-a.Done() })
+		a.end()
+		wg.Wait()
+		<-a.Done()
+		if !errors.Is(a.Err(), context.Canceled) {
+			t.Fatalf("Err after end = %v, want Canceled", a.Err())
+		}
+	}
+}

@@ -2,7 +2,9 @@ package fusebox_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/mem"
@@ -37,20 +39,45 @@ func BenchmarkDo(b *testing.B) {
 }
 
 // BenchmarkDoOpen measures a call skipped on an open circuit: one lock-free
-// Load, the OpenError and one Count.
+// Load, the OpenError and one Count. "opened" is a circuit its failures
+// opened (as the bench module's library case has it), "tripped" one forced
+// open by hand.
 func BenchmarkDoOpen(b *testing.B) {
 	ctx := context.Background()
-	c := fusebox.New(mem.New())
-	if _, err := c.Trip(ctx, "bench", 0); err != nil {
-		b.Fatal(err)
-	}
 	ok := func(context.Context) error { return nil }
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.Do(ctx, "bench", ok); err == nil {
-			b.Fatal("Do on a tripped circuit succeeded")
-		}
+	for _, how := range []string{"opened", "tripped"} {
+		b.Run(how, func(b *testing.B) {
+			c := openCircuits(b, how)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Do(ctx, "bench", ok); err == nil {
+					b.Fatal("Do on an open circuit succeeded")
+				}
+			}
+		})
 	}
+}
+
+// openCircuits returns Circuits whose circuit "bench" is open, opened by a
+// failure or tripped by hand.
+func openCircuits(tb testing.TB, how string) *fusebox.Circuits {
+	tb.Helper()
+	ctx := context.Background()
+	c := fusebox.New(mem.New(), fusebox.WithPolicy(fusebox.Policy{
+		Retry:   fusebox.RetryPolicy{Attempts: 1},
+		Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Hour},
+	}))
+	if how == "tripped" {
+		if _, err := c.Trip(ctx, "bench", 0); err != nil {
+			tb.Fatal(err)
+		}
+		return c
+	}
+	c.Do(ctx, "bench", func(context.Context) error { return errors.New("refused") })
+	if err := c.Do(ctx, "bench", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+		tb.Fatalf("after a failure with TripAfter 1: %v, want the circuit open", err)
+	}
+	return c
 }
 
 // The allocations of a call are counted, not timed, so this is a test: a
@@ -68,10 +95,10 @@ func TestDoAllocatesOnce(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { c.Do(ctx, "healthy", ok) }); n > 1 {
 		t.Errorf("a successful Do allocates %.0f times, want at most 1", n)
 	}
-	if _, err := c.Trip(ctx, "down", 0); err != nil {
-		t.Fatal(err)
-	}
-	if n := testing.AllocsPerRun(200, func() { c.Do(ctx, "down", ok) }); n > 1 {
-		t.Errorf("a Do skipped on an open circuit allocates %.0f times, want at most 1", n)
+	for _, how := range []string{"opened", "tripped"} {
+		c := openCircuits(t, how)
+		if n := testing.AllocsPerRun(200, func() { c.Do(ctx, "bench", ok) }); n > 1 {
+			t.Errorf("a Do skipped on a circuit %s allocates %.0f times, want at most 1", how, n)
+		}
 	}
 }

@@ -43,7 +43,7 @@ type Outcome struct {
 // open one, and needLock when the decision must be made under the store's
 // lock with Acquire: the circuit is half-open, or its times must be rebased.
 func (s *State) Decide(now Instant) (Permit, error) {
-	v := s.View(now)
+	v := s.view(now)
 	switch {
 	case !v.Settled:
 		return Permit{}, errNeedLock

@@ -21,6 +21,12 @@ type Circuits struct {
 	logger    *slog.Logger
 	draw      func() float64
 	listeners *dispatcher // nil without WithListener
+	// wall is set when the clock is WallClock: then one time.Now serves
+	// both the call's deadline and the breaker's decision.
+	wall bool
+	// quiet is set when the logger discards everything (the default): a
+	// call then skips its log lines with one test.
+	quiet bool
 }
 
 // Option configures Circuits.
@@ -78,7 +84,29 @@ func New(store Store, opts ...Option) *Circuits {
 	for _, o := range opts {
 		o(c)
 	}
+	_, c.wall = c.clock.(WallClock)
+	c.quiet = c.logger.Handler() == slog.DiscardHandler
 	return c
+}
+
+// now reads the time for an attempt: the time its deadlines count from, and
+// the breaker's instant, from one clock read when the clock is WallClock.
+func (c *Circuits) now() (time.Time, Instant) {
+	t := time.Now()
+	if c.wall {
+		return t, Instant{Wall: t}
+	}
+	return t, c.clock.Now()
+}
+
+// since is the breaker's instant now, for an attempt begun at start (as now
+// gave it). With WallClock it adds the monotonic time elapsed to start: that
+// clock is cheaper to read than the wall clock.
+func (c *Circuits) since(start Instant) Instant {
+	if c.wall {
+		return Instant{Wall: start.Wall.Add(time.Since(start.Wall))}
+	}
+	return c.clock.Now()
 }
 
 // Store returns the store the circuits are kept in.
@@ -186,9 +214,10 @@ func (c *Circuits) Check(ctx context.Context, name string) error {
 	if err != nil {
 		return nil
 	}
-	if _, err := st.Decide(c.clock.Now()); err != nil && err != errNeedLock {
+	now := c.clock.Now()
+	if _, err := st.Decide(now); err != nil && err != errNeedLock {
 		k := &call{c: c, name: name}
-		k.skip(ctx, err)
+		k.skip(ctx, err, now.Wall)
 		return err
 	}
 	return nil
@@ -220,9 +249,10 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 	r := k.policy.Retry
 	// One context per attempt, none for the call: the call's deadline is a
 	// time that caps each attempt's, which keeps a successful Do cheap.
-	// One clock read serves the first attempt's checks: a healthy call reads
-	// the clock as few times as it can.
-	now := time.Now()
+	// One clock read (Circuits.now) serves the first attempt's deadlines and
+	// its breaker decision; a healthy call adds one monotonic read for the
+	// time of its success.
+	now, instant := k.c.now()
 	deadline, callersDeadline := now.Add(r.Deadline), false
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline, callersDeadline = d, true
@@ -235,19 +265,19 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
 		if attempt > 1 {
-			now = time.Now()
+			now, instant = k.c.now()
 		}
 		if parent.Err() != nil || !now.Before(deadline) { // a caller's deadline may be gone already
 			return k.stopped(parent, attempt-1, stopDeadline, last)
 		}
-		permit, err := k.acquire(parent, deadline)
-		if err != nil && !errors.Is(err, ErrOpen) {
+		permit, err := k.acquire(parent, deadline, instant)
+		if err != nil && !isOpen(err) {
 			return k.stopped(parent, attempt-1, stopDeadline, last)
 		}
 		if err != nil {
 			if attempt == 1 {
 				if !k.health { // a health check refused is no caller's skip
-					k.skip(parent, err)
+					k.skip(parent, err, instant.Wall)
 				}
 				return err
 			}
@@ -278,7 +308,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 			} else {
 				k.debug("attempt succeeded", "attempt", attempt)
 			}
-			k.record(permit, Outcome{Attempt: attempt})
+			k.recordSuccess(permit, instant, attempt)
 			return nil
 		}
 
@@ -361,7 +391,7 @@ func (k *call) debug(msg string, args ...any)  { k.logAt(slog.LevelDebug, msg, a
 
 func (k *call) logAt(level slog.Level, msg string, args []any) {
 	ctx := context.Background()
-	if k.c.logger.Enabled(ctx, level) {
+	if !k.c.quiet && k.c.logger.Enabled(ctx, level) {
 		k.c.logger.Log(ctx, level, msg, append([]any{"circuit", k.name}, args...)...)
 	}
 }
@@ -380,7 +410,7 @@ func (k *call) stopped(parent context.Context, attempts int, stop Stop, last err
 
 // acquire asks the breaker whether an attempt may run: lock-free for a closed
 // or open circuit, under the store's lock when a probe lease is at stake.
-func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) {
+func (k *call) acquire(ctx context.Context, deadline time.Time, now Instant) (Permit, error) {
 	if k.broken {
 		return Permit{Unprotected: true}, nil
 	}
@@ -393,7 +423,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time) (Permit, error) 
 		k.storeFailed(err)
 		return Permit{Unprotected: true}, nil
 	}
-	if permit, err := st.Decide(k.c.clock.Now()); err != errNeedLock && !(k.health && openByBreaker(err)) {
+	if permit, err := st.Decide(now); err != errNeedLock && !(k.health && openByBreaker(err)) {
 		return permit, err
 	}
 	return k.acquireLocked(ctx, deadline)
@@ -455,39 +485,46 @@ func sameAnchors(a, b *State) bool {
 	return a.OpenedAt == b.OpenedAt && slices.Equal(a.Probes, b.Probes) // a rebased lease must be kept
 }
 
-// record stores an attempt's outcome and reports whether the circuit is now
-// open, and for how long. A success that changes nothing but the counters
-// (State.QuietSuccess) is only counted: no lock, no write of the State.
+// recordSuccess records an attempt, begun at start, that succeeded. A
+// success that changes nothing but the counters (State.QuietSuccess) is only
+// counted: no lock, no write of the State.
+func (k *call) recordSuccess(permit Permit, start Instant, attempt int) {
+	if k.broken || permit.Unprotected {
+		return
+	}
+	ctx := context.Background() // record even when ctx is done: the outcome happened
+	counts := Counts{Successes: 1, LastSuccess: k.c.since(start).Wall}
+	st, err := k.c.store.Load(ctx, k.name)
+	if err == nil && st.QuietSuccess(k.policy.Breaker, permit) {
+		k.count(ctx, counts)
+		k.emit(Event{Time: counts.LastSuccess, Circuit: k.name, Kind: EventSuccess, Attempt: attempt})
+		return
+	}
+	k.update(permit, Outcome{Attempt: attempt}, counts)
+}
+
+// record stores a failed or cancelled attempt's outcome and reports whether
+// the circuit is now open, and for how long.
 func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened bool) {
 	if k.broken || permit.Unprotected {
 		return 0, false
 	}
-	if !o.Failed && o.Neutral && permit.Lease == "" {
-		return 0, false // a cancelled ordinary attempt changes nothing
-	}
-	// Record even when ctx is done: the outcome happened.
-	ctx := context.Background()
-	s := k.c.store
-	var counts Counts
 	switch {
-	case !o.Failed:
-		counts = Counts{Successes: 1, LastSuccess: k.c.clock.Now().Wall}
-	case !o.Neutral:
-		counts = Counts{Failures: 1}
-	}
-	if !o.Failed {
-		st, err := s.Load(ctx, k.name)
-		if err == nil && st.QuietSuccess(k.policy.Breaker, permit) {
-			k.count(ctx, counts)
-			k.emit(Event{Time: counts.LastSuccess, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
-			return 0, false
-		}
-	}
-	if o.Failed && !o.Neutral {
+	case !o.Failed && permit.Lease == "":
+		return 0, false // a cancelled ordinary attempt changes nothing
+	case o.Failed && !o.Neutral:
 		// Counted before the event is logged: a process killed in between
 		// leaves a count without its event, never an event without a count.
-		k.count(ctx, counts)
+		k.count(context.Background(), Counts{Failures: 1})
 	}
+	return k.update(permit, o, Counts{})
+}
+
+// update records o in the State under the store's lock; a success's counts
+// are added once the State is stored.
+func (k *call) update(permit Permit, o Outcome, success Counts) (reopensIn time.Duration, opened bool) {
+	ctx := context.Background() // record even when ctx is done: the outcome happened
+	s := k.c.store
 	var skips uint64
 	if !o.Neutral || permit.Lease != "" { // it may open or close the circuit
 		skips = skipTotal(ctx, s, k.name)
@@ -506,9 +543,7 @@ func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened
 		return 0, false
 	}
 	if !o.Failed {
-		k.count(ctx, counts)
-	}
-	if !o.Failed {
+		k.count(ctx, success)
 		k.emit(Event{Time: now.Wall, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
 	}
 	k.logEvents(events)
@@ -544,8 +579,9 @@ func (k *call) count(ctx context.Context, c Counts) {
 // skipLevel is the level a skip is logged at.
 const skipLevel = slog.LevelInfo // exit 75 says it; -v shows it
 
-func (k *call) skip(ctx context.Context, err error) {
-	if k.c.logger.Enabled(ctx, skipLevel) { // the message is built only when it is logged
+// skip counts and logs a call refused at now by an open circuit.
+func (k *call) skip(ctx context.Context, err error, now time.Time) {
+	if !k.c.quiet && k.c.logger.Enabled(ctx, skipLevel) { // the message is built only when it is logged
 		if d := reopensIn(err); d > 0 {
 			k.logAt(skipLevel, "skipped: "+err.Error(), []any{"reopens_in", d})
 		} else {
@@ -554,7 +590,7 @@ func (k *call) skip(ctx context.Context, err error) {
 	}
 	k.count(ctx, Counts{Skips: 1})
 	if k.c.listeners != nil {
-		k.emit(Event{Time: k.c.clock.Now().Wall, Circuit: k.name, Kind: EventSkip, Reason: err.Error()})
+		k.emit(Event{Time: now, Circuit: k.name, Kind: EventSkip, Reason: err.Error()})
 	}
 }
 
@@ -601,6 +637,15 @@ func (k *call) logTransition(e Event) {
 	case Closed:
 		k.notice("circuit closed", "reason", e.Reason)
 	}
+}
+
+// isOpen is errors.Is(err, ErrOpen), without the walk for the error Decide
+// and Acquire return.
+func isOpen(err error) bool {
+	if _, ok := err.(*OpenError); ok {
+		return true
+	}
+	return errors.Is(err, ErrOpen)
 }
 
 func reopensIn(err error) time.Duration {

@@ -8,9 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -174,7 +176,19 @@ func TestAListenerThatPanicsFailsNoCall(t *testing.T) {
 }
 
 func TestAQuietSuccessOnlyCounts(t *testing.T) {
-	store := &lockWatch{Store: mem.New()}
+	t.Run("mem", func(t *testing.T) { testAQuietSuccessOnlyCounts(t, mem.New()) })
+	t.Run("file", func(t *testing.T) {
+		s, err := file.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		testAQuietSuccessOnlyCounts(t, s)
+	})
+}
+
+func testAQuietSuccessOnlyCounts(t *testing.T, s fusebox.Store) {
+	store := &lockWatch{Store: s}
 	c := fusebox.New(store, fusebox.WithPolicy(onePolicy()))
 	ctx := context.Background()
 	for range 5 {
@@ -237,4 +251,62 @@ func newTestLogger(b *logBuffer) *slog.Logger {
 		}
 		return a
 	}}))
+}
+
+// stoppedClock is a Clock that always reads the same instant.
+type stoppedClock fusebox.Instant
+
+func (c stoppedClock) Now() fusebox.Instant { return fusebox.Instant(c) }
+
+func TestEventsAndLastSuccessAreTimedByTheCircuitsClock(t *testing.T) {
+	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC) // far from the wall clock
+	rec := &recorder{}
+	store := mem.New()
+	c := fusebox.New(store, fusebox.WithPolicy(onePolicy()), fusebox.WithListener(rec.listen),
+		fusebox.WithClock(stoppedClock{Wall: at}))
+	ctx := context.Background()
+	c.Do(ctx, "api", func(context.Context) error { return nil })
+	for range 2 {
+		c.Do(ctx, "api", func(context.Context) error { return errRefused })
+	}
+	c.Do(ctx, "api", func(context.Context) error { return nil }) // skipped
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.kinds(); len(got) != 5 {
+		t.Fatalf("listener heard %q, want success, two failures, the opening and a skip", got)
+	}
+	for _, e := range rec.events {
+		if !e.Time.Equal(at) {
+			t.Errorf("%s event at %v, want the clock's %v", e.Kind, e.Time, at)
+		}
+	}
+	counts, err := store.Counts(ctx, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !counts.LastSuccess.Equal(at) {
+		t.Errorf("LastSuccess = %v, want the clock's %v", counts.LastSuccess, at)
+	}
+}
+
+func TestLastSuccessIsWhenTheAttemptEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := mem.New()
+		c := fusebox.New(store) // the WallClock: the end is read from the monotonic clock
+		start := time.Now()
+		if err := c.Do(context.Background(), "api", func(context.Context) error {
+			time.Sleep(3 * time.Second)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		counts, err := store.Counts(context.Background(), "api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := start.Add(3 * time.Second); !counts.LastSuccess.Equal(want) {
+			t.Errorf("LastSuccess = %v, want the attempt's end %v", counts.LastSuccess, want)
+		}
+	})
 }

@@ -19,10 +19,18 @@ func ValidateName(name string) error {
 		return fmt.Errorf("circuit name %q is not allowed", name)
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !nameByte[name[i]] {
 			return fmt.Errorf("circuit name %q has %q at byte %d: use only letters, digits, '.', '_' and '-'", name, name[i:i+1], i)
 		}
 	}
 	return nil
 }
+
+// nameByte holds the bytes a name may have: one lookup a byte, as every call
+// checks its name.
+var nameByte = func() (ok [256]bool) {
+	for c := range 256 {
+		ok[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+	}
+	return ok
+}()

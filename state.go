@@ -76,6 +76,15 @@ type View struct {
 
 // View derives the circuit's phase at now.
 func (s *State) View(now Instant) View {
+	v := s.view(now)
+	if v.ReopensIn > 0 {
+		v.OpenUntil = now.Wall.Add(v.ReopensIn)
+	}
+	return v
+}
+
+// view is View without OpenUntil, which the breaker's decisions do not need.
+func (s *State) view(now Instant) View {
 	v := View{Phase: s.Phase, Settled: true}
 	if s.Phase == "" {
 		v.Phase = Closed
@@ -91,9 +100,7 @@ func (s *State) View(now Instant) View {
 	// Compare before subtracting: a nonsense period (a hand edit, a bit
 	// flip) must end the open state, not wrap around to centuries.
 	if period := time.Duration(s.OpenPeriod); period > 0 && elapsed < period {
-		left := period - elapsed
-		v.ReopensIn = left
-		v.OpenUntil = now.Wall.Add(left)
+		v.ReopensIn = period - elapsed
 		return v
 	}
 	if s.Phase == ForcedOpen {

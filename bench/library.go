@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,10 +32,19 @@ type libCase struct {
 type libResult struct {
 	Name        string
 	Parallel    bool
-	NsPerOp     float64
+	Rounds      []float64 // ns/op of each round, in the order they ran
+	NsPerOp     float64   // the median of the rounds
+	MinNs       float64
+	MaxNs       float64
 	AllocsPerOp int64
 	BytesPerOp  int64
 }
+
+// libRounds is how many times every case runs, the cases taking turns: on a
+// shared machine other work comes and goes, and a case compared with the
+// gobreaker case that ran just before it, round by round (pairedRatio), sees
+// much the same machine.
+const libRounds = 5
 
 var errBoom = errors.New("boom")
 
@@ -150,7 +160,7 @@ func libCases(dir string) ([]libCase, error) {
 	return cases, nil
 }
 
-// setBenchtime sets testing.Benchmark's time per case.
+// setBenchtime sets testing.Benchmark's time per case and round.
 func setBenchtime(d time.Duration) error {
 	testing.Init()
 	return flag.CommandLine.Set("test.benchtime", d.String())
@@ -161,18 +171,50 @@ func runLibrary(dir string) ([]libResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []libResult
-	for _, c := range cases {
-		r := testing.Benchmark(c.Bench)
-		if r.N == 0 {
-			return nil, fmt.Errorf("library: %s failed", c.Name)
+	ns := make([][]float64, len(cases))
+	out := make([]libResult, len(cases))
+	for range libRounds {
+		for i, c := range cases {
+			r := testing.Benchmark(c.Bench)
+			if r.N == 0 {
+				return nil, fmt.Errorf("library: %s failed", c.Name)
+			}
+			ns[i] = append(ns[i], float64(r.T.Nanoseconds())/float64(r.N))
+			out[i] = libResult{Name: c.Name, Parallel: c.Parallel, AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
 		}
-		lr := libResult{Name: c.Name, Parallel: c.Parallel, NsPerOp: float64(r.T.Nanoseconds()) / float64(r.N),
-			AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
-		log.Printf("library: %-40s %-8s %10.0f ns/op %4d allocs/op", c.Name, mode(c.Parallel), lr.NsPerOp, lr.AllocsPerOp)
-		out = append(out, lr)
+	}
+	for i := range out {
+		out[i].Rounds = ns[i]
+		sorted := slices.Sorted(slices.Values(ns[i]))
+		out[i].NsPerOp, out[i].MinNs, out[i].MaxNs = median64(sorted), sorted[0], sorted[len(sorted)-1]
+		log.Printf("library: %-40s %-8s %6.0f ns/op (%.0f–%.0f) %3d allocs/op", out[i].Name, mode(out[i].Parallel),
+			out[i].NsPerOp, out[i].MinNs, out[i].MaxNs, out[i].AllocsPerOp)
 	}
 	return out, nil
+}
+
+// pairedRatio is the median, over the rounds, of a's time over b's in the
+// same round.
+func pairedRatio(a, b libResult) float64 {
+	if len(a.Rounds) == 0 || len(a.Rounds) != len(b.Rounds) {
+		return ratio(a.NsPerOp, b.NsPerOp)
+	}
+	var rs []float64
+	for i := range a.Rounds {
+		rs = append(rs, ratio(a.Rounds[i], b.Rounds[i]))
+	}
+	slices.Sort(rs)
+	return median64(rs)
+}
+
+// median64 is the middle of sorted (the mean of the two middle ones for an
+// even count).
+func median64(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func mode(parallel bool) string {
@@ -187,7 +229,7 @@ func libraryReport(t *tools, benchtime time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := setBenchtime(benchtime); err != nil {
+	if err := setBenchtime(benchtime / libRounds); err != nil {
 		return "", err
 	}
 	res, err := runLibrary(dir)
@@ -205,17 +247,25 @@ func libraryReport(t *tools, benchtime time.Duration) (string, error) {
 	var rows [][]string
 	for _, r := range res {
 		gb := get(gobreakerFor(r.Name), r.Parallel)
-		rows = append(rows, []string{r.Name, mode(r.Parallel), fmt.Sprintf("%.0f", r.NsPerOp),
-			fmt.Sprint(r.AllocsPerOp), fmt.Sprint(r.BytesPerOp), fmtRatio(ratio(r.NsPerOp, gb.NsPerOp))})
+		rows = append(rows, []string{r.Name, mode(r.Parallel), fmt.Sprintf("%.0f", r.NsPerOp), fmt.Sprintf("%.0f–%.0f", r.MinNs, r.MaxNs),
+			fmt.Sprint(r.AllocsPerOp), fmt.Sprint(r.BytesPerOp), fmtRatio(pairedRatio(r, gb))})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "`testing.Benchmark` inside the command, %s a case, GOMAXPROCS=%d; parallel cases use `b.RunParallel`. "+
-		"Every Do uses the default policy; the file store is `file.Open` on a temp dir.\n\n", benchtime, maxprocs())
-	b.WriteString(mdTable([]string{"case", "mode", "ns/op", "allocs/op", "B/op", "vs gobreaker"}, "llrrrr", rows))
-	serial := ratio(get("fusebox Do, mem store", false).NsPerOp, get("gobreaker v2 Execute", false).NsPerOp)
-	par := ratio(get("fusebox Do, mem store", true).NsPerOp, get("gobreaker v2 Execute", true).NsPerOp)
-	fmt.Fprintf(&b, "\nTarget: in-memory Do within 2x of gobreaker's Execute: serial %s (%s), parallel %s (%s).\n",
-		fmtRatio(serial), verdict(serial <= 2), fmtRatio(par), verdict(par <= 2))
+	fmt.Fprintf(&b, "`testing.Benchmark` inside the command, %s a case in %d rounds that take turns (ns/op is the median round, "+
+		"range the fastest and slowest; vs gobreaker is the median of each round's ratio to the gobreaker case run just before), "+
+		"GOMAXPROCS=%d; parallel cases use `b.RunParallel`. "+
+		"Every Do uses the default policy and the default clock (WallClock); the file store is `file.Open` on a temp dir. "+
+		"The open circuit was opened by one failure (`TripAfter: 1`, open for an hour).\n\n", benchtime, libRounds, maxprocs())
+	b.WriteString(mdTable([]string{"case", "mode", "ns/op", "range", "allocs/op", "B/op", "vs gobreaker"}, "llrrrrr", rows))
+	memSerial, memPar := get("fusebox Do, mem store", false), get("fusebox Do, mem store", true)
+	serial := pairedRatio(memSerial, get("gobreaker v2 Execute", false))
+	par := pairedRatio(memPar, get("gobreaker v2 Execute", true))
+	openRatio := pairedRatio(get("fusebox Do, mem store, open", false), get("gobreaker v2 Execute, open", false))
+	allocs := max(memSerial.AllocsPerOp, memPar.AllocsPerOp)
+	fmt.Fprintf(&b, "\nTargets, in-memory Do: within 2x of gobreaker's Execute, serial %s (%s) and parallel %s (%s); "+
+		"within 3x on an open circuit, %s (%s); 0 allocations on the success path, %d (%s).\n",
+		fmtRatio(serial), verdict(serial <= 2), fmtRatio(par), verdict(par <= 2),
+		fmtRatio(openRatio), verdict(openRatio <= 3), allocs, verdict(allocs == 0))
 	return b.String(), nil
 }
 

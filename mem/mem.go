@@ -5,6 +5,7 @@ package mem
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,81 +19,115 @@ var (
 	_ fusebox.AnswerStore = (*Store)(nil)
 )
 
-// Store keeps circuit state in memory. It is safe for concurrent use: Load
-// and Count, the calls of every healthy Do, share a read lock.
+// Store keeps circuit state in memory. It is safe for concurrent use. Load,
+// Count and Counts, the calls of every healthy Do, take no lock: each
+// circuit's State is an immutable value behind an atomic pointer and its
+// counters are atomic, so readers on many cores share nothing they write.
 type Store struct {
-	mu      sync.RWMutex
-	states  map[string]fusebox.State
-	counts  map[string]*counter
+	// circuits maps names to records. The map is never changed once
+	// published: a new circuit (under mu) publishes a copy, so that a
+	// lookup is one atomic load and a plain map read. Circuits are made far
+	// more rarely than they are used.
+	circuits atomic.Pointer[map[string]*circuit]
+
+	mu      sync.Mutex // serialises Update, GC, new circuits and the maps below
 	events  map[string][]fusebox.Event
 	answers map[string]fusebox.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
 }
 
+// circuit is one circuit's record, made by the first Count or stored State:
+// every circuit in the map is one Names lists.
+type circuit struct {
+	state atomic.Pointer[fusebox.State] // nil until first stored; a stored State is never changed
+	// The counters change on every call: on a cache line of their own they
+	// do not evict the state pointer every Load reads from other cores.
+	_ [56]byte
+	counter
+}
+
 // New returns an empty Store.
 func New() *Store {
-	return &Store{
-		states:  map[string]fusebox.State{},
-		counts:  map[string]*counter{},
+	s := &Store{
 		events:  map[string][]fusebox.Event{},
 		answers: map[string]fusebox.Answer{},
 		locks:   map[string]chan struct{}{},
 	}
+	s.circuits.Store(&map[string]*circuit{})
+	return s
 }
 
-// Load returns the circuit's state.
-func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.load(name), nil
-}
+func (s *Store) circuit(name string) *circuit { return (*s.circuits.Load())[name] }
 
-func (s *Store) load(name string) fusebox.State {
-	st, ok := s.states[name]
-	if !ok {
-		return fusebox.State{Name: name}
+// add returns the circuit's record, making it when there is none.
+func (s *Store) add(name string) *circuit {
+	if k := s.circuit(name); k != nil {
+		return k
 	}
-	st.Probes = slices.Clone(st.Probes)
-	return st
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addLocked(name)
+}
+
+func (s *Store) addLocked(name string) *circuit {
+	old := *s.circuits.Load()
+	if k := old[name]; k != nil {
+		return k
+	}
+	k := &circuit{}
+	m := maps.Clone(old)
+	m[name] = k
+	s.circuits.Store(&m)
+	return k
+}
+
+// Load returns the circuit's state: a copy, which the caller may change. It
+// is on the path of every call, so it copies the State once, straight into
+// its result (a helper returning the State would copy it twice more).
+func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
+	var p *fusebox.State
+	if k := s.circuit(name); k != nil {
+		p = k.state.Load()
+	}
+	switch {
+	case p == nil:
+		return fusebox.State{Name: name}, nil
+	case p.Probes == nil:
+		return *p, nil
+	}
+	st := *p
+	st.Probes = slices.Clone(st.Probes) // the stored value is never changed
+	return st, nil
 }
 
 // Update applies fn under the Store's lock.
-func (s *Store) Update(_ context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.load(name)
+	st, _ := s.Load(ctx, name)
 	events, changed := fn(&st)
 	if changed {
-		s.states[name] = st
+		stored := st
+		stored.Probes = slices.Clone(st.Probes)
+		s.addLocked(name).state.Store(&stored)
 		s.events[name] = append(s.events[name], events...)
 	}
 	return st, nil
 }
 
-// Count adds c to the circuit's counters, under the read lock: the counters
-// are atomic.
+// Count adds c to the circuit's counters.
 func (s *Store) Count(_ context.Context, name string, c fusebox.Counts) error {
-	s.mu.RLock()
-	n := s.counts[name]
-	s.mu.RUnlock()
-	if n == nil {
-		s.mu.Lock()
-		if n = s.counts[name]; n == nil {
-			n = &counter{}
-			s.counts[name] = n
-		}
-		s.mu.Unlock()
-	}
-	n.add(c)
+	s.add(name).add(c)
 	return nil
 }
 
 // Counts returns the circuit's counters.
 func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
-	s.mu.RLock()
-	n := s.counts[name]
-	s.mu.RUnlock()
-	return n.load(), nil
+	k := s.circuit(name)
+	if k == nil {
+		return fusebox.Counts{}, nil
+	}
+	return k.load(), nil
 }
 
 // counter is one circuit's Counts, added to atomically.
@@ -102,9 +137,15 @@ type counter struct {
 }
 
 func (n *counter) add(c fusebox.Counts) {
-	n.successes.Add(c.Successes)
-	n.failures.Add(c.Failures)
-	n.skips.Add(c.Skips)
+	if c.Successes != 0 {
+		n.successes.Add(c.Successes)
+	}
+	if c.Failures != 0 {
+		n.failures.Add(c.Failures)
+	}
+	if c.Skips != 0 {
+		n.skips.Add(c.Skips)
+	}
 	if c.LastSuccess.IsZero() {
 		return
 	}
@@ -118,9 +159,6 @@ func (n *counter) add(c fusebox.Counts) {
 }
 
 func (n *counter) load() fusebox.Counts {
-	if n == nil {
-		return fusebox.Counts{}
-	}
 	c := fusebox.Counts{Successes: n.successes.Load(), Failures: n.failures.Load(), Skips: n.skips.Load()}
 	if t := n.lastSuccess.Load(); t != 0 {
 		c.LastSuccess = time.Unix(0, t)
@@ -130,17 +168,7 @@ func (n *counter) load() fusebox.Counts {
 
 // Names lists the circuits with state or counters, sorted.
 func (s *Store) Names(context.Context) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.states)+len(s.counts))
-	for n := range s.states {
-		names = append(names, n)
-	}
-	for n := range s.counts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	return slices.Sorted(maps.Keys(*s.circuits.Load())), nil
 }
 
 // Events returns the circuit's events at or after since.
@@ -215,21 +243,19 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var r fusebox.GCReport
-	for name, st := range s.states {
-		if !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TripInForce(now) &&
-			now.Sub(s.counts[name].load().LastSuccess) > unusedFor {
-			delete(s.states, name)
-			delete(s.counts, name)
+	kept := maps.Clone(*s.circuits.Load())
+	for name, k := range kept {
+		unused := now.Sub(k.load().LastSuccess) > unusedFor
+		if st := k.state.Load(); st != nil {
+			unused = unused && !st.UpdatedAt.IsZero() && now.Sub(st.UpdatedAt) > unusedFor && !st.TripInForce(now)
+		}
+		if unused {
+			delete(kept, name)
 			delete(s.events, name)
 			r.Circuits = append(r.Circuits, name)
 		}
 	}
-	for name, c := range s.counts {
-		if _, ok := s.states[name]; !ok && now.Sub(c.load().LastSuccess) > unusedFor {
-			delete(s.counts, name)
-			r.Circuits = append(r.Circuits, name)
-		}
-	}
+	s.circuits.Store(&kept)
 	for key, a := range s.answers {
 		if now.Sub(a.StoredAt) > unusedFor {
 			delete(s.answers, key)
