@@ -135,7 +135,10 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	ctx, sig, stop := command.NotifyInterrupt(ctx)
 	defer stop()
 
-	a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
+	if a.logger.Enabled(ctx, slog.LevelDebug) {
+		// Redacting compiles the credential patterns: only for a line printed.
+		a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
+	}
 	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
 		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
