@@ -40,8 +40,10 @@ func fastRun(ctx context.Context, a *app, args []string) (int, bool) {
 	if code, ok := fastSkip(a, o, name); ok {
 		return code, true
 	}
-	// What run's RunE does once the tree has parsed the same flags.
+	// What run's RunE does once the tree has parsed the same flags; the
+	// process exits when it returns.
 	o.name, o.argv = name, argv
+	a.exits = true
 	if err := a.setup(); err != nil {
 		return report(a, err), true
 	}

@@ -133,7 +133,11 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 		fusebox.WithPolicy(policy), fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))...)
 
 	ctx, sig, stop := command.NotifyInterrupt(ctx)
-	defer stop()
+	if !a.exits {
+		// Stopping costs a round trip with the runtime's signal thread for
+		// each signal: a process that exits next keeps watching to the end.
+		defer stop()
+	}
 
 	if a.logger.Enabled(ctx, slog.LevelDebug) {
 		// Redacting compiles the credential patterns: only for a line printed.
