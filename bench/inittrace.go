@@ -52,15 +52,15 @@ func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(ti
 // initRuns is how many traced runs the table takes the medians of.
 func initRuns(latencyRuns int) int { return min(max(latencyRuns/10, 10), 50) }
 
-// initTable runs the fail-fast run n times with GODEBUG=inittrace=1 and
+// initTable runs the fail-fast run of fusebox n times with GODEBUG=inittrace=1 and
 // tabulates, per package, the median of its init's clock time: the
 // heaviest, and every one of fusebox's own.
-func initTable(ctx context.Context, t *tools, env []string, n int) (string, error) {
+func initTable(ctx context.Context, fusebox string, env []string, n int) (string, error) {
 	clocks := map[string][]time.Duration{}
 	last := map[string]initTrace{}
 	var totals, mains []time.Duration
 	for range n {
-		cmd := exec.CommandContext(ctx, t.fusebox, "run", "open-circuit", "--", "true")
+		cmd := exec.CommandContext(ctx, fusebox, "run", "open-circuit", "--", "true")
 		cmd.Env = append(slices.Clone(env), "GODEBUG=inittrace=1")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
