@@ -165,7 +165,7 @@ func run(ctx context.Context, o *options) error {
 		case "storm":
 			body, err = stormReport(ctx, t, defaultStorm(o.tick), o.out)
 		case "latency":
-			body, err = latencyReport(ctx, t, o.runs, o.out)
+			body, err = latencyReport(ctx, t, repo, o.runs, o.out)
 		case "contention":
 			body, err = contentionReport(ctx, t, o.contention)
 		case "library":

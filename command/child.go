@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -48,22 +47,27 @@ type childResult struct {
 // interrupted the call the group gets their signal instead. Either way no grandchild
 // is left behind.
 func (c *child) run(ctx context.Context) childResult {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	stderr := &lastLine{w: c.stderr}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.WaitDelay = pipeDrain
-	if err := cmd.Start(); err != nil {
+	p, err := startProc(c.argv, c.stdin, c.stdout, stderr)
+	if err != nil {
 		return startFailure(c.argv[0], err)
 	}
-	pgid := cmd.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	pgid := p.pid
+	type waited struct {
+		ws     syscall.WaitStatus
+		reaped bool
+		err    error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		ws, reaped, err := p.wait(pipeDrain)
+		done <- waited{ws, reaped, err}
+	}()
 
-	var err error
+	var w waited
 	stopped := false
 	select {
-	case err = <-done:
+	case w = <-done:
 	case <-ctx.Done():
 		stopped = true
 		sig := syscall.SIGTERM
@@ -71,17 +75,19 @@ func (c *child) run(ctx context.Context) childResult {
 			sig = s
 		}
 		syscall.Kill(-pgid, sig)
+		grace := time.NewTimer(killGrace)
 		select {
-		case err = <-done:
-		case <-time.After(killGrace):
+		case w = <-done:
+		case <-grace.C:
 			syscall.Kill(-pgid, syscall.SIGKILL)
-			err = <-done
+			w = <-done
 		}
+		grace.Stop()
 	}
 	if stopped {
 		syscall.Kill(-pgid, syscall.SIGKILL) // stragglers that ignored the signal
 	}
-	res := exitResult(cmd.ProcessState, err)
+	res := exitResult(w.ws, w.reaped, w.err)
 	if line := stderr.line(); line != "" && (res.code != 0 || stopped) {
 		if c.redact != nil {
 			line = c.redact(line)
@@ -108,20 +114,19 @@ func startFailure(name string, err error) childResult {
 	return res
 }
 
-// exitResult reads how the command ended from its process state. err is
-// Wait's: exec.ErrWaitDelay only says a background job kept stdout open.
-func exitResult(ps *os.ProcessState, err error) childResult {
-	if ps == nil {
-		return childResult{code: 1, reason: err.Error()}
-	}
-	ws, ok := ps.Sys().(syscall.WaitStatus)
+// exitResult reads how the command ended from its wait status. err is how
+// it could not be waited for (not reaped), or how its output could not be
+// copied.
+func exitResult(ws syscall.WaitStatus, reaped bool, err error) childResult {
 	switch {
-	case ok && ws.Signaled():
+	case !reaped:
+		return childResult{code: 1, reason: err.Error()} // no status to read
+	case ws.Signaled():
 		sig := ws.Signal()
 		return childResult{code: 128 + int(sig), reason: fmt.Sprintf("killed by signal %d (%s)", int(sig), signalName(sig))}
-	case ps.ExitCode() != 0:
-		return childResult{code: ps.ExitCode(), reason: fmt.Sprintf("exit status %d", ps.ExitCode())}
-	case err != nil && !errors.Is(err, exec.ErrWaitDelay):
+	case ws.ExitStatus() != 0:
+		return childResult{code: ws.ExitStatus(), reason: fmt.Sprintf("exit status %d", ws.ExitStatus())}
+	case err != nil:
 		return childResult{code: 1, reason: err.Error()} // stdout could not be copied
 	}
 	return childResult{}

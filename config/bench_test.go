@@ -1,8 +1,10 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +37,40 @@ func BenchmarkLoadSmall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Setenv("OWM_API_KEY", "key")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// twentyCircuits is a household's config: twenty circuits, ten of them HTTP
+// endpoints with a jq check and extraction, and a chain. `run` on any of
+// them pays for loading all of it.
+func twentyCircuits() string {
+	var b strings.Builder
+	b.WriteString("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n")
+	for i := range 20 {
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "  job-%d:\n    attempts: %d\n    open_for: %dm\n", i, 2+i%3, 1+i)
+			continue
+		}
+		fmt.Fprintf(&b, "  api-%d:\n    http:\n      url: http://127.0.0.1:%d/v1/sensor/%d?token=${TOKEN}\n", i, 8000+i, i)
+		fmt.Fprintf(&b, "      headers: {Accept: application/json}\n")
+		fmt.Fprintf(&b, "      expect: {status: [200], jq: '.ok == true and (.items | length) > 0'}\n")
+		fmt.Fprintf(&b, "      extract: '.items[0].value'\n")
+	}
+	b.WriteString("chains:\n  sensors: {endpoints: [api-1, api-3, api-5], stale: 1h}\n")
+	return b.String()
+}
+
+func BenchmarkLoadTwentyCircuits(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(twentyCircuits()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("TOKEN", "t")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Load(path); err != nil {

@@ -44,6 +44,10 @@ type app struct {
 	// command reuses its connection.
 	shared *redis.Store
 
+	// exits says the process exits when the command returns (the fast
+	// path's run): what only a long-lived process must undo is left.
+	exits bool
+
 	config struct { // loadConfig's result
 		loaded bool
 		cfg    *config.Config

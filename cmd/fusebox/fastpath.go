@@ -15,12 +15,13 @@ import (
 	"github.com/fusebox-hq/fusebox/redis"
 )
 
-// fastSkip handles "fusebox run NAME -- COMMAND" on an open circuit before
-// anything else is built: every cron run against a dead endpoint pays only for
-// parsing run's flags (the same pflag set the command tree uses, without the
-// tree) and reading one state file. It reports false (and has done nothing)
-// whenever it is not sure; the full command then decides.
-func fastSkip(a *app, args []string) (int, bool) {
+// fastRun handles "fusebox run NAME -- COMMAND", what cron runs, before the
+// command tree is built: it parses run's flags (the same pflag set the
+// tree uses, without the tree), and on an open circuit skips after reading
+// one state file; on any other it runs runRun itself, as run's RunE would.
+// It reports false (and has done nothing) whenever it is not sure; the full
+// command then decides.
+func fastRun(ctx context.Context, a *app, args []string) (int, bool) {
 	if len(args) < 3 || args[0] != "run" {
 		return 0, false
 	}
@@ -32,11 +33,26 @@ func fastSkip(a *app, args []string) (int, bool) {
 	if fs.Parse(args[1:]) != nil {
 		return 0, false // --help, or a usage error the full command reports
 	}
-	name, _, err := splitRunArgs(fs, fs.Args())
+	name, argv, err := splitRunArgs(fs, fs.Args())
 	if err != nil || fusebox.ValidateName(name) != nil || a.log.Validate() != nil || o.skipExit < 0 || o.skipExit > 255 {
 		return 0, false
 	}
+	if code, ok := fastSkip(a, o, name); ok {
+		return code, true
+	}
+	// What run's RunE does once the tree has parsed the same flags; the
+	// process exits when it returns.
+	o.name, o.argv = name, argv
+	a.exits = true
+	if err := a.setup(); err != nil {
+		return report(a, err), true
+	}
+	return report(a, runRun(ctx, a, o)), true
+}
 
+// fastSkip skips the run when the circuit is open, having read one state
+// file (and the config, when it may name the state dir).
+func fastSkip(a *app, o *runOptions, name string) (int, bool) {
 	var cfg *config.Config
 	if a.stateFlag == "" && a.getenv("FUSEBOX_STATE_DIR") == "" {
 		// The config may name the state dir.
@@ -54,7 +70,7 @@ func fastSkip(a *app, args []string) (int, bool) {
 		return 0, false
 	}
 	circuits := fusebox.New(store, fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
-	err = circuits.Check(context.Background(), name)
+	err := circuits.Check(context.Background(), name)
 	if r, ok := store.(*loadRecorder); ok && !errors.Is(err, fusebox.ErrOpen) {
 		// Falling through: hand Redis, or how it failed, to the full command.
 		if a.sharedDown = r.err; r.err == nil {

@@ -133,9 +133,16 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 		fusebox.WithPolicy(policy), fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))...)
 
 	ctx, sig, stop := command.NotifyInterrupt(ctx)
-	defer stop()
+	if !a.exits {
+		// Stopping costs a round trip with the runtime's signal thread for
+		// each signal: a process that exits next keeps watching to the end.
+		defer stop()
+	}
 
-	a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
+	if a.logger.Enabled(ctx, slog.LevelDebug) {
+		// Redacting compiles the credential patterns: only for a line printed.
+		a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
+	}
 	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
 		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
