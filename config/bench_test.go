@@ -71,10 +71,17 @@ func BenchmarkLoadTwentyCircuits(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Setenv("TOKEN", "t")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Load(path); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		load func(string) (*Config, error)
+	}{{"Load", Load}, {"LoadForRun", LoadForRun}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.load(path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

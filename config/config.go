@@ -57,6 +57,12 @@ type Circuit struct {
 type Env struct {
 	Lookup   func(string) (string, bool)
 	ReadFile func(string) ([]byte, error)
+	// UncheckedJQ keeps jq expressions (extract:, expect: jq:) as text
+	// without compiling them, for a caller that never evaluates one: fusebox
+	// run, where compiling every endpoint's expressions was a fifth of
+	// reading a household's config. A broken expression is then reported by
+	// validate, call and serve, which load with it false.
+	UncheckedJQ bool
 }
 
 // Load reads the config file at path and, only when a !secret is used,
@@ -65,12 +71,22 @@ type Env struct {
 // content are *Error, joined. Only regular files are read, never a FIFO or a
 // device, and none longer than MaxConfigSize (the config) or MaxFileValue
 // (secrets.yaml, ${file:}).
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return load(path, false) }
+
+// LoadForRun is Load for a caller that evaluates no jq expression (fusebox
+// run): expressions are kept unchecked (Env.UncheckedJQ).
+func LoadForRun(path string) (*Config, error) { return load(path, true) }
+
+func load(path string, uncheckedJQ bool) (*Config, error) {
 	data, err := ReadRegularFile(path, MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data, Env{Lookup: os.LookupEnv, ReadFile: func(p string) ([]byte, error) { return ReadRegularFile(p, MaxFileValue) }})
+	return Parse(path, data, Env{
+		Lookup:      os.LookupEnv,
+		ReadFile:    func(p string) ([]byte, error) { return ReadRegularFile(p, MaxFileValue) },
+		UncheckedJQ: uncheckedJQ,
+	})
 }
 
 // Parse parses the config text data, read from path (used in errors and to

@@ -275,3 +275,25 @@ func TestVersionFlag(t *testing.T) {
 		t.Errorf("--version: exit %d %q, want what version prints, %q", flag.code, flag.stdout, cmd.stdout)
 	}
 }
+
+// run evaluates no jq, so a broken expression in some endpoint's config
+// costs the run neither its own circuit's policy nor a line of stderr; call
+// and validate, which do evaluate jq, still name it with its line.
+func TestRunIgnoresABrokenJQExpressionThatCallReports(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("defaults:\n  backoff: 1ms\ncircuits:\n  flaky:\n    attempts: 2\n"+
+		"  weather:\n    http:\n      url: http://127.0.0.1:1/\n      extract: .main | bad(\n"), 0o600)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	p := inprocEnv(t, state, env, runArgs("flaky", []string{"-v"}, "false")...)
+	if n := countLines(p.stderr, "attempt failed"); n != 2 || strings.Contains(p.stderr, "config not used") {
+		t.Errorf("run: %d attempts (want the config's 2), stderr:\n%s", n, p.stderr)
+	}
+	for _, args := range [][]string{{"validate"}, {"call", "weather"}} {
+		p := inprocEnv(t, state, env, args...)
+		if p.code != exitConfig || !strings.Contains(p.stderr+p.stdout, "c.yaml:9:") || !strings.Contains(p.stderr+p.stdout, "invalid jq") {
+			t.Errorf("%v: exit %d, output %q %q; want %d naming c.yaml:9 and the jq", args, p.code, p.stdout, p.stderr, exitConfig)
+		}
+	}
+}

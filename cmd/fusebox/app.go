@@ -49,6 +49,9 @@ type app struct {
 	exits bool
 
 	config struct { // loadConfig's result
+		// forRun: the config is read for fusebox run, which evaluates no jq
+		// expression, so none is compiled (config.LoadForRun).
+		forRun bool
 		loaded bool
 		cfg    *config.Config
 		err    error
@@ -89,7 +92,7 @@ func (a *app) setup(secrets ...string) error {
 // through to share it.
 func (a *app) loadConfig() (*config.Config, error) {
 	if !a.config.loaded {
-		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home)
+		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home, a.config.forRun)
 		a.config.loaded = true
 	}
 	if a.config.err != nil {
@@ -104,12 +107,16 @@ func (a *app) loadConfig() (*config.Config, error) {
 	return a.config.cfg, nil
 }
 
-func readConfig(flag string, getenv func(string) string, home string) (*config.Config, error) {
+func readConfig(flag string, getenv func(string) string, home string, forRun bool) (*config.Config, error) {
 	path, _ := config.Find(flag, getenv, home)
 	if path == "" {
 		return nil, nil
 	}
-	cfg, err := config.Load(path)
+	load := config.Load
+	if forRun {
+		load = config.LoadForRun
+	}
+	cfg, err := load(path)
 	if err != nil {
 		return nil, &configError{err: err}
 	}

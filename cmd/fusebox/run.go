@@ -109,6 +109,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	if err := fusebox.ValidateName(o.name); err != nil {
 		return &usageError{msg: err.Error()}
 	}
+	a.config.forRun = true // run evaluates no jq: none is compiled
 	cfg, err := a.loadConfig()
 	if cfe := (*configError)(nil); errors.As(err, &cfe) {
 		// fusebox never loses a call because of itself: a broken config
