@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,51 +26,6 @@ func TestPackagingExampleConfigValidates(t *testing.T) {
 	p := inproc(t, filepath.Join(dir, "state"), "validate", "--config", cfg)
 	if p.code != 0 || !strings.Contains(p.stdout, "1 chains") {
 		t.Fatalf("validate: exit %d: %s%s", p.code, p.stdout, p.stderr)
-	}
-}
-
-func TestPackagingFlowsCallTheDaemon(t *testing.T) {
-	var flow []map[string]any
-	b, err := os.ReadFile("../../packaging/examples/node-red-flow.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &flow); err != nil {
-		t.Fatalf("node-red-flow.json: %v", err)
-	}
-	ids := map[string]bool{}
-	for _, n := range flow {
-		ids[n["id"].(string)] = true
-	}
-	found := false
-	for _, n := range flow {
-		if n["type"] == "http request" {
-			found = n["url"] == "http://127.0.0.1:8417/call/weather" && n["method"] == "GET" && n["ret"] == "obj"
-		}
-		for _, out := range n["wires"].([]any) {
-			for _, id := range out.([]any) {
-				if !ids[id.(string)] {
-					t.Errorf("node %s is wired to a node the flow lacks: %s", n["id"], id)
-				}
-			}
-		}
-	}
-	if !found {
-		t.Error("the flow has no http request node calling /call/weather")
-	}
-	var n8n struct {
-		Nodes []struct {
-			Type       string         `json:"type"`
-			Parameters map[string]any `json:"parameters"`
-		} `json:"nodes"`
-	}
-	b, err = os.ReadFile("../../packaging/examples/n8n-node.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &n8n); err != nil || len(n8n.Nodes) != 1 ||
-		n8n.Nodes[0].Type != "n8n-nodes-base.httpRequest" || n8n.Nodes[0].Parameters["url"] != "http://127.0.0.1:8417/call/weather" {
-		t.Errorf("n8n-node.json: %v %+v", err, n8n)
 	}
 }
 
