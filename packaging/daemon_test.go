@@ -2,7 +2,6 @@ package packaging_test
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -102,7 +101,7 @@ func (u *upstream) Release() { u.once.Do(func() { close(u.release) }) }
 // daemon is a `fusebox serve` process on a free loopback port.
 type daemon struct {
 	Addr   string
-	stderr syncBuffer
+	stderr testenv.Buffer
 }
 
 var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
@@ -210,22 +209,4 @@ func stopProcess(t *testing.T, name string, p *os.Process, exited <-chan struct{
 		p.Kill()
 		<-exited
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

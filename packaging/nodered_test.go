@@ -58,7 +58,7 @@ func exampleFlow(t *testing.T, addr string) json.RawMessage {
 // nodeRED is a Node-RED process on a free loopback port.
 type nodeRED struct {
 	Addr string
-	log  syncBuffer
+	log  testenv.Buffer
 }
 
 // nodeREDInstall returns the node binary and Node-RED's red.js from

@@ -1,34 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the writers a run has at once: the
-// logger, and the goroutine exec copies a child's stderr with.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // inproc runs fusebox in-process, as the binary would be run by fb: state in
 // stateDir, HOME its parent, no config unless env names one. It goes through
@@ -52,7 +33,7 @@ func inprocEnv(t *testing.T, stateDir string, env []string, args ...string) proc
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.Buffer
 	a := newApp()
 	a.stdin, a.stdout, a.stderr, a.stderrFile = strings.NewReader(""), &stdout, &stderr, nil
 	a.getenv = func(k string) string { return vars[k] }

@@ -16,13 +16,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // daemonProc is a `fusebox serve` process listening on a free loopback port.
 type daemonProc struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *syncBuffer
+	stderr *testenv.Buffer
 	exited chan struct{}
 	code   int
 }
@@ -42,7 +44,7 @@ func startServe(t *testing.T, stateDir, cfgPath string, args ...string) *daemonP
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemonProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	d := &daemonProc{cmd: cmd, stderr: &testenv.Buffer{}, exited: make(chan struct{})}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
