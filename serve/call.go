@@ -42,14 +42,19 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody))
-	if err != nil {
-		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
-		return
+	var body []byte
+	if r.Body != http.NoBody { // the server's body of a request without one: nothing to read
+		var err error
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody)); err != nil {
+			refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+			return
+		}
 	}
 	opt := httpcall.CallOptions{Subpath: r.PathValue("rest")}
-	if q := r.URL.Query(); len(q) > 0 {
-		opt.Query = q
+	if r.URL.RawQuery != "" {
+		if q := r.URL.Query(); len(q) > 0 {
+			opt.Query = q
+		}
 	}
 	if len(body) > 0 {
 		opt.Body = body
@@ -65,12 +70,23 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return wd.client.Call(ctx, name, opt)
 	}
 	var res *httpcall.Result
+	var err error
 	if r.Method == http.MethodGet && opt.Body == nil {
 		// Callers asking for the same at the same moment share one call,
-		// which goes on when the caller that started it leaves.
-		key := name + "\x00" + opt.Subpath + "\x00" + opt.Query.Encode()
+		// which goes on when the caller that started it leaves. The key
+		// holds the query as the caller wrote it: the same parameters in
+		// another order make a call of their own, which is only less
+		// sharing.
+		key := name + "\x00" + opt.Subpath + "\x00" + r.URL.RawQuery
 		var shared bool
-		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.WithoutCancel(r.Context())) })
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) {
+			// A context that can end (here, with the call): over one that
+			// never can, each attempt's deadline would be watched by a
+			// goroutine of its own in the HTTP transport.
+			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+			defer cancel()
+			return call(ctx)
+		})
 		if shared {
 			w.Header().Set(HeaderShared, "true")
 		}

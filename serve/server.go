@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,6 +207,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves on ln until ctx ends, then stops taking requests and waits
 // for those in flight, each within its own deadline, before returning.
+//
+// While it serves, the garbage collector runs at GOGC 400 unless the
+// environment sets GOGC (see servingGCPercent), and as before afterwards.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
@@ -217,6 +222,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	defer s.transport.CloseIdleConnections()
+	if os.Getenv("GOGC") == "" { // a person's choice (GOGC=off, a low value on a small board) stands
+		defer debug.SetGCPercent(debug.SetGCPercent(servingGCPercent))
+	}
 	hctx, stopHealth := context.WithCancel(ctx)
 	var health sync.WaitGroup
 	health.Go(func() { s.runHealth(hctx) })
@@ -241,3 +249,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	<-done
 	return err
 }
+
+// servingGCPercent is the garbage collector's target while the daemon
+// serves. Each call allocates some kilobytes, nearly all of it garbage once
+// answered, and the daemon's live heap is small: at Go's default of 100 it
+// collects every two hundred calls or so, which cost a fifth of its CPU
+// under load (docs/benchmarks.md, the serve section). At 400 it collects a
+// fifth as often, for a heap of a few tens of megabytes; GOMEMLIMIT, when
+// set, still caps it.
+const servingGCPercent = 400
