@@ -79,14 +79,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		// sharing.
 		key := name + "\x00" + opt.Subpath + "\x00" + r.URL.RawQuery
 		var shared bool
-		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) {
-			// A context that can end (here, with the call): over one that
-			// never can, each attempt's deadline would be watched by a
-			// goroutine of its own in the HTTP transport.
-			ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-			defer cancel()
-			return call(ctx)
-		})
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.WithoutCancel(r.Context())) })
 		if shared {
 			w.Header().Set(HeaderShared, "true")
 		}
