@@ -162,7 +162,17 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 	if resp.ContentLength > limit {
 		return nil, tooLarge()
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
+	var body []byte
+	var err error
+	if n := resp.ContentLength; n > 0 {
+		// The transport ends the body at its length (and fails one cut
+		// short): read it into a buffer of that size, whose last read
+		// sees the end, so the connection is reused.
+		body = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
+	}
 	if err != nil {
 		tf := classify(ctx, err)
 		reason := "reading the body: " + tf.reason

@@ -43,7 +43,8 @@ type Client struct {
 // endpoint is an Endpoint checked and compiled by New.
 type endpoint struct {
 	Endpoint
-	safeURL string // redacted, for logs
+	safeURL string   // redacted, for logs
+	parsed  *url.URL // URL, parsed once for the requests that add parts to it
 	expect  *gojq.Code
 	extract *gojq.Code
 	policy  fusebox.Policy
@@ -285,6 +286,8 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		bad("url %s is not a valid URL", ep.safeURL)
 	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		bad("url %s: want http:// or https:// and a host", ep.safeURL)
+	} else {
+		ep.parsed = u
 	}
 	if ep.Redirects != "" && !slices.Contains(RedirectPolicies, ep.Redirects) {
 		bad("redirects %q: want one of %s", e.Redirects, joinPolicies())

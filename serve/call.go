@@ -62,7 +62,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 
 	began := time.Now()
 	call := func(ctx context.Context) (*httpcall.Result, error) {
-		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.maxInFlight)
+		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.limits)
 		if full != "" {
 			return nil, &busyError{endpoint: full}
 		}

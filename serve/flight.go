@@ -59,9 +59,17 @@ type inFlight struct {
 	n  map[string]int
 }
 
-// acquire takes a slot on each of names whose limit is above 0, all or
-// none: it returns the first full one's name, or "" and the release.
-func (f *inFlight) acquire(names []string, limit func(string) int) (full string, release func()) {
+// acquire takes a slot on each of names whose limit (max_in_flight by
+// endpoint; none: no limit) is above 0, all or none: it returns the first
+// full one's name, or "" and the release.
+func (f *inFlight) acquire(names []string, limits map[string]int) (full string, release func()) {
+	limited := false
+	for _, n := range names {
+		limited = limited || limits[n] > 0
+	}
+	if !limited {
+		return "", noRelease // nothing to count, and no lock to take
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n == nil {
@@ -69,7 +77,7 @@ func (f *inFlight) acquire(names []string, limit func(string) int) (full string,
 	}
 	var taken []string
 	for _, n := range names {
-		if l := limit(n); l > 0 {
+		if l := limits[n]; l > 0 {
 			if f.n[n] >= l {
 				return n, nil
 			}
@@ -87,6 +95,8 @@ func (f *inFlight) acquire(names []string, limit func(string) int) (full string,
 		}
 	}
 }
+
+func noRelease() {}
 
 // waiting returns how many callers wait for key's run.
 func (f *flights) waiting(key string) int {

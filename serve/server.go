@@ -91,9 +91,6 @@ func (w *world) endpointsOf(name string) []string {
 	return []string{name}
 }
 
-// maxInFlight returns the named endpoint's max_in_flight; 0: no limit.
-func (w *world) maxInFlight(name string) int { return w.limits[name] }
-
 // New returns a Server for targets, refusing an unsafe listen address.
 func New(targets config.Targets, o Options) (*Server, error) {
 	if o.Store == nil {
