@@ -23,11 +23,10 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 		return fusebox.State{}, fmt.Errorf("load: %w", err)
 	}
 	st, err := s.readState(name)
-	var d *damage
-	switch {
-	case err == nil:
+	if err == nil {
 		return st, nil
-	case !errors.As(err, &d):
+	}
+	if d := (*damage)(nil); !errors.As(err, &d) { // d is made here, only on an error
 		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
 	}
 	unlock, err := s.lock(ctx, name)
@@ -116,7 +115,10 @@ func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State)
 // writes it: damage seen now is real, and the file is moved aside.
 func (s *Store) readLocked(name string) (fusebox.State, error) {
 	st, err := s.readState(name)
-	var d *damage
+	if err == nil {
+		return st, nil
+	}
+	var d *damage // made here, only on an error
 	if !errors.As(err, &d) {
 		return st, err
 	}

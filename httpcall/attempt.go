@@ -124,6 +124,9 @@ func (c *Client) judged(ep *endpoint, v verdict) *fusebox.Failure {
 // in the reason and a 401 or 403 logged as an error.
 func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure {
 	code := resp.StatusCode
+	if ep.statusOK(code) { // what judgeResponse says of it, without reading the clock
+		return nil
+	}
 	v := judgeResponse(code, resp.Header, ep.rules(), c.clock.Now().Wall)
 	if v.failure == nil {
 		return nil
