@@ -73,13 +73,16 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if r.Method == http.MethodGet && opt.Body == nil {
 		// Callers asking for the same at the same moment share one call,
-		// which goes on when the caller that started it leaves. The key
-		// holds the query as the caller wrote it: the same parameters in
-		// another order make a call of their own, which is only less
-		// sharing.
+		// which goes on when the caller that started it leaves: it runs
+		// under a context of its own, not the request's (it is no one
+		// request's, and nothing below reads a context's values; through
+		// context.WithoutCancel the HTTP transport's few lookups cost an
+		// allocation each). The key holds the query as the caller wrote
+		// it: the same parameters in another order make a call of their
+		// own, which is only less sharing.
 		key := name + "\x00" + opt.Subpath + "\x00" + r.URL.RawQuery
 		var shared bool
-		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.WithoutCancel(r.Context())) })
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.Background()) })
 		if shared {
 			w.Header().Set(HeaderShared, "true")
 		}
