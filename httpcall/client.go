@@ -43,8 +43,9 @@ type Client struct {
 // endpoint is an Endpoint checked and compiled by New.
 type endpoint struct {
 	Endpoint
-	safeURL string   // redacted, for logs
-	parsed  *url.URL // URL, parsed once for the requests that add parts to it
+	safeURL string      // redacted, for logs
+	parsed  *url.URL    // URL, parsed once for the requests that add parts to it
+	alone   []*endpoint // just this one: the endpoints a call of it tries
 	expect  *gojq.Code
 	extract *gojq.Code
 	policy  fusebox.Policy
@@ -261,6 +262,7 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		return nil, errors.New("endpoint: nil")
 	}
 	ep := &endpoint{Endpoint: *e, policy: e.Policy.WithDefaults()}
+	ep.alone = []*endpoint{ep}
 	ep.Headers = maps.Clone(e.Headers)
 	ep.Secrets = slices.Clone(e.Secrets)
 	ep.Expect.Status = slices.Clone(e.Expect.Status)
