@@ -18,8 +18,8 @@ type flights struct {
 var errCallPanicked = errors.New("the shared call failed unexpectedly")
 
 type flight struct {
-	waiters int // callers waiting for it, besides the one running it; under flights.mu
-	done    chan struct{}
+	waiters int            // callers waiting for it, besides the one running it; under flights.mu
+	done    sync.WaitGroup // done when res and err are set
 	res     *httpcall.Result
 	err     error
 }
@@ -31,13 +31,14 @@ func (f *flights) do(key string, fn func() (*httpcall.Result, error)) (res *http
 	if fl, ok := f.m[key]; ok {
 		fl.waiters++
 		f.mu.Unlock()
-		<-fl.done
+		fl.done.Wait()
 		return fl.res, fl.err, true
 	}
 	if f.m == nil {
 		f.m = map[string]*flight{}
 	}
-	fl := &flight{done: make(chan struct{})}
+	fl := &flight{}
+	fl.done.Add(1)
 	f.m[key] = fl
 	f.mu.Unlock()
 
@@ -45,7 +46,7 @@ func (f *flights) do(key string, fn func() (*httpcall.Result, error)) (res *http
 		f.mu.Lock()
 		delete(f.m, key)
 		f.mu.Unlock()
-		close(fl.done)
+		fl.done.Done()
 	}()
 	fl.err = errCallPanicked // until fn returns: waiters of a run that panicked get it
 	fl.res, fl.err = fn()
