@@ -127,8 +127,10 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 			h.Set("Content-Type", http.DetectContentType(res.Body))
 		}
 	}
-	h.Set(HeaderSource, res.Source)
-	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	// The three headers every answer has share one allocation, each value
+	// capped at its own element; their names are canonical already.
+	own := []string{res.Source, strconv.Itoa(res.Attempts), strconv.Itoa(len(res.Body))}
+	h[HeaderSource], h[HeaderAttempts], h["Content-Length"] = own[0:1:1], own[1:2:2], own[2:3:3]
 	if res.Source == httpcall.SourceFresh || res.Source == httpcall.SourceStale {
 		h.Set(HeaderAnswered, res.Answered)
 		h.Set("Age", strconv.Itoa(int(res.Age/time.Second)))
@@ -136,7 +138,6 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 	if res.Source == httpcall.SourceStale {
 		h.Set(HeaderStaleAge, strconv.Itoa(int(res.Age/time.Second)))
 	}
-	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
 	code := res.Status
 	if code < 100 || code > 999 {
 		code = http.StatusOK
