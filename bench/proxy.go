@@ -20,8 +20,10 @@ import (
 )
 
 // The proxy scenario: GETs per second and their latency through `fusebox
-// serve` to a local upstream, against the upstream directly and against
-// nginx as a plain reverse proxy, each hammered in turn by the same client
+// serve` to a local upstream, against the upstream directly, against nginx
+// as a plain reverse proxy and against a bare reverse proxy of Go's net/http
+// (bench/goproxy: the floor of the daemon's HTTP stack), each hammered in
+// turn by the same client
 // (a fixed number of keep-alive connections), in interleaved rounds so that
 // the machine's noise falls on all three alike. Each request has its own
 // query parameter, which the endpoint passes on (pass_query), so the daemon
@@ -81,12 +83,37 @@ func startServe(ctx context.Context, t *tools, dir, base string) (string, int, f
 	}
 	cmd := exec.CommandContext(ctx, t.fusebox, "serve", "--listen", "127.0.0.1:0")
 	cmd.Env = isolatedEnv(dir)
-	pipe, err := cmd.StderrPipe()
+	addr, stop, err := startListener(cmd, "fusebox serve")
 	if err != nil {
 		return "", 0, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	return "http://" + addr + "/call/up", cmd.Process.Pid, stop, nil
+}
+
+// startGoProxy builds and runs the bare Go reverse proxy (bench/goproxy) in
+// front of base/data, and returns its URL.
+func startGoProxy(ctx context.Context, t *tools, base string) (string, int, func(), error) {
+	bin := filepath.Join(t.work, "goproxy")
+	if err := goBuild(ctx, filepath.Dir(filepath.Dir(t.script)), bin, "./goproxy"); err != nil { // the checkout's bench/, as for hello
 		return "", 0, nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, base+"/data")
+	addr, stop, err := startListener(cmd, "goproxy")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return "http://" + addr + "/", cmd.Process.Pid, stop, nil
+}
+
+// startListener starts cmd, which says "addr=HOST:PORT" on stderr once it
+// listens, and returns that address and how to stop it (SIGTERM, by its PID).
+func startListener(cmd *exec.Cmd, what string) (string, func(), error) {
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
 	}
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -106,10 +133,10 @@ func startServe(ctx context.Context, t *tools, dir, base string) (string, int, f
 	}()
 	select {
 	case addr := <-found:
-		return "http://" + addr + "/call/up", cmd.Process.Pid, stop, nil
+		return addr, stop, nil
 	case <-time.After(30 * time.Second):
 		stop()
-		return "", 0, nil, fmt.Errorf("fusebox serve did not say where it listens")
+		return "", nil, fmt.Errorf("%s did not say where it listens", what)
 	}
 }
 
@@ -285,6 +312,14 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 		{Name: "nginx, plain reverse proxy", URL: nginxURL, Procs: func() []int { return append(childrenOf(nginxPID), nginxPID) }},
 		{Name: "fusebox serve", URL: serveURL, Procs: func() []int { return []int{servePID} }},
 	}
+	// The floor of any proxy written with Go's net/http: what fusebox's own
+	// work adds is the difference to it. An older checkout (-repo) has none.
+	if goURL, goPID, stopGo, err := startGoProxy(ctx, t, base); err != nil {
+		log.Printf("proxy: no bare Go proxy to compare with: %v", err)
+	} else {
+		defer stopGo()
+		targets = append(targets, proxyTarget{Name: "bare Go net/http proxy (the floor)", URL: goURL, Procs: func() []int { return []int{goPID} }})
+	}
 	const rounds = 3
 	log.Printf("proxy: %d connections, %s per target in %d interleaved rounds", conc, per, rounds)
 	for _, tg := range targets { // warm every path: connections, the daemon's state file
@@ -315,17 +350,22 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 			fmtRatio(ratio(r.rps(), nginx.rps())), cpu})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "GETs of a 27-byte JSON body from a local Go upstream, %d keep-alive connections, %s per target in %d interleaved rounds (the client, the upstream, nginx and the daemon share this machine's cores). Each request has its own query parameter, passed on by `pass_query`, so the daemon coalesces nothing: every request through it is an upstream request, a circuit check and a count in the file store. p50 and p99 are the median over the rounds; a proxy's CPU per request is its processes' user and system time over the rounds (nginx's master and workers) divided by the requests it served.\n\n", conc, per, rounds)
+	fmt.Fprintf(&b, "GETs of a 27-byte JSON body from a local Go upstream, %d keep-alive connections, %s per target in %d interleaved rounds (the client, the upstream and the proxies share this machine's cores). Each request has its own query parameter, passed on by `pass_query`, so the daemon coalesces nothing: every request through it is an upstream request, a circuit check and a count in the file store. p50 and p99 are the median over the rounds; a proxy's CPU per request is its processes' user and system time over the rounds (nginx's master and workers) divided by the requests it served.\n\n", conc, per, rounds)
 	b.WriteString(mdTable([]string{"path", "requests/s", "p50", "p99", "errors", "throughput / nginx", "proxy CPU per request"}, "lrrrrrr", rows))
 	share := ratio(serve.rps(), nginx.rps())
 	added := serve.P99 - direct.P99
 	b.WriteString("\n")
-	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", [][]string{
+	verdicts := [][]string{
 		{"`fusebox serve` ≥80% of nginx's throughput", fmt.Sprintf("%.0f%%", share*100), verdict(share >= 0.8)},
 		{"`fusebox serve` adds <1 ms p99 over the upstream directly", fmtMs(added), verdict(added < time.Millisecond)},
 		{"what `fusebox serve` adds to the p50", fmtMs(serve.P50 - direct.P50), "(no target)"},
 		{"`fusebox serve`'s CPU per request / nginx's", fmtRatio(ratio(float64(serve.cpuPerRequest()), float64(nginx.cpuPerRequest()))), "(no target)"},
-	}))
+	}
+	if len(res) > 3 {
+		floor := res[3]
+		verdicts = append(verdicts, []string{"`fusebox serve`'s CPU per request / the bare Go proxy's", fmtRatio(ratio(float64(serve.cpuPerRequest()), float64(floor.cpuPerRequest()))), "(no target)"})
+	}
+	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", verdicts))
 	return b.String(), nil
 }
 
