@@ -20,8 +20,10 @@ import (
 )
 
 // The proxy scenario: GETs per second and their latency through `fusebox
-// serve` to a local upstream, against the upstream directly and against
-// nginx as a plain reverse proxy, each hammered in turn by the same client
+// serve` to a local upstream, against the upstream directly, against nginx
+// as a plain reverse proxy and against a bare reverse proxy of Go's net/http
+// (bench/goproxy: the floor of the daemon's HTTP stack), each hammered in
+// turn by the same client
 // (a fixed number of keep-alive connections), in interleaved rounds so that
 // the machine's noise falls on all three alike. Each request has its own
 // query parameter, which the endpoint passes on (pass_query), so the daemon
@@ -31,6 +33,9 @@ import (
 type proxyTarget struct {
 	Name string
 	URL  string // without the query
+	// Procs returns the processes that serve the target (a proxy's), whose
+	// CPU time is measured over each round; nil for the upstream itself.
+	Procs func() []int
 }
 
 type proxyResult struct {
@@ -39,6 +44,15 @@ type proxyResult struct {
 	Errors   int
 	Elapsed  time.Duration
 	P50, P99 time.Duration
+	CPU      time.Duration // the target's processes' CPU time (user and system); 0 without Procs
+}
+
+// cpuPerRequest is the target's CPU time per request, or 0 when unmeasured.
+func (r proxyResult) cpuPerRequest() time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Requests)
 }
 
 func (r proxyResult) rps() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
@@ -62,13 +76,38 @@ var serveAddr = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
 
 // startServe runs `fusebox serve` on a free port with one endpoint, up, at
 // base/data, and returns its /call/up URL.
-func startServe(ctx context.Context, t *tools, dir, base string) (string, func(), error) {
+func startServe(ctx context.Context, t *tools, dir, base string) (string, int, func(), error) {
 	cfg := fmt.Sprintf("circuits:\n  up:\n    http: {url: %q, pass_query: true}\n", base+"/data")
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	cmd := exec.CommandContext(ctx, t.fusebox, "serve", "--listen", "127.0.0.1:0")
 	cmd.Env = isolatedEnv(dir)
+	addr, stop, err := startListener(cmd, "fusebox serve")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return "http://" + addr + "/call/up", cmd.Process.Pid, stop, nil
+}
+
+// startGoProxy builds and runs the bare Go reverse proxy (bench/goproxy) in
+// front of base/data, and returns its URL.
+func startGoProxy(ctx context.Context, t *tools, base string) (string, int, func(), error) {
+	bin := filepath.Join(t.work, "goproxy")
+	if err := goBuild(ctx, filepath.Dir(filepath.Dir(t.script)), bin, "./goproxy"); err != nil { // the checkout's bench/, as for hello
+		return "", 0, nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, base+"/data")
+	addr, stop, err := startListener(cmd, "goproxy")
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return "http://" + addr + "/", cmd.Process.Pid, stop, nil
+}
+
+// startListener starts cmd, which says "addr=HOST:PORT" on stderr once it
+// listens, and returns that address and how to stop it (SIGTERM, by its PID).
+func startListener(cmd *exec.Cmd, what string) (string, func(), error) {
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
@@ -94,10 +133,10 @@ func startServe(ctx context.Context, t *tools, dir, base string) (string, func()
 	}()
 	select {
 	case addr := <-found:
-		return "http://" + addr + "/call/up", stop, nil
+		return addr, stop, nil
 	case <-time.After(30 * time.Second):
 		stop()
-		return "", nil, fmt.Errorf("fusebox serve did not say where it listens")
+		return "", nil, fmt.Errorf("%s did not say where it listens", what)
 	}
 }
 
@@ -127,29 +166,29 @@ http {
 
 // startNginx runs Debian's nginx as a plain reverse proxy to base on a free
 // loopback port, and returns the URL that maps to base/data.
-func startNginx(ctx context.Context, dir, base string) (string, func(), error) {
+func startNginx(ctx context.Context, dir, base string) (string, int, func(), error) {
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/nginx"); serr != nil {
-			return "", nil, fmt.Errorf("nginx is not installed (apt-get install nginx-light): %w", err)
+			return "", 0, nil, fmt.Errorf("nginx is not installed (apt-get install nginx-light): %w", err)
 		}
 		bin = "/usr/sbin/nginx"
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, strings.TrimPrefix(base, "http://"), port), 0o644); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	cmd := exec.CommandContext(ctx, bin, "-p", dir, "-c", conf)
 	out, _ := os.Create(filepath.Join(dir, "nginx.out"))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGQUIT) // graceful stop of the master we started, by its PID
@@ -164,13 +203,13 @@ func startNginx(ctx context.Context, dir, base string) (string, func(), error) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return url, stop, nil
+				return url, cmd.Process.Pid, stop, nil
 			}
 		}
 		if time.Now().After(deadline) {
 			stop()
 			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			return "", nil, fmt.Errorf("nginx did not answer on %s: %v\n%s", url, err, log)
+			return "", 0, nil, fmt.Errorf("nginx did not answer on %s: %v\n%s", url, err, log)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -178,7 +217,8 @@ func startNginx(ctx context.Context, dir, base string) (string, func(), error) {
 
 // hammer sends GETs to url from conc keep-alive connections for d and
 // returns what they measured.
-func hammer(ctx context.Context, name, url string, conc int, d time.Duration) proxyResult {
+func hammer(ctx context.Context, tg proxyTarget, conc int, d time.Duration) proxyResult {
+	name, url := tg.Name, tg.URL
 	tr := &http.Transport{MaxIdleConns: conc, MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -186,6 +226,11 @@ func hammer(ctx context.Context, name, url string, conc int, d time.Duration) pr
 	res := proxyResult{Name: name}
 	var all []time.Duration
 	var wg sync.WaitGroup
+	var procs []int
+	if tg.Procs != nil {
+		procs = tg.Procs()
+	}
+	cpu0 := cpuTime(procs)
 	start := time.Now()
 	end := start.Add(d)
 	for w := range conc {
@@ -216,6 +261,9 @@ func hammer(ctx context.Context, name, url string, conc int, d time.Duration) pr
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
+	if procs != nil {
+		res.CPU = cpuTime(procs) - cpu0
+	}
 	res.Requests = len(all)
 	res.P50, res.P99 = median(all), p99(all)
 	res.Elapsed = max(res.Elapsed, time.Millisecond)
@@ -231,6 +279,7 @@ func mergeRounds(rounds []proxyResult) proxyResult {
 		out.Requests += r.Requests
 		out.Errors += r.Errors
 		out.Elapsed += r.Elapsed
+		out.CPU += r.CPU
 		p50s, p99s = append(p50s, r.P50), append(p99s, r.P99)
 	}
 	out.P50, out.P99 = median(p50s), median(p99s)
@@ -247,28 +296,40 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 		return "", err
 	}
 	defer stopUp()
-	serveURL, stopServe, err := startServe(ctx, t, dir, base)
+	serveURL, servePID, stopServe, err := startServe(ctx, t, dir, base)
 	if err != nil {
 		return "", err
 	}
 	defer stopServe()
-	nginxURL, stopNginx, err := startNginx(ctx, dir, base)
+	nginxURL, nginxPID, stopNginx, err := startNginx(ctx, dir, base)
 	if err != nil {
 		return "", err
 	}
 	defer stopNginx()
 
-	targets := []proxyTarget{{"upstream directly", base + "/data"}, {"nginx, plain reverse proxy", nginxURL}, {"fusebox serve", serveURL}}
+	targets := []proxyTarget{
+		{Name: "upstream directly", URL: base + "/data"},
+		{Name: "nginx, plain reverse proxy", URL: nginxURL, Procs: func() []int { return append(childrenOf(nginxPID), nginxPID) }},
+		{Name: "fusebox serve", URL: serveURL, Procs: func() []int { return []int{servePID} }},
+	}
+	// The floor of any proxy written with Go's net/http: what fusebox's own
+	// work adds is the difference to it. An older checkout (-repo) has none.
+	if goURL, goPID, stopGo, err := startGoProxy(ctx, t, base); err != nil {
+		log.Printf("proxy: no bare Go proxy to compare with: %v", err)
+	} else {
+		defer stopGo()
+		targets = append(targets, proxyTarget{Name: "bare Go net/http proxy (the floor)", URL: goURL, Procs: func() []int { return []int{goPID} }})
+	}
 	const rounds = 3
 	log.Printf("proxy: %d connections, %s per target in %d interleaved rounds", conc, per, rounds)
 	for _, tg := range targets { // warm every path: connections, the daemon's state file
-		hammer(ctx, tg.Name, tg.URL, conc, per/10)
+		hammer(ctx, tg, conc, per/10)
 	}
 	got := make([][]proxyResult, len(targets))
 	for round := range rounds {
 		for k := range targets {
 			k := (k + round) % len(targets)
-			got[k] = append(got[k], hammer(ctx, targets[k].Name, targets[k].URL, conc, per/rounds))
+			got[k] = append(got[k], hammer(ctx, targets[k], conc, per/rounds))
 		}
 	}
 	res := make([]proxyResult, len(targets))
@@ -281,19 +342,79 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 	direct, nginx, serve := res[0], res[1], res[2]
 	var rows [][]string
 	for _, r := range res {
+		cpu := "—"
+		if r.CPU > 0 {
+			cpu = fmt.Sprintf("%.0f µs", float64(r.cpuPerRequest())/float64(time.Microsecond))
+		}
 		rows = append(rows, []string{r.Name, fmt.Sprintf("%.0f", r.rps()), fmtMs(r.P50), fmtMs(r.P99), strconv.Itoa(r.Errors),
-			fmtRatio(ratio(r.rps(), nginx.rps()))})
+			fmtRatio(ratio(r.rps(), nginx.rps())), cpu})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "GETs of a 27-byte JSON body from a local Go upstream, %d keep-alive connections, %s per target in %d interleaved rounds (the client, the upstream, nginx and the daemon share this machine's cores). Each request has its own query parameter, passed on by `pass_query`, so the daemon coalesces nothing: every request through it is an upstream request, a circuit check and a count in the file store. p50 and p99 are the median over the rounds.\n\n", conc, per, rounds)
-	b.WriteString(mdTable([]string{"path", "requests/s", "p50", "p99", "errors", "throughput / nginx"}, "lrrrrr", rows))
+	fmt.Fprintf(&b, "GETs of a 27-byte JSON body from a local Go upstream, %d keep-alive connections, %s per target in %d interleaved rounds (the client, the upstream and the proxies share this machine's cores). Each request has its own query parameter, passed on by `pass_query`, so the daemon coalesces nothing: every request through it is an upstream request, a circuit check and a count in the file store. p50 and p99 are the median over the rounds; a proxy's CPU per request is its processes' user and system time over the rounds (nginx's master and workers) divided by the requests it served.\n\n", conc, per, rounds)
+	b.WriteString(mdTable([]string{"path", "requests/s", "p50", "p99", "errors", "throughput / nginx", "proxy CPU per request"}, "lrrrrrr", rows))
 	share := ratio(serve.rps(), nginx.rps())
 	added := serve.P99 - direct.P99
 	b.WriteString("\n")
-	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", [][]string{
+	verdicts := [][]string{
 		{"`fusebox serve` ≥80% of nginx's throughput", fmt.Sprintf("%.0f%%", share*100), verdict(share >= 0.8)},
 		{"`fusebox serve` adds <1 ms p99 over the upstream directly", fmtMs(added), verdict(added < time.Millisecond)},
 		{"what `fusebox serve` adds to the p50", fmtMs(serve.P50 - direct.P50), "(no target)"},
-	}))
+		{"`fusebox serve`'s CPU per request / nginx's", fmtRatio(ratio(float64(serve.cpuPerRequest()), float64(nginx.cpuPerRequest()))), "(no target)"},
+	}
+	if len(res) > 3 {
+		floor := res[3]
+		verdicts = append(verdicts, []string{"`fusebox serve`'s CPU per request / the bare Go proxy's", fmtRatio(ratio(float64(serve.cpuPerRequest()), float64(floor.cpuPerRequest()))), "(no target)"})
+	}
+	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", verdicts))
 	return b.String(), nil
+}
+
+// clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on
+// Linux).
+const clockTick = 10 * time.Millisecond
+
+// cpuTime sums the user and system CPU time of pids so far; a process that
+// is gone counts nothing.
+func cpuTime(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		f, ok := procStat(pid)
+		if !ok || len(f) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		total += time.Duration(utime+stime) * clockTick
+	}
+	return total
+}
+
+// procStat returns the fields of /proc/PID/stat after the command name: the
+// state is field 0, the parent's pid field 1, utime field 11, stime 12.
+func procStat(pid int) ([]string, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil, false
+	}
+	i := strings.LastIndexByte(string(b), ')') // the name may hold spaces and parentheses
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
+}
+
+// childrenOf lists the processes whose parent is pid (nginx's workers).
+func childrenOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f, ok := procStat(child); ok && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, child)
+		}
+	}
+	return out
 }

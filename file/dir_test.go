@@ -117,6 +117,7 @@ func TestUnusableDirIsAnError(t *testing.T) {
 	t.Run("a read-only dir", func(t *testing.T) {
 		dir := t.TempDir()
 		s := open(t, dir)
+		defer s.Close() // before the unmount: the files it holds open keep the mount busy
 		mustUpdate(t, s, "db")
 		writeFile(t, filepath.Join(dir, "damaged.json"), []byte("{"))
 		readOnly(t, dir)

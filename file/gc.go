@@ -202,10 +202,11 @@ func (s *Store) removeCircuit(ctx context.Context, name string, now, old time.Ti
 	if unused, err := s.unused(ctx, name, old); err != nil || !unused {
 		return false, err
 	}
-	if st, err := readState(s.statePath(name), name); err == nil && st.TripInForce(now) {
+	if st, err := readStateFile(s.statePath(name), name); err == nil && st.TripInForce(now) {
 		return false, nil
 	}
 	err = os.Remove(s.statePath(name))
+	s.states.drop(name) // its file need not be held open any longer
 	had := err == nil
 	errs := []error{ignoreMissing(err)}
 	for _, path := range []string{s.eventsPath(name), s.countsPath(name), s.lockPath(name)} {

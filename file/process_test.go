@@ -103,6 +103,13 @@ func runProcesses(t *testing.T, n int, lockTimeout time.Duration) {
 			t.Fatalf("process %d: %q, %v: %s", i, line, err, errs[i].String())
 		}
 	}
+	// A long-lived Store reading as the processes write, as the daemon does,
+	// sees each write at once, through the states it keeps.
+	watcher := open(t, dir)
+	if _, err := watcher.Load(ctx, "shared"); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
 	hold.Close()
 	var slowest time.Duration
 	for i, cmd := range cmds {
@@ -111,6 +118,11 @@ func runProcesses(t *testing.T, n int, lockTimeout time.Duration) {
 			t.Errorf("process %d: %v: %s", i, err, errs[i].String())
 			continue
 		}
+		st, err := watcher.Load(ctx, "shared")
+		if err != nil || st.ConsecutiveFailures < i+1 || st.ConsecutiveFailures < seen {
+			t.Errorf("after %d processes, Load = %d increments, %v; want at least %d, and not fewer than the %d seen before", i+1, st.ConsecutiveFailures, err, i+1, seen)
+		}
+		seen = st.ConsecutiveFailures
 		us, err := strconv.Atoi(strings.TrimSpace(line))
 		if err != nil {
 			t.Errorf("process %d printed %q, want its Update's duration", i, line)

@@ -22,12 +22,11 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.State{}, fmt.Errorf("load: %w", err)
 	}
-	st, err := readState(s.statePath(name), name)
-	var d *damage
-	switch {
-	case err == nil:
+	st, err := s.readState(name)
+	if err == nil {
 		return st, nil
-	case !errors.As(err, &d):
+	}
+	if d := (*damage)(nil); !errors.As(err, &d) { // d is made here, only on an error
 		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
 	}
 	unlock, err := s.lock(ctx, name)
@@ -115,13 +114,15 @@ func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State)
 // readLocked reads the circuit's state under its lock, where no one else
 // writes it: damage seen now is real, and the file is moved aside.
 func (s *Store) readLocked(name string) (fusebox.State, error) {
-	path := s.statePath(name)
-	st, err := readState(path, name)
-	var d *damage
+	st, err := s.readState(name)
+	if err == nil {
+		return st, nil
+	}
+	var d *damage // made here, only on an error
 	if !errors.As(err, &d) {
 		return st, err
 	}
-	if err := s.moveAside(path, d.problem); err != nil {
+	if err := s.moveAside(s.statePath(name), d.problem); err != nil {
 		return fusebox.State{}, err
 	}
 	return fusebox.State{Name: name}, nil
@@ -132,10 +133,44 @@ type damage struct{ problem string }
 
 func (d *damage) Error() string { return d.problem }
 
-// readState reads a state file. A missing file is a fresh state; an
-// unparsable file or a symlink is a *damage.
-func readState(path, name string) (fusebox.State, error) {
+// readState reads the circuit's state file, or returns the State cached
+// from it when one lstat finds it unchanged (see stateCache). A missing file
+// is a fresh state; an unparsable file or a symlink is a *damage.
+func (s *Store) readState(name string) (fusebox.State, error) {
+	path := s.statePath(name)
+	var lst unix.Stat_t
+	switch err := unix.Lstat(path, &lst); err {
+	case nil:
+		if st, ok := s.states.lookup(name, &lst); ok {
+			return st, nil
+		}
+	case unix.ENOENT:
+		s.states.drop(name)
+		return fusebox.State{Name: name}, nil
+	}
+	fd, err := openFile(path, readFlags)
+	if err != nil {
+		return stateOf(nil, err, name)
+	}
+	var fst unix.Stat_t
+	b, err := readOpen(fd, path, maxStateSize, refuseLonger, &fst)
+	st, err := stateOf(b, err, name)
+	if err != nil {
+		unix.Close(fd)
+		return st, err
+	}
+	s.states.put(name, fd, &fst, st)
+	return st, nil
+}
+
+// readStateFile reads the state file at path, uncached.
+func readStateFile(path, name string) (fusebox.State, error) {
 	b, err := readFile(path, maxStateSize)
+	return stateOf(b, err, name)
+}
+
+// stateOf decodes the content b of a state file, read with err.
+func stateOf(b []byte, err error, name string) (fusebox.State, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fusebox.State{Name: name}, nil

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -40,6 +41,7 @@ var (
 // concurrent use by goroutines and by processes.
 type Store struct {
 	dir         string
+	prefix      string // dir, clean, with a trailing separator: the hot paths' start
 	euid        int
 	fsync       bool
 	logger      *slog.Logger
@@ -51,6 +53,7 @@ type Store struct {
 	subdirOK    [numSubdirs]atomic.Bool // checked and found safe; see subdir
 	gcLooked    atomic.Int64            // when maybeGC last looked at DIR/.gc, Unix ns
 	maps        countMaps               // counters files kept mapped; see withCounts
+	states      stateCache              // states last read or written; see stateCache
 	shared      bool                    // the dir is shared by a group: see shared.go
 }
 
@@ -139,13 +142,19 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s.shared = isShared(fi)
+	s.prefix = filepath.Clean(dir)
+	if !strings.HasSuffix(s.prefix, "/") {
+		s.prefix += "/"
+	}
 	return s, nil
 }
 
-// Close releases the counters files the Store keeps mapped. The Store may
-// still be used afterwards: it maps them again as needed.
+// Close releases the counters files the Store keeps mapped and the state
+// files it keeps open. The Store may still be used afterwards: it opens and
+// maps them again as needed.
 func (s *Store) Close() error {
 	s.unmapAll()
+	s.states.dropAll()
 	return nil
 }
 
@@ -196,13 +205,14 @@ func checkDir(dir string, fi fs.FileInfo, euid int) error {
 func (e *UnsafeDirError) foreign() bool { return e.Owner != e.Euid && e.Owner != 0 }
 
 // The paths of a circuit's files, for a name that passed
-// fusebox.ValidateName. A path in a subdirectory is used only after
+// fusebox.ValidateName (which a join would not change: the hot ones are
+// concatenated). A path in a subdirectory is used only after
 // checkSubdir passed.
-func (s *Store) statePath(name string) string  { return filepath.Join(s.dir, name+".json") }
+func (s *Store) statePath(name string) string  { return s.prefix + name + ".json" }
 func (s *Store) eventsPath(name string) string { return filepath.Join(s.dir, "events", name+".jsonl") }
 func (s *Store) answerPath(key string) string  { return filepath.Join(s.dir, "answers", key+".json") }
 func (s *Store) countsPath(name string) string {
-	return filepath.Join(s.dir, ".counts", name+".counts")
+	return s.prefix + ".counts/" + name + ".counts"
 }
 func (s *Store) answerLockPath(key string) string {
 	return filepath.Join(s.dir, "answers", key+".lock")

@@ -33,6 +33,7 @@ func open(t testing.TB, dir string, opts ...file.Option) *file.Store {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	t.Cleanup(func() { s.Close() }) // it holds state files open and counters mapped
 	return s
 }
 

@@ -99,7 +99,13 @@ func readAt(path string, limit int64, longer int) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	return readOpen(fd, path, limit, longer, &st)
+}
+
+// readOpen is readAt of the file open as fd, which it leaves open; st is
+// the file's fstat from before the read.
+func readOpen(fd int, path string, limit int64, longer int, st *unix.Stat_t) ([]byte, error) {
+	if err := unix.Fstat(fd, st); err != nil {
 		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {

@@ -124,6 +124,9 @@ func (c *Client) judged(ep *endpoint, v verdict) *fusebox.Failure {
 // in the reason and a 401 or 403 logged as an error.
 func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure {
 	code := resp.StatusCode
+	if ep.statusOK(code) { // what judgeResponse says of it, without reading the clock
+		return nil
+	}
 	v := judgeResponse(code, resp.Header, ep.rules(), c.clock.Now().Wall)
 	if v.failure == nil {
 		return nil
@@ -162,7 +165,17 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 	if resp.ContentLength > limit {
 		return nil, tooLarge()
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
+	var body []byte
+	var err error
+	if n := resp.ContentLength; n > 0 {
+		// The transport ends the body at its length (and fails one cut
+		// short): read it into a buffer of that size, whose last read
+		// sees the end, so the connection is reused.
+		body = make([]byte, n)
+		_, err = io.ReadFull(resp.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
+	}
 	if err != nil {
 		tf := classify(ctx, err)
 		reason := "reading the body: " + tf.reason

@@ -148,7 +148,7 @@ type plan struct {
 func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Result, error) {
 	var p plan
 	if ep, ok := c.endpoints[name]; ok {
-		p = plan{name: name, endpoints: []*endpoint{ep}, fresh: ep.Fresh, stale: ep.Stale, log: c.log}
+		p = plan{name: name, endpoints: ep.alone, fresh: ep.Fresh, stale: ep.Stale, log: c.log}
 		if opt.personal() {
 			pp, err := ep.parts(opt)
 			if err != nil {
@@ -232,25 +232,31 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 			continue
 		}
 		var got answer
-		do := c.circuits.Do
-		if opt.Probe {
-			do = c.circuits.Probe
-		}
-		err := do(ctx, ep.Name, func(actx context.Context) error {
+		fn := func(actx context.Context) error {
 			res.Attempts++
 			a, err := c.attempt(actx, ep, p.parts)
 			if err == nil {
 				got = a
 			}
 			return err
-		})
+		}
+		// Called directly, not through a func value: Do and Probe keep no
+		// hold of fn, so it and got stay off the heap.
+		var err error
+		if opt.Probe {
+			err = c.circuits.Probe(ctx, ep.Name, fn)
+		} else {
+			err = c.circuits.Do(ctx, ep.Name, fn)
+		}
 		switch {
 		case err == nil:
 			res.Source, res.Answered, res.Status, res.Body = ep.Name, ep.Name, got.status, got.body
 			if !got.extracted {
 				res.Header = got.header
 			}
-			p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
+			if p.log.Enabled(ctx, c.answerLevel) { // the arguments are made only when it is logged
+				p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
+			}
 			if p.fresh > 0 || p.stale > 0 {
 				c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
 			}

@@ -43,7 +43,9 @@ type Client struct {
 // endpoint is an Endpoint checked and compiled by New.
 type endpoint struct {
 	Endpoint
-	safeURL string // redacted, for logs
+	safeURL string      // redacted, for logs
+	parsed  *url.URL    // URL, parsed once for the requests that add parts to it
+	alone   []*endpoint // just this one: the endpoints a call of it tries
 	expect  *gojq.Code
 	extract *gojq.Code
 	policy  fusebox.Policy
@@ -260,6 +262,7 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		return nil, errors.New("endpoint: nil")
 	}
 	ep := &endpoint{Endpoint: *e, policy: e.Policy.WithDefaults()}
+	ep.alone = []*endpoint{ep}
 	ep.Headers = maps.Clone(e.Headers)
 	ep.Secrets = slices.Clone(e.Secrets)
 	ep.Expect.Status = slices.Clone(e.Expect.Status)
@@ -285,6 +288,8 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		bad("url %s is not a valid URL", ep.safeURL)
 	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		bad("url %s: want http:// or https:// and a host", ep.safeURL)
+	} else {
+		ep.parsed = u
 	}
 	if ep.Redirects != "" && !slices.Contains(RedirectPolicies, ep.Redirects) {
 		bad("redirects %q: want one of %s", e.Redirects, joinPolicies())

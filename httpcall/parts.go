@@ -16,10 +16,14 @@ type parts struct {
 // URL and body. A subpath stays below the URL's path, on its host: no
 // segment may be empty, "." or "..", or hold a backslash, a "%" or a NUL.
 func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
-	u, err := url.Parse(ep.URL)
-	if err != nil {
-		return nil, err
+	base := ep.parsed // compile's
+	if base == nil {
+		var err error
+		if base, err = url.Parse(ep.URL); err != nil {
+			return nil, err
+		}
 	}
+	u := *base // a copy: its Userinfo, shared, is never changed
 	if opt.Subpath != "" {
 		if !ep.AllowSubpath {
 			return nil, fmt.Errorf("%w: a path below the URL (set allow_subpath)", ErrNotAllowed)
@@ -40,14 +44,18 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 		if !ep.PassQuery {
 			return nil, fmt.Errorf("%w: query parameters (set pass_query)", ErrNotAllowed)
 		}
-		q := u.Query()
-		for k, vs := range opt.Query {
-			if _, taken := q[k]; taken {
-				return nil, fmt.Errorf("%w: query parameter %q is set by the config", ErrNotAllowed, k)
+		if u.RawQuery == "" {
+			u.RawQuery = opt.Query.Encode()
+		} else {
+			q := u.Query()
+			for k, vs := range opt.Query {
+				if _, taken := q[k]; taken {
+					return nil, fmt.Errorf("%w: query parameter %q is set by the config", ErrNotAllowed, k)
+				}
+				q[k] = vs
 			}
-			q[k] = vs
+			u.RawQuery = q.Encode()
 		}
-		u.RawQuery = q.Encode()
 	}
 	if opt.Body != nil && !ep.PassBody {
 		return nil, fmt.Errorf("%w: a request body (set pass_body)", ErrNotAllowed)

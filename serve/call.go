@@ -42,14 +42,19 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody))
-	if err != nil {
-		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
-		return
+	var body []byte
+	if r.Body != http.NoBody { // the server's body of a request without one: nothing to read
+		var err error
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody)); err != nil {
+			refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+			return
+		}
 	}
 	opt := httpcall.CallOptions{Subpath: r.PathValue("rest")}
-	if q := r.URL.Query(); len(q) > 0 {
-		opt.Query = q
+	if r.URL.RawQuery != "" {
+		if q := r.URL.Query(); len(q) > 0 {
+			opt.Query = q
+		}
 	}
 	if len(body) > 0 {
 		opt.Body = body
@@ -57,7 +62,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 
 	began := time.Now()
 	call := func(ctx context.Context) (*httpcall.Result, error) {
-		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.maxInFlight)
+		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.limits)
 		if full != "" {
 			return nil, &busyError{endpoint: full}
 		}
@@ -65,12 +70,19 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return wd.client.Call(ctx, name, opt)
 	}
 	var res *httpcall.Result
+	var err error
 	if r.Method == http.MethodGet && opt.Body == nil {
 		// Callers asking for the same at the same moment share one call,
-		// which goes on when the caller that started it leaves.
-		key := name + "\x00" + opt.Subpath + "\x00" + opt.Query.Encode()
+		// which goes on when the caller that started it leaves: it runs
+		// under a context of its own, not the request's (it is no one
+		// request's, and nothing below reads a context's values; through
+		// context.WithoutCancel the HTTP transport's few lookups cost an
+		// allocation each). The key holds the query as the caller wrote
+		// it: the same parameters in another order make a call of their
+		// own, which is only less sharing.
+		key := name + "\x00" + opt.Subpath + "\x00" + r.URL.RawQuery
 		var shared bool
-		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.WithoutCancel(r.Context())) })
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.Background()) })
 		if shared {
 			w.Header().Set(HeaderShared, "true")
 		}
@@ -115,8 +127,10 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 			h.Set("Content-Type", http.DetectContentType(res.Body))
 		}
 	}
-	h.Set(HeaderSource, res.Source)
-	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	// The three headers every answer has share one allocation, each value
+	// capped at its own element; their names are canonical already.
+	own := []string{res.Source, strconv.Itoa(res.Attempts), strconv.Itoa(len(res.Body))}
+	h[HeaderSource], h[HeaderAttempts], h["Content-Length"] = own[0:1:1], own[1:2:2], own[2:3:3]
 	if res.Source == httpcall.SourceFresh || res.Source == httpcall.SourceStale {
 		h.Set(HeaderAnswered, res.Answered)
 		h.Set("Age", strconv.Itoa(int(res.Age/time.Second)))
@@ -124,7 +138,6 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 	if res.Source == httpcall.SourceStale {
 		h.Set(HeaderStaleAge, strconv.Itoa(int(res.Age/time.Second)))
 	}
-	h.Set("Content-Length", strconv.Itoa(len(res.Body)))
 	code := res.Status
 	if code < 100 || code > 999 {
 		code = http.StatusOK

@@ -18,8 +18,8 @@ type flights struct {
 var errCallPanicked = errors.New("the shared call failed unexpectedly")
 
 type flight struct {
-	waiters int // callers waiting for it, besides the one running it; under flights.mu
-	done    chan struct{}
+	waiters int            // callers waiting for it, besides the one running it; under flights.mu
+	done    sync.WaitGroup // done when res and err are set
 	res     *httpcall.Result
 	err     error
 }
@@ -31,13 +31,14 @@ func (f *flights) do(key string, fn func() (*httpcall.Result, error)) (res *http
 	if fl, ok := f.m[key]; ok {
 		fl.waiters++
 		f.mu.Unlock()
-		<-fl.done
+		fl.done.Wait()
 		return fl.res, fl.err, true
 	}
 	if f.m == nil {
 		f.m = map[string]*flight{}
 	}
-	fl := &flight{done: make(chan struct{})}
+	fl := &flight{}
+	fl.done.Add(1)
 	f.m[key] = fl
 	f.mu.Unlock()
 
@@ -45,7 +46,7 @@ func (f *flights) do(key string, fn func() (*httpcall.Result, error)) (res *http
 		f.mu.Lock()
 		delete(f.m, key)
 		f.mu.Unlock()
-		close(fl.done)
+		fl.done.Done()
 	}()
 	fl.err = errCallPanicked // until fn returns: waiters of a run that panicked get it
 	fl.res, fl.err = fn()
@@ -59,9 +60,17 @@ type inFlight struct {
 	n  map[string]int
 }
 
-// acquire takes a slot on each of names whose limit is above 0, all or
-// none: it returns the first full one's name, or "" and the release.
-func (f *inFlight) acquire(names []string, limit func(string) int) (full string, release func()) {
+// acquire takes a slot on each of names whose limit (max_in_flight by
+// endpoint; none: no limit) is above 0, all or none: it returns the first
+// full one's name, or "" and the release.
+func (f *inFlight) acquire(names []string, limits map[string]int) (full string, release func()) {
+	limited := false
+	for _, n := range names {
+		limited = limited || limits[n] > 0
+	}
+	if !limited {
+		return "", noRelease // nothing to count, and no lock to take
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n == nil {
@@ -69,7 +78,7 @@ func (f *inFlight) acquire(names []string, limit func(string) int) (full string,
 	}
 	var taken []string
 	for _, n := range names {
-		if l := limit(n); l > 0 {
+		if l := limits[n]; l > 0 {
 			if f.n[n] >= l {
 				return n, nil
 			}
@@ -87,6 +96,8 @@ func (f *inFlight) acquire(names []string, limit func(string) int) (full string,
 		}
 	}
 }
+
+func noRelease() {}
 
 // waiting returns how many callers wait for key's run.
 func (f *flights) waiting(key string) int {

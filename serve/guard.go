@@ -122,7 +122,7 @@ func notAPath(r *http.Request) string {
 			return fmt.Sprintf("path with %q refused", bad)
 		}
 	}
-	for _, seg := range strings.Split(path, "/") {
+	for seg := range strings.SplitSeq(path, "/") {
 		if seg == "." || seg == ".." {
 			return "path with a dot segment refused"
 		}

@@ -32,12 +32,13 @@ type metrics struct {
 	stale     map[string]uint64
 	events    map[[2]string]uint64 // circuit, kind
 	durations map[[2]string]*histogram
+	codes     map[int]string // the label text of each status code seen
 }
 
 func newMetrics() *metrics {
 	return &metrics{
 		requests: map[[3]string]uint64{}, fallbacks: map[string]uint64{}, stale: map[string]uint64{},
-		events: map[[2]string]uint64{}, durations: map[[2]string]*histogram{},
+		events: map[[2]string]uint64{}, durations: map[[2]string]*histogram{}, codes: map[int]string{},
 	}
 }
 
@@ -66,7 +67,7 @@ func (m *metrics) observe(name, first, source string, code int, took time.Durati
 			m.fallbacks[name]++
 		}
 	}
-	m.requests[[3]string{name, source, strconv.Itoa(code)}]++
+	m.requests[[3]string{name, source, m.codeText(code)}]++
 	k := [2]string{name, outcome}
 	h := m.durations[k]
 	if h == nil {
@@ -74,6 +75,16 @@ func (m *metrics) observe(name, first, source string, code int, took time.Durati
 		m.durations[k] = h
 	}
 	h.observe(durationBuckets, took.Seconds())
+}
+
+// codeText is strconv.Itoa(code), made once per code; under m.mu.
+func (m *metrics) codeText(code int) string {
+	t, ok := m.codes[code]
+	if !ok {
+		t = strconv.Itoa(code)
+		m.codes[code] = t
+	}
+	return t
 }
 
 // own returns the families of what the daemon counted itself.
