@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -162,19 +163,22 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 	tooLarge := func() *fusebox.Failure {
 		return c.failure(ep, fusebox.CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
 	}
+	src, err := decoded(resp)
+	if err != nil {
+		return nil, c.failure(ep, fusebox.CauseBody, "reading the body: "+err.Error(), false, false)
+	}
 	if resp.ContentLength > limit {
 		return nil, tooLarge()
 	}
 	var body []byte
-	var err error
 	if n := resp.ContentLength; n > 0 {
 		// The transport ends the body at its length (and fails one cut
 		// short): read it into a buffer of that size, whose last read
 		// sees the end, so the connection is reused.
 		body = make([]byte, n)
-		_, err = io.ReadFull(resp.Body, body)
+		_, err = io.ReadFull(src, body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
+		body, err = io.ReadAll(io.LimitReader(src, min(limit, math.MaxInt64-1)+1))
 	}
 	if err != nil {
 		tf := classify(ctx, err)
@@ -200,6 +204,28 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 		return nil, tooLarge()
 	}
 	return body, nil
+}
+
+// decoded returns the body of resp to read: decoded when it is gzip, as Go
+// decodes it itself only when it asked for gzip, not when an endpoint sets
+// Accept-Encoding of its own. What is judged, extracted, stored and answered
+// is then the body itself, bounded by max_body after decoding (a small body
+// that inflates past it is too large), and resp's header no longer says it
+// is encoded. Another encoding is left as it came, and its header with it.
+func decoded(resp *http.Response) (io.Reader, error) {
+	ce := resp.Header.Values("Content-Encoding")
+	if len(ce) != 1 || !strings.EqualFold(strings.TrimSpace(ce[0]), "gzip") {
+		return resp.Body, nil
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("it says Content-Encoding: gzip, but it is not: %w", err)
+	}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.Uncompressed = true
+	return zr, nil
 }
 
 // checkBody applies expect.jq and extract. Failing either is a failure worth

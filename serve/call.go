@@ -25,10 +25,12 @@ const (
 )
 
 // hopHeaders are not passed on from an upstream's response: they describe
-// its connection, or a body the daemon has already decoded or re-framed.
+// its connection, or the framing of a body the daemon writes anew. A
+// Content-Encoding passes on: httpcall decodes gzip and drops the header, so
+// one still there says how the body the daemon passes on is encoded.
 var hopHeaders = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Trailer", "Te",
-	"Content-Length", "Content-Encoding",
+	"Content-Length",
 }
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
