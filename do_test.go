@@ -1,7 +1,6 @@
 package fusebox_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -34,39 +34,7 @@ func doPolicy() fusebox.Policy {
 }
 
 // logBuffer collects log lines from every goroutine of a test.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// lines returns the logged lines that contain every one of subs.
-func (b *logBuffer) lines(subs ...string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for line := range strings.Lines(b.buf.String()) {
-		keep := true
-		for _, s := range subs {
-			keep = keep && strings.Contains(line, s)
-		}
-		if keep {
-			out = append(out, strings.TrimSpace(line))
-		}
-	}
-	return out
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = testenv.Buffer
 
 // env is one test's circuits, store, clock and log.
 type env struct {
@@ -293,7 +261,7 @@ func TestDoOpensTheCircuitThenFailsFast(t *testing.T) {
 		e := newEnv(t, doPolicy(), nil)
 		err := e.c.Do(ctx, "api", fails(errRefused, errRefused, errRefused).fn)
 		wantExhausted(t, err, "attempts exhausted", 3)
-		if got := e.log.lines("circuit opened", "for=30s", `reason="3 consecutive failures"`); len(got) != 1 {
+		if got := e.log.Lines("circuit opened", "for=30s", `reason="3 consecutive failures"`); len(got) != 1 {
 			t.Errorf("log has no opening line:\n%s", e.log)
 		}
 
@@ -309,7 +277,7 @@ func TestDoOpensTheCircuitThenFailsFast(t *testing.T) {
 		if n := e.skips("api"); n != 1 {
 			t.Errorf("skips = %d, want 1", n)
 		}
-		if got := e.log.lines("skipped: circuit api is open (probe in 30s)"); len(got) != 1 {
+		if got := e.log.Lines("skipped: circuit api is open (probe in 30s)"); len(got) != 1 {
 			t.Errorf("log has no skip line:\n%s", e.log)
 		}
 
@@ -321,7 +289,7 @@ func TestDoOpensTheCircuitThenFailsFast(t *testing.T) {
 			t.Errorf("after a successful probe the circuit is %s", v.Phase)
 		}
 		for _, want := range []string{"probing half-open circuit", `circuit closed" circuit=api reason="probe succeeded"`} {
-			if len(e.log.lines(want)) != 1 {
+			if len(e.log.Lines(want)) != 1 {
 				t.Errorf("log lacks %q:\n%s", want, e.log)
 			}
 		}
@@ -362,7 +330,7 @@ func TestDoStopsWhenAnotherCallerOpensTheCircuit(t *testing.T) {
 		if elapsed := time.Since(start); elapsed != 10*time.Second {
 			t.Errorf("stopped after %s, want at the end of the 10s wait", elapsed)
 		}
-		if len(e.log.lines("circuit opened while waiting to retry; giving up")) != 1 {
+		if len(e.log.Lines("circuit opened while waiting to retry; giving up")) != 1 {
 			t.Errorf("log:\n%s", e.log)
 		}
 	})
@@ -635,10 +603,10 @@ func TestDoFailsOpenWhenTheStoreIsBroken(t *testing.T) {
 				if s.called() != len(tt.results) {
 					t.Errorf("fn called %d times, want %d", s.called(), len(tt.results))
 				}
-				if got := e.log.lines("level=ERROR", "state store unusable; running without circuit protection", errStore.Error()); len(got) != 1 {
+				if got := e.log.Lines("level=ERROR", "state store unusable; running without circuit protection", errStore.Error()); len(got) != 1 {
 					t.Errorf("store errors: %d, want exactly 1; log:\n%s", len(got), e.log)
 				}
-				if len(tt.results) == 1 && len(e.log.lines("level=")) != 2 { // the error and the success (Debug)
+				if len(tt.results) == 1 && len(e.log.Lines("level=")) != 2 { // the error and the success (Debug)
 					t.Errorf("want the store warning alone; log:\n%s", e.log)
 				}
 			})
@@ -799,7 +767,7 @@ func TestDoLogsAnOutageOnce(t *testing.T) {
 		if !errors.As(err, &ee) || ee.Reopened {
 			t.Fatalf("first failure: %v, want an ExhaustedError, not Reopened", err)
 		}
-		if got := e.log.lines("level=WARN", "circuit opened"); len(got) != 1 {
+		if got := e.log.Lines("level=WARN", "circuit opened"); len(got) != 1 {
 			t.Errorf("want one WARN circuit opened; log:\n%s", e.log)
 		}
 		time.Sleep(30 * time.Second)
@@ -807,17 +775,17 @@ func TestDoLogsAnOutageOnce(t *testing.T) {
 		if !errors.As(err, &ee) || !ee.Reopened {
 			t.Fatalf("failed probe: %v, want Reopened", err)
 		}
-		if got := e.log.lines("level=WARN"); len(got) != 1 {
+		if got := e.log.Lines("level=WARN"); len(got) != 1 {
 			t.Errorf("a failed probe logged a warning; log:\n%s", e.log)
 		}
-		if got := e.log.lines("level=INFO", "circuit reopened"); len(got) != 1 {
+		if got := e.log.Lines("level=INFO", "circuit reopened"); len(got) != 1 {
 			t.Errorf("want the reopening at INFO; log:\n%s", e.log)
 		}
 		time.Sleep(time.Minute)
 		if err := e.c.Do(ctx, "api", fails(nil).fn); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.log.lines("level=INFO+2", "circuit closed"); len(got) != 1 {
+		if got := e.log.Lines("level=INFO+2", "circuit closed"); len(got) != 1 {
 			t.Errorf("want the close at Notice; log:\n%s", e.log)
 		}
 	})

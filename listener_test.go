@@ -170,7 +170,7 @@ func TestAListenerThatPanicsFailsNoCall(t *testing.T) {
 	if err := c.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.lines("level=ERROR", "a listener panicked", "listener bug"); len(got) != 1 {
+	if got := log.Lines("level=ERROR", "a listener panicked", "listener bug"); len(got) != 1 {
 		t.Errorf("want one warning naming the panic; log:\n%s", log)
 	}
 }

@@ -24,7 +24,7 @@ func TestProbeOfAnOpenCircuit(t *testing.T) {
 			if v := e.view("api"); v.Phase != fusebox.Closed {
 				t.Errorf("after a passed health check: %+v, want closed", v)
 			}
-			if got := e.log.lines("circuit closed", "health check succeeded"); len(got) != 1 {
+			if got := e.log.Lines("circuit closed", "health check succeeded"); len(got) != 1 {
 				t.Errorf("want the closing logged with its reason; log:\n%s", e.log)
 			}
 		})

@@ -215,6 +215,22 @@ func startNginx(ctx context.Context, dir, base string) (string, int, func(), err
 	}
 }
 
+// getOK GETs url and reads the whole answer, which must be a 200.
+func getOK(client *http.Client, url string) error {
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
 // hammer sends GETs to url from conc keep-alive connections for d and
 // returns what they measured.
 func hammer(ctx context.Context, tg proxyTarget, conc int, d time.Duration) proxyResult {
@@ -239,15 +255,7 @@ func hammer(ctx context.Context, tg proxyTarget, conc int, d time.Duration) prox
 			errs := 0
 			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
 				t0 := time.Now()
-				resp, err := client.Get(url + "?n=" + strconv.Itoa(w) + "-" + strconv.Itoa(i))
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if err == nil && resp.StatusCode != 200 {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
+				if err := getOK(client, url+"?n="+strconv.Itoa(w)+"-"+strconv.Itoa(i)); err != nil {
 					errs++
 					continue
 				}
@@ -290,15 +298,7 @@ func paced(ctx context.Context, tg proxyTarget, d time.Duration) ([]time.Duratio
 	for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
 		<-tick.C
 		t0 := time.Now()
-		resp, err := client.Get(tg.URL + "?p=" + strconv.Itoa(i))
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if err == nil && resp.StatusCode != 200 {
-				err = fmt.Errorf("status %d", resp.StatusCode)
-			}
-		}
-		if err != nil {
+		if err := getOK(client, tg.URL+"?p="+strconv.Itoa(i)); err != nil {
 			errs++
 			continue
 		}

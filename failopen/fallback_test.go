@@ -1,7 +1,6 @@
 package failopen_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
 	"github.com/fusebox-hq/fusebox/storetest"
 )
@@ -24,22 +23,9 @@ import (
 var ctx = context.Background()
 
 // logBuf collects a logger's lines; Do may log from more than one goroutine.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type logBuf struct{ testenv.Buffer }
 
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), s)
-}
+func (l *logBuf) count(s string) int { return strings.Count(l.String(), s) }
 
 const warning = "shared state store unreachable"
 
@@ -107,10 +93,10 @@ func TestRedisKilledMidRunFallsBackWithOneWarning(t *testing.T) {
 	run(t, c)
 	run(t, c)
 	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings after Redis died, want 1:\n%s", n, log.b.String())
+		t.Errorf("%d warnings after Redis died, want 1:\n%s", n, log.String())
 	}
 	if n := log.count("running without circuit protection"); n != 0 {
-		t.Errorf("the local store failed too:\n%s", log.b.String())
+		t.Errorf("the local store failed too:\n%s", log.String())
 	}
 	if got := localCounts(t, local).Successes; got != 2 {
 		t.Errorf("local store counted %d successes, want the 2 made while Redis was down", got)
@@ -149,7 +135,7 @@ func TestFallbackResumesWhenRedisIsBack(t *testing.T) {
 		t.Errorf("Redis counted %+v, %v after resuming; want the 1 success made since", got, err)
 	}
 	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, log.b.String())
+		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
 	}
 }
 
@@ -172,7 +158,7 @@ func TestClientPauseLongerThanTheBudget(t *testing.T) {
 		t.Errorf("a call on a paused Redis took %s, want it to give up within the budget (bound %s)", d, bound)
 	}
 	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings on a paused Redis, want 1:\n%s", n, log.b.String())
+		t.Errorf("%d warnings on a paused Redis, want 1:\n%s", n, log.String())
 	}
 }
 
@@ -198,7 +184,7 @@ func TestDebugSleepLongerThanTheBudget(t *testing.T) {
 		t.Errorf("a call on a sleeping Redis took %s, want it to give up within the budget (bound %s)", d, bound)
 	}
 	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings on a sleeping Redis, want 1:\n%s", n, log.b.String())
+		t.Errorf("%d warnings on a sleeping Redis, want 1:\n%s", n, log.String())
 	}
 	// Wait for the sleep to end, so that the server is killed awake.
 	conn.SetReadDeadline(time.Now().Add(2 * pause))
@@ -242,7 +228,7 @@ func TestRedisRestartedEmpty(t *testing.T) {
 	fresh, _ := openRedis(t, srv, &log, 10*time.Second)
 	run(t, fusebox.New(fresh))
 	if n := log.count(warning); n > 1 {
-		t.Errorf("%d warnings after a restart, want at most 1 (the dead connection):\n%s", n, log.b.String())
+		t.Errorf("%d warnings after a restart, want at most 1 (the dead connection):\n%s", n, log.String())
 	}
 	if f := fresh.(*failopen.Fallback); f.OnLocal() {
 		t.Error("a new process on the restarted Redis fell back to the local store")

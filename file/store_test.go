@@ -1,19 +1,17 @@
 package file_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/storetest"
 )
 
@@ -38,29 +36,10 @@ func open(t testing.TB, dir string, opts ...file.Option) *file.Store {
 }
 
 // logBuffer collects a Store's log, one line a record.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logBuffer struct{ testenv.Buffer }
 
 // warnings returns the lines logged at warning level.
-func (l *logBuffer) warnings() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for line := range strings.Lines(l.buf.String()) {
-		if strings.Contains(line, "level=WARN") {
-			out = append(out, line)
-		}
-	}
-	return out
-}
+func (l *logBuffer) warnings() []string { return l.Lines("level=WARN") }
 
 func withLog() (file.Option, *logBuffer) {
 	l := &logBuffer{}

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 )
 
@@ -22,4 +23,20 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Lines returns the lines written that contain every one of subs, without
+// their line ends.
+func (s *Buffer) Lines(subs ...string) []string {
+	var out []string
+	for line := range strings.Lines(s.String()) {
+		keep := true
+		for _, sub := range subs {
+			keep = keep && strings.Contains(line, sub)
+		}
+		if keep {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
 }
