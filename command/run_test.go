@@ -240,6 +240,36 @@ func TestNotifyInterruptCancelsAndRemembersTheSignal(t *testing.T) {
 	}
 }
 
+func TestLazyInterruptWatchesFromArmOn(t *testing.T) {
+	ctx, sig, arm, stop := command.LazyInterrupt(context.Background())
+	defer stop()
+	if ctx.Err() != nil {
+		t.Fatal("the context ended before any signal")
+	}
+	arm()
+	arm() // again, as a call with several requests does: still one watcher
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done()
+	if s, ok := sig(); !ok || s != syscall.SIGHUP {
+		t.Errorf("sig() = %v, %v; want SIGHUP", s, ok)
+	}
+}
+
+func TestLazyInterruptNeverArmedStopsCleanly(t *testing.T) {
+	ctx, sig, arm, stop := command.LazyInterrupt(context.Background())
+	stop()
+	stop() // twice: no panic
+	arm()  // after stop: nothing is installed, nothing runs
+	if ctx.Err() == nil {
+		t.Error("stop did not cancel the context")
+	}
+	if s, ok := sig(); ok {
+		t.Errorf("sig() = %v with no signal sent", s)
+	}
+}
+
 func TestEmptyArgvIsAnError(t *testing.T) {
 	if _, err := newHarness(t, fastPolicy()).run(command.Spec{}); err == nil {
 		t.Error("Run with no Argv: nil error")

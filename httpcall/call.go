@@ -52,6 +52,12 @@ type CallOptions struct {
 	// attempt per endpoint, which may probe an open circuit before its open
 	// period ends and closes it on success.
 	Probe bool
+
+	// BeforeRequest, when set, runs before every attempt's request, on the
+	// goroutine of Call: fusebox call watches for signals only from there
+	// on (command.LazyInterrupt), so a call that every open circuit or a
+	// stored answer ends first pays nothing for them.
+	BeforeRequest func()
 }
 
 // personal reports whether o names parts of one request.
@@ -232,7 +238,11 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 			continue
 		}
 		var got answer
+		before := opt.BeforeRequest
 		fn := func(actx context.Context) error {
+			if before != nil {
+				before()
+			}
 			res.Attempts++
 			a, err := c.attempt(actx, ep, p.parts)
 			if err == nil {

@@ -421,3 +421,22 @@ func TestWithHTTPClient(t *testing.T) {
 		t.Errorf("User-Agent %q", got)
 	}
 }
+
+// BeforeRequest runs before each request and never for a call the open
+// circuit ends: fusebox call arms its signal handlers there.
+func TestBeforeRequestRunsBeforeEachRequestOnly(t *testing.T) {
+	u := serve(t, status(500, ""))
+	h := newHarness(t, []*httpcall.Endpoint{endpoint("a", u.URL, func(e *httpcall.Endpoint) {
+		e.Policy.Retry.Attempts = 2
+		e.Policy.Breaker = fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Hour}
+	})}, nil)
+	calls := 0
+	opt := httpcall.CallOptions{BeforeRequest: func() { calls++ }}
+	if _, err := h.client.Call(context.Background(), "a", opt); err == nil || calls != 2 {
+		t.Fatalf("two failing attempts: err %v, BeforeRequest ran %d times; want an error and 2", err, calls)
+	}
+	var ce *httpcall.CallError
+	if _, err := h.client.Call(context.Background(), "a", opt); !errors.As(err, &ce) || !ce.AllSkipped || calls != 2 {
+		t.Errorf("the open circuit: err %v, BeforeRequest ran %d times in all; want every endpoint skipped and still 2", err, calls)
+	}
+}

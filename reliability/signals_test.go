@@ -3,11 +3,15 @@ package reliability
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -373,5 +377,72 @@ func TestClosedStdoutExits141(t *testing.T) {
 	}
 	if c, err := decodeCounts(state, "c"); err != nil || c.Successes != 1 {
 		t.Errorf("counts %+v, %v; want the one success", c, err)
+	}
+}
+
+// TestSignalDuringCall: fusebox call watches for signals only once it makes
+// a request (a call every open circuit skips installs no handler), so a
+// signal while the request hangs must still end the call with 128+signal,
+// the probe lease of the half-open circuit it held given back, and the
+// next call skipped by nothing: it probes.
+func TestSignalDuringCall(t *testing.T) {
+	for _, s := range signals {
+		t.Run(s.name, func(t *testing.T) {
+			arrived := make(chan struct{}, 1)
+			release := make(chan struct{})
+			var healthy atomic.Bool
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if healthy.Load() {
+					fmt.Fprintln(w, "ok")
+					return
+				}
+				select {
+				case arrived <- struct{}{}:
+				default:
+				}
+				select { // hang until the test ends, or the client goes
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			defer srv.Close()
+			defer close(release)
+			state := filepath.Join(t.TempDir(), "state")
+			args := []string{"call", "--url", srv.URL, "--attempts", "1", "--timeout", "20s", "api"}
+			if p := fb(t, state, "trip", "--new", "api", "--for", "1ms"); p.code != 0 {
+				t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
+			}
+			time.Sleep(5 * time.Millisecond) // the trip's 1ms ends: the next call probes
+			cmd := fbCmd(state, nil, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-arrived:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("the request never reached the upstream\n%s", stderr.String())
+			}
+			sent := time.Now()
+			cmd.Process.Signal(s.sig)
+			err := cmd.Wait()
+			p := finished(cmd, err, time.Since(sent))
+			if p.code != s.code || p.signal != 0 {
+				t.Fatalf("exit %d (signal %v), want %d: the call must catch it\n%s", p.code, p.signal, s.code, stderr.String())
+			}
+			if p.took > promptExit {
+				t.Errorf("took %s to exit from a hanging request, want under %s", p.took, promptExit)
+			}
+			st, err := decodeState(filepath.Join(state, "api.json"))
+			if err != nil || len(st.Probes) != 0 {
+				t.Fatalf("state after the interrupted call: %+v, %v; want no probe lease held", st, err)
+			}
+			healthy.Store(true)
+			if p := fb(t, state, args...); p.code != 0 {
+				t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.code, p.stderr)
+			}
+		})
 	}
 }

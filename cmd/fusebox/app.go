@@ -44,8 +44,9 @@ type app struct {
 	// command reuses its connection.
 	shared *redis.Store
 
-	// exits says the process exits when the command returns (the fast
-	// path's run): what only a long-lived process must undo is left.
+	// exits says the process exits when the command returns (main sets
+	// it; in-process callers such as the tests do not): what only a
+	// long-lived process must undo is left.
 	exits bool
 
 	config struct { // loadConfig's result

@@ -101,9 +101,15 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 
 // call makes the call and writes its answer.
 func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions) error {
-	ctx, sig, stop := command.NotifyInterrupt(ctx)
-	defer stop()
-	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale, NoFresh: o.noFresh})
+	// Signals matter once a request is made (or a probe lease held for
+	// it): a call every open circuit skips installs no handler.
+	ctx, sig, arm, stop := command.LazyInterrupt(ctx)
+	if !a.exits {
+		// Stopping costs a round trip with the runtime's signal thread for
+		// each signal: a process that exits next keeps watching to the end.
+		defer stop()
+	}
+	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale, NoFresh: o.noFresh, BeforeRequest: arm})
 	if s, ok := sig(); ok {
 		return &command.Interrupted{Signal: s}
 	}

@@ -22,6 +22,7 @@ func main() {
 	if code, ok := fastRun(context.Background(), a, os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	a.exits = true
 	os.Exit(execute(context.Background(), a, os.Args[1:]))
 }
 
