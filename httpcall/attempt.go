@@ -34,10 +34,13 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, 
 		return answer{}, c.failure(ep, fusebox.CauseOther, "cannot build the request: "+innermost(err), false, false)
 	}
 	if c.log.Enabled(ctx, slog.LevelDebug) {
-		u := ep.safeURL
+		// Redacted here, when it is logged: redacting compiles the
+		// credential patterns, which a call that logs nothing never needs.
+		u := ep.URL
 		if pp != nil {
-			u = c.red.URL(pp.url)
+			u = pp.url
 		}
+		u = c.red.URL(u)
 		c.log.Debug("request", "endpoint", ep.Name, "method", ep.Method, "url", u)
 	}
 	resp, err := ep.http.Do(req)

@@ -43,7 +43,6 @@ type Client struct {
 // endpoint is an Endpoint checked and compiled by New.
 type endpoint struct {
 	Endpoint
-	safeURL string      // redacted, for logs
 	parsed  *url.URL    // URL, parsed once for the requests that add parts to it
 	alone   []*endpoint // just this one: the endpoints a call of it tries
 	expect  *gojq.Code
@@ -274,7 +273,6 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 	if ep.MaxBody == 0 {
 		ep.MaxBody = DefaultMaxBody
 	}
-	ep.safeURL = c.red.URL(e.URL)
 
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -285,9 +283,9 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		bad("defined twice")
 	}
 	if u, err := url.Parse(e.URL); err != nil {
-		bad("url %s is not a valid URL", ep.safeURL)
+		bad("url %s is not a valid URL", c.red.URL(e.URL))
 	} else if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		bad("url %s: want http:// or https:// and a host", ep.safeURL)
+		bad("url %s: want http:// or https:// and a host", c.red.URL(e.URL))
 	} else {
 		ep.parsed = u
 	}
