@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -126,10 +127,10 @@ func dnsServer(t *testing.T) string {
 }
 
 // resolvingTransport resolves names with Go's resolver, asking dnsAddr over
-// UDP.
-func resolvingTransport(dnsAddr string) *http.Transport {
-	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "udp", dnsAddr)
+// network (udp or tcp).
+func resolvingTransport(network, dnsAddr string) *http.Transport {
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, dnsAddr)
 	}}
 	d := &net.Dialer{Resolver: r}
 	return &http.Transport{DialContext: d.DialContext}
@@ -138,17 +139,24 @@ func resolvingTransport(dnsAddr string) *http.Transport {
 func TestDNS(t *testing.T) {
 	tests := []struct {
 		name       string
+		network    string
 		dns        string
 		wantReason string
 		wantCount  uint64
 	}{
-		{"name not found counts", dnsServer(t), "attempts exhausted after 3 attempts: DNS: no such host ha.fusebox.test", 3},
-		{"no DNS server is local", closedUDPPort(t), "attempts exhausted after 3 attempts: local network: no DNS server reachable", 0},
+		{"name not found counts", "udp", dnsServer(t), "attempts exhausted after 3 attempts: DNS: no such host ha.fusebox.test", 3},
+		// Over TCP to a port bound but not listening: refused at once, by a
+		// reset. Over UDP the refusal is an ICMP message, which the kernel
+		// rate-limits per destination (net.ipv4.icmp_ratelimit, 1 s here, and
+		// every test sends to 127.0.0.1), and a closed port may be
+		// taken by another test: in one CI run some queries got no answer
+		// at all and the call ran into its deadline.
+		{"no DNS server is local", "tcp", refusingTCPPort(t), "attempts exhausted after 3 attempts: local network: no DNS server reachable", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, []*httpcall.Endpoint{endpoint("ha", "http://ha.fusebox.test:8123/api/")}, nil,
-				httpcall.WithTransport(resolvingTransport(tt.dns)))
+				httpcall.WithTransport(resolvingTransport(tt.network, tt.dns)))
 			_, ce := h.mustFail("ha")
 			wantContains(t, "error", ce.Error(), tt.wantReason)
 			if got := h.counts("ha").Failures; got != tt.wantCount {
@@ -158,13 +166,22 @@ func TestDNS(t *testing.T) {
 	}
 }
 
-func closedUDPPort(t *testing.T) string {
+// refusingTCPPort returns a loopback address where a TCP socket is bound
+// but not listening, for the test's lifetime: every connection to it is
+// refused, and no other socket can take the port meanwhile.
+func refusingTCPPort(t *testing.T) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := pc.LocalAddr().String()
-	pc.Close()
-	return addr
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 }
