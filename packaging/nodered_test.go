@@ -112,7 +112,9 @@ func startNodeRED(t *testing.T, node, red string) *nodeRED {
 		once := false
 		for sc.Scan() {
 			fmt.Fprintln(&n.log, sc.Text())
-			if !once && strings.Contains(sc.Text(), "Started flows") {
+			// Node-RED logs "Started flows" before its HTTP server
+			// listens: only this line means requests can be made.
+			if !once && strings.Contains(sc.Text(), "Server now running at") {
 				once = true
 				close(started)
 			}
