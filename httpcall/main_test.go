@@ -16,6 +16,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 	"go.uber.org/goleak"
 )
@@ -65,26 +66,9 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// fakeClock is a fusebox.Clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() fusebox.Instant {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return fusebox.Instant{Wall: c.now}
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a clock that moves only when told, from a fixed day.
+func newFakeClock() *testenv.Clock {
+	return testenv.NewClock(fusebox.Instant{Wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
 }
 
 // harness is a Client over an in-memory store, logging at debug level into a

@@ -3,39 +3,21 @@ package redis_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
 )
-
-// clock is a fusebox.Clock moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now fusebox.Instant
-}
-
-func (c *clock) Now() fusebox.Instant {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // Two hosts share the circuit through one Redis: host a's probe outlives its
 // lease, host b probes once more and fails, and a's late success is dropped
 // by the generation check instead of closing the circuit b reopened.
 func TestALeaseExpiringBeforeItsProbeEnds(t *testing.T) {
 	srv := redistest.Start(t)
-	clk := &clock{now: fusebox.Instant{Wall: time.Now()}}
+	clk := testenv.NewClock(fusebox.Instant{Wall: time.Now()})
 	p := fusebox.Policy{
 		Retry:   fusebox.RetryPolicy{Attempts: 1},
 		Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Minute, Probes: 1, ProbeLease: 10 * time.Second},
@@ -50,13 +32,13 @@ func TestALeaseExpiringBeforeItsProbeEnds(t *testing.T) {
 	if err := a.Do(ctx, "bridge", func(context.Context) error { return down }); !errors.Is(err, down) {
 		t.Fatalf("tripping call = %v", err)
 	}
-	clk.advance(time.Minute + time.Second) // half-open
+	clk.Advance(time.Minute + time.Second) // half-open
 
 	var bErr, cErr error
 	probes := 0
 	err := a.Do(ctx, "bridge", func(context.Context) error {
 		probes++
-		clk.advance(11 * time.Second) // a's lease is over; a is still probing
+		clk.Advance(11 * time.Second) // a's lease is over; a is still probing
 		bErr = b.Do(ctx, "bridge", func(context.Context) error { probes++; return down })
 		cErr = b.Do(ctx, "bridge", func(context.Context) error { probes++; return nil })
 		return nil // a's success, late

@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -147,7 +148,7 @@ func TestExtractionAnswersAsJSON(t *testing.T) {
 
 func TestStaleAnswerSaysItsAge(t *testing.T) {
 	u := newUpstream(t, "u")
-	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	clk := testenv.NewClock(fusebox.WallClock{}.Now())
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
 		e.Stale = time.Hour
 	})}}, serve.Options{Clock: clk})
@@ -155,7 +156,7 @@ func TestStaleAnswerSaysItsAge(t *testing.T) {
 		t.Fatal(r.code)
 	}
 	u.down.Store(true)
-	clk.advance(90 * time.Second)
+	clk.Advance(90 * time.Second)
 	r := d.get(t, "/call/u")
 	if r.code != 200 || r.header.Get(serve.HeaderSource) != httpcall.SourceStale {
 		t.Fatalf("got %d from %q", r.code, r.header.Get(serve.HeaderSource))

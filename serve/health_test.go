@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -80,7 +81,7 @@ func withHealth(path string) func(*httpcall.Endpoint) {
 
 func TestHealthCheckClosesACircuitWithoutAnyCaller(t *testing.T) {
 	svc := newService(t, nil)
-	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	clk := testenv.NewClock(fusebox.WallClock{}.Now())
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data?key=1", withHealth("/health")),
 	}}, serve.Options{Clock: clk})
@@ -95,13 +96,13 @@ func TestHealthCheckClosesACircuitWithoutAnyCaller(t *testing.T) {
 	svc.down.Store(false)
 	// While the circuit is open, the health check leaves it alone.
 	healthBefore := svc.health.Load()
-	clk.advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	if got := d.state(t, "api"); got != "open" {
 		t.Fatalf("state %q mid-period, want open", got)
 	}
 	// Once the breaker would let a probe through, the daemon probes by
 	// itself, on the health path, and the circuit closes.
-	clk.advance(31 * time.Second)
+	clk.Advance(31 * time.Second)
 	dataBefore := svc.data.Load()
 	waitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 	if svc.health.Load() == healthBefore {
@@ -114,7 +115,7 @@ func TestHealthCheckClosesACircuitWithoutAnyCaller(t *testing.T) {
 
 func TestHealthCheckOfTheEndpointItself(t *testing.T) {
 	svc := newService(t, nil)
-	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	clk := testenv.NewClock(fusebox.WallClock{}.Now())
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data", func(e *httpcall.Endpoint) {
 			e.Health = &httpcall.Health{Interval: 5 * time.Millisecond}
@@ -124,7 +125,7 @@ func TestHealthCheckOfTheEndpointItself(t *testing.T) {
 	d.get(t, "/call/api")
 	svc.down.Store(false)
 	before := svc.data.Load()
-	clk.advance(61 * time.Second)
+	clk.Advance(61 * time.Second)
 	waitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 	if svc.data.Load() <= before {
 		t.Error("the endpoint itself was not probed")
@@ -134,7 +135,7 @@ func TestHealthCheckOfTheEndpointItself(t *testing.T) {
 func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 	hold := make(chan struct{})
 	svc := newService(t, hold)
-	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	clk := testenv.NewClock(fusebox.WallClock{}.Now())
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data", withHealth("/health")),
 	}}, serve.Options{Clock: clk})
@@ -170,12 +171,12 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 
 func TestHealthChecksFollowAReload(t *testing.T) {
 	svc := newService(t, nil)
-	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	clk := testenv.NewClock(fusebox.WallClock{}.Now())
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data")}}, serve.Options{Clock: clk})
 	svc.down.Store(true)
 	d.get(t, "/call/api")
 	svc.down.Store(false)
-	clk.advance(61 * time.Second)
+	clk.Advance(61 * time.Second)
 	// No health check configured: half-open, and nobody probes.
 	if err := d.Reload(config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data", withHealth("/health"))}}); err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestHealthChecksFollowAReload(t *testing.T) {
 // answers, with no caller and the clock not moved.
 func TestHealthCheckClosesACircuitBeforeItsOpenPeriodEnds(t *testing.T) {
 	svc := newService(t, nil)
-	clk := &fakeClock{now: fusebox.WallClock{}.Now()}
+	clk := testenv.NewClock(fusebox.WallClock{}.Now())
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data", withHealth("/health")),
 	}}, serve.Options{Clock: clk})
