@@ -136,6 +136,11 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 		if p := Password(rawURL); p != "" {
 			msg = strings.ReplaceAll(msg, p, "xxxxx")
 		}
+		// A URL mistyped so that its user:pass@ is not parsed as userinfo
+		// (redis:///:secret@host) can still hold a password: redact that too.
+		if p := misplacedPassword(rawURL); len(p) >= 4 {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
 		return nil, fmt.Errorf("open redis state: %s", msg)
 	}
 	// The URL's dial_timeout, read_timeout and write_timeout win over the
@@ -163,6 +168,22 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 	quietOnce.Do(func() { goredis.SetLogger(quiet{}) })
 	s.c = goredis.NewClient(o)
 	return s, nil
+}
+
+// misplacedPassword returns what stands for a password in rawURL read
+// loosely, from after the first ":" following the scheme's "://" up to the
+// first "@", "" when there is no such text.
+func misplacedPassword(rawURL string) string {
+	_, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return ""
+	}
+	user, _, ok := strings.Cut(rest, "@")
+	if !ok {
+		return ""
+	}
+	_, pass, _ := strings.Cut(user, ":")
+	return pass
 }
 
 func urlQuery(rawURL string) url.Values {
