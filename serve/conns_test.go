@@ -58,9 +58,14 @@ func TestCallsReuseUpstreamConnections(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// At most one connection per caller at a time; Go's default of two idle
-	// connections per host would have dialed for most of the 320 calls.
-	if n := dialed.Load(); n > callers {
-		t.Errorf("%d calls from %d callers at once dialed the upstream %d times, want at most %d", callers*calls, callers, n, callers)
+	// One connection per caller would do, but Go's Transport gives a
+	// connection back to its pool after the caller has read the body, and
+	// dials at once for a request that finds none idle in that moment: a
+	// busy machine sees a few more dials than callers (18 for 16 in one CI
+	// run), and then spare connections that close the window. Go's default
+	// of two idle connections per host would have dialed for most of the
+	// 320 calls.
+	if n, most := dialed.Load(), int64(2*callers); n > most {
+		t.Errorf("%d calls from %d callers at once dialed the upstream %d times, want at most %d", callers*calls, callers, n, most)
 	}
 }
