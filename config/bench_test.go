@@ -74,7 +74,7 @@ func BenchmarkLoadTwentyCircuits(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		load func(string) (*Config, error)
-	}{{"Load", Load}, {"LoadForRun", LoadForRun}} {
+	}{{"Load", Load}, {"LoadForRun", func(path string) (*Config, error) { return LoadForRun(path, "api-7") }}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

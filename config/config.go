@@ -73,20 +73,45 @@ type Env struct {
 // (secrets.yaml, ${file:}).
 func Load(path string) (*Config, error) { return load(path, false) }
 
-// LoadForRun is Load for a caller that evaluates no jq expression (fusebox
-// run): expressions are kept unchecked (Env.UncheckedJQ).
-func LoadForRun(path string) (*Config, error) { return load(path, true) }
+// LoadForRun is Load for fusebox run of the circuit name, which evaluates
+// no jq expression (Env.UncheckedJQ) and needs nothing of the other
+// circuits or of chains: where the file's layout lets them be cut out
+// safely, they are neither parsed nor checked, and the Config holds the
+// top-level keys, defaults: and that circuit only. A problem in what is
+// read is reported as Load would report it, with the whole file's other
+// problems; a problem elsewhere costs the run nothing (validate, call and
+// serve report it).
+func LoadForRun(path, name string) (*Config, error) {
+	data, err := ReadRegularFile(path, MaxConfigSize)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	env := fileEnv(true)
+	if part, ok := cutToCircuit(data, name); ok {
+		if c, err := Parse(path, part, env); err == nil {
+			return c, nil
+		}
+		// What is wrong, and where, is the whole file's to say.
+	}
+	return Parse(path, data, env)
+}
 
 func load(path string, uncheckedJQ bool) (*Config, error) {
 	data, err := ReadRegularFile(path, MaxConfigSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(path, data, Env{
+	return Parse(path, data, fileEnv(uncheckedJQ))
+}
+
+// fileEnv is the Env of a config read from a file: the process environment
+// and regular files.
+func fileEnv(uncheckedJQ bool) Env {
+	return Env{
 		Lookup:      os.LookupEnv,
 		ReadFile:    func(p string) ([]byte, error) { return ReadRegularFile(p, MaxFileValue) },
 		UncheckedJQ: uncheckedJQ,
-	})
+	}
 }
 
 // Parse parses the config text data, read from path (used in errors and to

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,33 +18,40 @@ var malformedConfigs = []struct {
 	secrets string // secrets.yaml beside the config, when not ""
 	at      string
 	msg     string
+	// run is the circuit whose `fusebox run` must report the problem: ""
+	// when it is in defaults: or elsewhere at the top, "-" when it is in
+	// a chain, which no run reads.
+	run string
 }{
 	{"bad YAML", "defaults:\n  attempts: [1, 2\n  backoff: 2s\n", "",
-		"3:3: ", "',' or ']' must be specified"},
+		"3:3: ", "',' or ']' must be specified", ""},
 	{"unknown key", "defaults:\n  atempts: 3\n", "",
-		"2:3: defaults.atempts: ", "did you mean attempts?"},
+		"2:3: defaults.atempts: ", "did you mean attempts?", ""},
 	{"bad duration", "circuits:\n  z2m:\n    open_for: 3 minutes\n", "",
-		"3:15: circuits.z2m.open_for: ", `invalid duration "3 minutes"`},
+		"3:15: circuits.z2m.open_for: ", `invalid duration "3 minutes"`, "z2m"},
 	{"negative attempts", "defaults:\n  attempts: -1\n", "",
-		"2:3: defaults.attempts: ", "must be at least 1, got -1"},
+		"2:3: defaults.attempts: ", "must be at least 1, got -1", ""},
 	{"chain naming an unknown endpoint", "circuits:\n  owm:\n    http: {url: 'http://127.0.0.1:9/'}\nchains:\n  weather: {endpoints: [owm, wttr]}\n", "",
-		"5:30: chains.weather.endpoints: ", "no circuit or chain is named wttr"},
+		"5:30: chains.weather.endpoints: ", "no circuit or chain is named wttr", "-"},
 	{"missing secret", "circuits:\n  ha:\n    http:\n      url: http://127.0.0.1:9/\n      headers: {Authorization: !secret ha_token}\n", "other: x\n",
-		"5:32: circuits.ha.http.headers.Authorization: ", "!secret ha_token: no key ha_token in "},
+		"5:32: circuits.ha.http.headers.Authorization: ", "!secret ha_token: no key ha_token in ", "ha"},
 	{"missing secrets.yaml", "circuits:\n  ha:\n    http:\n      url: http://127.0.0.1:9/\n      headers: {Authorization: !secret ha_token}\n", "",
-		"5:32: circuits.ha.http.headers.Authorization: ", "secrets.yaml: no such file or directory"},
+		"5:32: circuits.ha.http.headers.Authorization: ", "secrets.yaml: no such file or directory", "ha"},
 	{"missing environment variable", "circuits:\n  owm:\n    http: {url: 'http://127.0.0.1:9/?appid=${FUSEBOX_TEST_UNSET}'}\n", "",
-		"3:17: circuits.owm.http.url: ", "environment variable FUSEBOX_TEST_UNSET is not set"},
+		"3:17: circuits.owm.http.url: ", "environment variable FUSEBOX_TEST_UNSET is not set", "owm"},
 	{"missing file", "circuits:\n  owm:\n    http:\n      url: http://127.0.0.1:9/\n      body: ${file:/nonexistent/body.json}\n", "",
-		"5:13: circuits.owm.http.body: ", "cannot read /nonexistent/body.json"},
+		"5:13: circuits.owm.http.body: ", "cannot read /nonexistent/body.json", "owm"},
 	{"chain cycle", "circuits:\n  x: {http: {url: 'http://127.0.0.1:9/'}}\nchains:\n  a: {endpoints: [x, b]}\n  b: {endpoints: [a]}\n", "",
-		"5:19: chains.b.endpoints: ", "cycle: a → b → a"},
+		"5:19: chains.b.endpoints: ", "cycle: a → b → a", "-"},
 }
 
 // TestMalformedConfig runs every command that reads the config on each
 // malformed config: exit 78 and one line naming the file, line and key;
-// nothing is run and nothing is written to the state dir. run instead says
-// so on one line and runs the command under the defaults.
+// nothing is run and nothing is written to the state dir. run of a circuit
+// whose part of the config is broken instead says so on one line and runs
+// the command under the defaults; run of another circuit, when the problem
+// is in another circuit or a chain, runs it under its own policy and says
+// nothing.
 func TestMalformedConfig(t *testing.T) {
 	for _, tc := range malformedConfigs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,15 +90,39 @@ func TestMalformedConfig(t *testing.T) {
 				t.Error("the state dir was created")
 			}
 
-			p := fb(t, state, "run", "--log-format", "json", "--config", path, "x", "--", "touch", marker)
-			lines := logLines(p.stderr)
-			var m map[string]any
-			if len(lines) == 1 {
-				json.Unmarshal([]byte(lines[0]), &m)
+			if tc.run != "-" {
+				name := cmp.Or(tc.run, "x")
+				p := fb(t, state, "run", "--log-format", "json", "--config", path, name, "--", "touch", marker)
+				lines := logLines(p.stderr)
+				var m map[string]any
+				if len(lines) == 1 {
+					json.Unmarshal([]byte(lines[0]), &m)
+				}
+				problem, _ := m["problem"].(string)
+				if p.code != 0 || !exists(marker) || m["level"] != "ERROR" || !strings.HasPrefix(problem, path+":"+tc.at) || !strings.Contains(problem, tc.msg) {
+					t.Errorf("fusebox run %s: exit %d, stderr:\n%s\nwant the command run and one ERROR line whose problem is %q…%q", name, p.code, p.stderr, path+":"+tc.at, tc.msg)
+				}
+				os.Remove(marker)
 			}
-			problem, _ := m["problem"].(string)
-			if p.code != 0 || !exists(marker) || m["level"] != "ERROR" || !strings.HasPrefix(problem, path+":"+tc.at) || !strings.Contains(problem, tc.msg) {
-				t.Errorf("fusebox run: exit %d, stderr:\n%s\nwant the command run and one ERROR line whose problem is %q…%q", p.code, p.stderr, path+":"+tc.at, tc.msg)
+			if tc.run != "" {
+				// A circuit of its own, with a policy that shows: run twice
+				// with a failing command under trip_after 1, the second is
+				// skipped (the defaults would have run it again).
+				own := tc.yaml + "\n"
+				if strings.Contains(own, "\ncircuits:\n") {
+					own = strings.Replace(own, "\ncircuits:\n", "\ncircuits:\n  own:\n    attempts: 1\n    trip_after: 1\n", 1)
+				} else {
+					own = strings.Replace(own, "circuits:\n", "circuits:\n  own:\n    attempts: 1\n    trip_after: 1\n", 1)
+				}
+				if err := os.WriteFile(path, []byte(own), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				first := fb(t, state, "run", "--config", path, "own", "--", "false")
+				second := fb(t, state, "run", "--config", path, "own", "--", "touch", marker)
+				if first.code != 1 || second.code != 75 || exists(marker) || second.stderr != "" {
+					t.Errorf("fusebox run own twice: exit %d then %d (stderr %q, %q), want 1 then 75, silent, under its own trip_after 1",
+						first.code, second.code, first.stderr, second.stderr)
+				}
 			}
 		})
 	}

@@ -50,9 +50,10 @@ type app struct {
 	exits bool
 
 	config struct { // loadConfig's result
-		// forRun: the config is read for fusebox run, which evaluates no jq
-		// expression, so none is compiled (config.LoadForRun).
-		forRun bool
+		// forRun names the circuit when the config is read for fusebox
+		// run, which evaluates no jq expression and needs no other circuit
+		// (config.LoadForRun); "" for every other command.
+		forRun string
 		loaded bool
 		cfg    *config.Config
 		err    error
@@ -108,16 +109,20 @@ func (a *app) loadConfig() (*config.Config, error) {
 	return a.config.cfg, nil
 }
 
-func readConfig(flag string, getenv func(string) string, home string, forRun bool) (*config.Config, error) {
+// readConfig finds and loads the config, for fusebox run of the circuit
+// forRun when it is not "".
+func readConfig(flag string, getenv func(string) string, home string, forRun string) (*config.Config, error) {
 	path, _ := config.Find(flag, getenv, home)
 	if path == "" {
 		return nil, nil
 	}
-	load := config.Load
-	if forRun {
-		load = config.LoadForRun
+	var cfg *config.Config
+	var err error
+	if forRun != "" {
+		cfg, err = config.LoadForRun(path, forRun)
+	} else {
+		cfg, err = config.Load(path)
 	}
-	cfg, err := load(path)
 	if err != nil {
 		return nil, &configError{err: err}
 	}

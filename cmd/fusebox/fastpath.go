@@ -37,7 +37,7 @@ func fastRun(ctx context.Context, a *app, args []string) (int, bool) {
 	if err != nil || fusebox.ValidateName(name) != nil || a.log.Validate() != nil || o.skipExit < 0 || o.skipExit > 255 {
 		return 0, false
 	}
-	a.config.forRun = true
+	a.config.forRun = name
 	if code, ok := fastSkip(a, o, name); ok {
 		return code, true
 	}

@@ -109,7 +109,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	if err := fusebox.ValidateName(o.name); err != nil {
 		return &usageError{msg: err.Error()}
 	}
-	a.config.forRun = true // run evaluates no jq: none is compiled
+	a.config.forRun = o.name // run evaluates no jq and reads only its own circuit
 	cfg, err := a.loadConfig()
 	if cfe := (*configError)(nil); errors.As(err, &cfe) {
 		// fusebox never loses a call because of itself: a broken config

@@ -135,7 +135,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 // reloadServe reads the config again and serves it, or says why not and
 // keeps serving the old one.
 func (a *app) reloadServe(srv *serve.Server) {
-	cfg, err := readConfig(a.configFlag, a.getenv, a.home, false)
+	cfg, err := readConfig(a.configFlag, a.getenv, a.home, "")
 	if err == nil {
 		err = srv.Reload(cfg.Targets())
 	}
