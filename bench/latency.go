@@ -61,8 +61,9 @@ chains:
 
 // twentyCircuits is a household's config: twenty circuits, half of them
 // HTTP endpoints with a jq check and an extraction, one of them the
-// healthy run's, and a chain. A run loads all of it, whichever circuit it
-// runs.
+// healthy run's, and a chain. A run reads the top of it and its own
+// circuit (config.LoadForRun cuts the rest out before parsing): what this
+// row adds over the empty config is that cut and the lines it blanks.
 func twentyCircuits() string {
 	var b strings.Builder
 	b.WriteString("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n  healthy:\n    attempts: 2\n")
