@@ -32,6 +32,10 @@ type Config struct {
 	Circuits    map[string]*Circuit
 	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
 	Secrets     []string                   // every value that came from ${VAR}, ${file:...} or !secret
+	// Partial says the Config holds only what fusebox run of one circuit
+	// reads (LoadForRun cut the rest out): Circuits that circuit at most,
+	// no Chains, and Secrets only theirs (Secrets(Path) has them all).
+	Partial bool
 }
 
 // Circuit is one entry of circuits:.
@@ -89,6 +93,7 @@ func LoadForRun(path, name string) (*Config, error) {
 	env := fileEnv(true)
 	if part, ok := cutToCircuit(data, name); ok {
 		if c, err := Parse(path, part, env); err == nil {
+			c.Partial = true
 			return c, nil
 		}
 		// What is wrong, and where, is the whole file's to say.
@@ -114,10 +119,29 @@ func fileEnv(uncheckedJQ bool) Env {
 	}
 }
 
+// Secrets returns the secrets of the whole config file at path, every value
+// that came from ${VAR}, ${file:...} or !secret, as far as they can be read:
+// a problem elsewhere in the file does not stop it, and jq is not checked.
+// It is for hiding them from what a user of a Partial config prints.
+func Secrets(path string) []string {
+	data, err := ReadRegularFile(path, MaxConfigSize)
+	if err != nil {
+		return nil
+	}
+	_, secrets, _ := parse(path, data, fileEnv(true))
+	return secrets
+}
+
 // Parse parses the config text data, read from path (used in errors and to
 // find secrets.yaml and relative paths). It reads nothing but through env.
 // Every problem found is an *Error, and all of them are returned joined.
 func Parse(path string, data []byte, env Env) (*Config, error) {
+	c, _, err := parse(path, data, env)
+	return c, err
+}
+
+// parse is Parse that also returns the secrets it found, a problem or not.
+func parse(path string, data []byte, env Env) (*Config, []string, error) {
 	if env.Lookup == nil {
 		env.Lookup = func(string) (string, bool) { return "", false }
 	}
@@ -127,14 +151,14 @@ func Parse(path string, data []byte, env Env) (*Config, error) {
 	probs := &problems{}
 	doc := parseYAML(path, data, probs)
 	if doc == nil {
-		return nil, probs.err()
+		return nil, nil, probs.err()
 	}
 	l := &loader{yamlDoc: doc, env: env, dir: filepath.Dir(path), isSecret: map[string]bool{}}
 	c := l.config(path)
 	if err := probs.err(); err != nil {
-		return nil, err
+		return nil, l.secrets, err
 	}
-	return c, nil
+	return c, c.Secrets, nil
 }
 
 // Policy returns the merged policy of the named circuit, or the defaults for

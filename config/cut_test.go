@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -169,6 +170,20 @@ func TestLoadForRun(t *testing.T) {
 		if _, err := Load(path); err == nil {
 			t.Error("Load found no problem")
 		}
+		if !c.Partial {
+			t.Error("not Partial")
+		}
+	})
+	t.Run("Secrets reads them all, a problem elsewhere or not", func(t *testing.T) {
+		t.Setenv("FUSEBOX_TEST_CUT_SECRET", "env-secret-1")
+		write("circuits:\n  a:\n    attempts: 2\n  b:\n    http: {url: 'http://h/?k=${FUSEBOX_TEST_CUT_SECRET}'}\n  c:\n    open_for: x\n")
+		c, err := LoadForRun(path, "a")
+		if err != nil || !c.Partial || len(c.Secrets) != 0 {
+			t.Fatalf("LoadForRun: %v, partial %v, secrets %q", err, c != nil && c.Partial, c.Secrets)
+		}
+		if got := Secrets(path); !slices.Contains(got, "env-secret-1") {
+			t.Errorf("Secrets = %q, want b's", got)
+		}
 	})
 	t.Run("a problem in its own circuit is the whole file's error", func(t *testing.T) {
 		write("circuits:\n  z2m:\n    open_for: 3 minutes\n  nas:\n    attempts: 0\n")
@@ -182,6 +197,10 @@ func TestLoadForRun(t *testing.T) {
 		write("defaults: &d\n  attempts: 2\ncircuits:\n  a:\n    attempts: 4\n  b:\n    open_for: x\n")
 		if _, err := LoadForRun(path, "a"); err == nil || !strings.Contains(err.Error(), "circuits.b.open_for") {
 			t.Errorf("err = %v, want b's problem", err)
+		}
+		write("defaults: &d\n  attempts: 2\ncircuits:\n  a:\n    attempts: 4\n")
+		if c, err := LoadForRun(path, "a"); err != nil || c.Partial || c.Policy("a").Retry.Attempts != 4 {
+			t.Errorf("LoadForRun = %v, %v: want the whole file read, not Partial", c, err)
 		}
 	})
 }

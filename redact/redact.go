@@ -26,6 +26,41 @@ const MinSecretLen = 4
 // values.
 type Redactor struct {
 	secrets []string // the secrets and their escaped forms, longest first
+	later   *later   // WithLater's secrets, nil when none are awaited
+}
+
+// later is what WithLater adds, found once, when first needed.
+type later struct {
+	once sync.Once
+	more func() []string
+	all  *Redactor
+}
+
+// WithLater returns a Redactor that hides r's secrets and, from the first
+// text it redacts on, the secrets more returns: for secrets that cost
+// something to find, such as the rest of a config fusebox run read only its
+// own part of, while most runs print nothing. more is called at most once;
+// r is unchanged.
+func (r *Redactor) WithLater(more func() []string) *Redactor {
+	out := &Redactor{later: &later{more: more}}
+	if r != nil {
+		out.secrets = r.secrets
+		if r.later != nil { // both: r's own later first
+			prev := r
+			out.later.more = func() []string { return append(prev.known(), more()...) }
+		}
+	}
+	return out
+}
+
+// known returns the secrets to hide, WithLater's found now if not yet.
+func (r *Redactor) known() []string {
+	if r.later == nil {
+		return r.secrets
+	}
+	l := r.later
+	l.once.Do(func() { l.all = (&Redactor{secrets: r.secrets}).With(l.more()...) })
+	return l.all.secrets
 }
 
 // New returns a Redactor that hides the given secrets. Secrets shorter than
@@ -40,7 +75,7 @@ func New(secrets ...string) *Redactor {
 func (r *Redactor) With(secrets ...string) *Redactor {
 	var all []string
 	if r != nil {
-		all = slices.Clone(r.secrets)
+		all = slices.Clone(r.known())
 	}
 	for _, s := range secrets {
 		for _, v := range variants(s) {
@@ -155,7 +190,7 @@ func (r *Redactor) hideCutSecrets(s string) string {
 			end--
 		}
 		cut := 0
-		for _, sec := range r.secrets {
+		for _, sec := range r.known() {
 			for n := min(len(sec)-1, end-from); n >= MinSecretLen && n > cut; n-- {
 				if s[end-n:end] == sec[:n] {
 					cut = n
@@ -275,8 +310,9 @@ func (r *Redactor) Secrets(s string) string { return r.hideSecrets(s) }
 // result hold a secret made up of a marker and the text around it, the text
 // it took is hidden too, until no secret is left.
 func (r *Redactor) hideSecrets(s string) string {
+	secrets := r.known()
 	var hidden []bool
-	for _, sec := range r.secrets {
+	for _, sec := range secrets {
 		marked := 0 // bytes before this are already marked for sec
 		for from := 0; ; {
 			k := strings.Index(s[from:], sec)
@@ -300,7 +336,7 @@ func (r *Redactor) hideSecrets(s string) string {
 	for range len(s) + 1 {
 		out, origin := render(s, hidden)
 		progress, leaked := false, false
-		for _, sec := range r.secrets {
+		for _, sec := range secrets {
 			for from := 0; ; {
 				k := strings.Index(out[from:], sec)
 				if k < 0 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fusebox-hq/fusebox/redact"
@@ -218,5 +219,44 @@ func TestSecretCutShortIsHidden(t *testing.T) {
 		if got := r.String(tt.in); got != tt.want {
 			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// WithLater's secrets are found once, at the first text redacted, and hidden
+// from then on, with the earlier ones; nothing is looked for while nothing
+// is redacted.
+func TestWithLater(t *testing.T) {
+	var calls atomic.Int32
+	r := redact.New("early-secret").WithLater(func() []string {
+		calls.Add(1)
+		return []string{"later-secret"}
+	})
+	if calls.Load() != 0 {
+		t.Fatal("the later secrets were looked for before any text was redacted")
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got := r.String("a early-secret and a later-secret"); got != "a REDACTED and a REDACTED" {
+				t.Errorf("String = %q", got)
+			}
+		})
+	}
+	wg.Wait()
+	if got := r.Args([]string{"x", "later-secret"}); got[1] != "REDACTED" {
+		t.Errorf("Args = %q", got)
+	}
+	if got := r.With("third-secret").String("later-secret third-secret early-secret"); got != "REDACTED REDACTED REDACTED" {
+		t.Errorf("With over WithLater: %q", got)
+	}
+	twice := r.WithLater(func() []string { return []string{"fourth-secret"} })
+	if got := twice.String("later-secret fourth-secret"); got != "REDACTED REDACTED" {
+		t.Errorf("WithLater over WithLater: %q", got)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the later secrets were looked for %d times, want once", n)
+	}
+	if got := (*redact.Redactor)(nil).WithLater(func() []string { return []string{"nil-based"} }).String("nil-based"); got != "REDACTED" {
+		t.Errorf("WithLater on nil: %q", got)
 	}
 }

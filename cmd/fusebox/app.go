@@ -82,6 +82,11 @@ func (a *app) setup(secrets ...string) error {
 		}
 	}
 	a.redactor = redact.New(secrets...)
+	if cfg := a.config.cfg; cfg != nil && cfg.Partial {
+		// run read its own part of the config: the other circuits'
+		// secrets are read, from the whole file, only for a line printed.
+		a.redactor = a.redactor.WithLater(func() []string { return config.Secrets(cfg.Path) })
+	}
 	a.logger = logging.New(a.stderr, a.log, a.redactor, logging.JournalStream(a.getenv, a.stderrFile))
 	return nil
 }
