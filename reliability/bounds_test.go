@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +32,9 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 		code  int
 		want  string // in stderr
 		call  bool   // fusebox call w (a stored answer is read), not run
+		// circuit is the one run, "c" when empty: the damage must be in
+		// what run reads, the top of the config or its own circuit.
+		circuit string
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "21") }))
 	defer srv.Close()
@@ -55,29 +59,29 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 	}
 	inputs := []input{
 		{"state file of 1 GiB", func(t *testing.T, state, _ string) { sparse(t, filepath.Join(state, "c.json"), 1<<30) }, 0,
-			"it holds 1073741824 bytes, more than the 1048576 a record may", false},
+			"it holds 1073741824 bytes, more than the 1048576 a record may", false, ""},
 		{"state file a FIFO", func(t *testing.T, state, _ string) { fifo(t, filepath.Join(state, "c.json")) }, 0,
-			"it is not a regular file", false},
+			"it is not a regular file", false, ""},
 		{"stored answer of 1 GiB", func(t *testing.T, state, _ string) { sparse(t, filepath.Join(state, "answers", "w.json"), 1<<30) }, 0,
-			"it holds 1073741824 bytes, more than the 67108864 a record may", true},
+			"it holds 1073741824 bytes, more than the 67108864 a record may", true, ""},
 		{"stored answer a FIFO", func(t *testing.T, state, _ string) { fifo(t, filepath.Join(state, "answers", "w.json")) }, 0,
-			"it is not a regular file", true},
+			"it is not a regular file", true, ""},
 		{"config of 1 GiB", func(t *testing.T, _, cfgDir string) { sparse(t, filepath.Join(cfgDir, "config.yaml"), 1<<30) }, 0,
-			"1073741824 bytes, more than the 4194304 read", false},
+			"1073741824 bytes, more than the 4194304 read", false, ""},
 		{"config a FIFO", func(t *testing.T, _, cfgDir string) { fifo(t, filepath.Join(cfgDir, "config.yaml")) }, 0,
-			"not a regular file (a FIFO)", false},
+			"not a regular file (a FIFO)", false, ""},
 		{"config nested 40,000 deep", config("circuits: " + strings.Repeat("[", 40000) + strings.Repeat("]", 40000) + "\n"), 0,
-			"nested too deep: collections nested more than 100 deep", false},
+			"nested too deep: collections nested more than 100 deep", false, ""},
 		{"${file:/dev/zero}", config(healthyConfig + "  h:\n    http: {url: 'https://x/?k=${file:/dev/zero}'}\n"), 0,
-			"not a regular file (a device)", false},
+			"not a regular file (a device)", false, "h"},
 		{"${file:FIFO}", func(t *testing.T, _, cfgDir string) {
 			fifo(t, filepath.Join(cfgDir, "key"))
 			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/?k=${file:key}'}\n"))
-		}, 0, "not a regular file (a FIFO)", false},
+		}, 0, "not a regular file (a FIFO)", false, "h"},
 		{"secrets.yaml a FIFO", func(t *testing.T, _, cfgDir string) {
 			fifo(t, filepath.Join(cfgDir, "secrets.yaml"))
 			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/', headers: {Authorization: !secret t}}\n"))
-		}, 0, "not a regular file (a FIFO)", false},
+		}, 0, "not a regular file (a FIFO)", false, "h"},
 	}
 	run := func(t *testing.T, in input) proc {
 		var runs []proc
@@ -88,7 +92,7 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 			if in.setup != nil {
 				in.setup(t, state, cfgDir)
 			}
-			args, wantOut := runArgs("c", nil, "echo", "ran"), "ran\n"
+			args, wantOut := runArgs(cmp.Or(in.circuit, "c"), nil, "echo", "ran"), "ran\n"
 			if in.call {
 				args, wantOut = []string{"call", "w"}, "21\n"
 			}
