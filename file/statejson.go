@@ -34,17 +34,56 @@ func decodeState(b []byte) (fusebox.State, bool) {
 type stateDecoder struct {
 	b    []byte
 	i    int
-	seen uint32 // the keys of the object being read, as bits of fieldBit
+	seen uint32 // the keys of the object being read, as fieldBit bits
 }
 
-// The keys of a State, a Lease and an Instant, each a bit of a seen set.
-var fieldBit = map[string]uint32{
-	"name": 1 << 0, "state": 1 << 1, "generation": 1 << 2, "consecutive_failures": 1 << 3,
-	"recent": 1 << 4, "failing_since": 1 << 5, "opened_at": 1 << 6, "open_period": 1 << 7,
-	"open_until": 1 << 8, "reopens": 1 << 9, "probes": 1 << 10, "last_failure_at": 1 << 11,
-	"last_failure": 1 << 12, "updated_at": 1 << 13,
-	"id": 1 << 14, "granted": 1 << 15, "for": 1 << 16,
-	"wall": 1 << 17, "boot": 1 << 18, "boottime_ns": 1 << 19,
+// fieldBit is the bit of a State's, a Lease's or an Instant's key in a seen
+// set; 0 for any other key. A switch, not a map: a map would be built at
+// every start of the process, in the package's init.
+func fieldBit(key string) uint32 {
+	switch key {
+	case "name":
+		return 1 << 0
+	case "state":
+		return 1 << 1
+	case "generation":
+		return 1 << 2
+	case "consecutive_failures":
+		return 1 << 3
+	case "recent":
+		return 1 << 4
+	case "failing_since":
+		return 1 << 5
+	case "opened_at":
+		return 1 << 6
+	case "open_period":
+		return 1 << 7
+	case "open_until":
+		return 1 << 8
+	case "reopens":
+		return 1 << 9
+	case "probes":
+		return 1 << 10
+	case "last_failure_at":
+		return 1 << 11
+	case "last_failure":
+		return 1 << 12
+	case "updated_at":
+		return 1 << 13
+	case "id":
+		return 1 << 14
+	case "granted":
+		return 1 << 15
+	case "for":
+		return 1 << 16
+	case "wall":
+		return 1 << 17
+	case "boot":
+		return 1 << 18
+	case "boottime_ns":
+		return 1 << 19
+	}
+	return 0
 }
 
 func (d *stateDecoder) stateField(st *fusebox.State, key string) bool {
@@ -157,7 +196,7 @@ func (d *stateDecoder) object(field func(key string) bool) bool {
 		if !d.str(&key) {
 			return false
 		}
-		bit := fieldBit[key]
+		bit := fieldBit(key)
 		if bit == 0 || d.seen&bit != 0 {
 			return false
 		}
