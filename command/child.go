@@ -53,41 +53,29 @@ func (c *child) run(ctx context.Context) childResult {
 		return startFailure(c.argv[0], err)
 	}
 	pgid := p.pid
-	type waited struct {
-		ws     syscall.WaitStatus
-		reaped bool
-		err    error
-	}
-	done := make(chan waited, 1)
-	go func() {
-		ws, reaped, err := p.wait(pipeDrain)
-		done <- waited{ws, reaped, err}
-	}()
-
-	var w waited
+	// The child is waited for here, not in a goroutine of its own (a
+	// goroutine started wakes another thread of the runtime's); the end of
+	// ctx stops it from a callback instead.
 	stopped := false
-	select {
-	case w = <-done:
-	case <-ctx.Done():
-		stopped = true
+	var grace *time.Timer
+	fired := make(chan struct{}) // closed once the callback has stopped the group
+	unwatch := context.AfterFunc(ctx, func() {
+		defer close(fired)
 		sig := syscall.SIGTERM
 		if s, ok := c.interrupt(); ok {
 			sig = s
 		}
+		stopped = true
 		syscall.Kill(-pgid, sig)
-		grace := time.NewTimer(killGrace)
-		select {
-		case w = <-done:
-		case <-grace.C:
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			w = <-done
-		}
+		grace = time.AfterFunc(killGrace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	})
+	ws, reaped, werr := p.wait(pipeDrain)
+	if !unwatch() {
+		<-fired // stopped and grace are set
 		grace.Stop()
-	}
-	if stopped {
 		syscall.Kill(-pgid, syscall.SIGKILL) // stragglers that ignored the signal
 	}
-	res := exitResult(w.ws, w.reaped, w.err)
+	res := exitResult(ws, reaped, werr)
 	if line := stderr.line(); line != "" && (res.code != 0 || stopped) {
 		if c.redact != nil {
 			line = c.redact(line)

@@ -173,23 +173,14 @@ func (p *proc) wait(drain time.Duration) (ws syscall.WaitStatus, reaped bool, er
 		err = os.NewSyscallError("wait", err)
 	}
 	reaped = err == nil
-	copied := make(chan struct{})
-	go func() {
-		p.copies.Wait()
-		close(copied)
-	}()
-	timer := time.NewTimer(drain)
-	defer timer.Stop()
-	select {
-	case <-copied:
-		if err == nil {
-			p.mu.Lock()
-			err = p.ioErr
-			p.mu.Unlock()
-		}
-	case <-timer.C:
-		p.closePipes()
-		<-copied // the errors are those of the closing
+	// Waited for here, with a timer to cut the drain short, rather than in a
+	// goroutine racing a timer: a goroutine started wakes another thread.
+	cut := time.AfterFunc(drain, p.closePipes)
+	p.copies.Wait()
+	if cut.Stop() && err == nil { // else the errors are those of the closing
+		p.mu.Lock()
+		err = p.ioErr
+		p.mu.Unlock()
 	}
 	return ws, reaped, err
 }

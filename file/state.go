@@ -181,9 +181,12 @@ func stateOf(b []byte, err error, name string) (fusebox.State, error) {
 	case err != nil:
 		return fusebox.State{}, err
 	}
-	var st fusebox.State
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fusebox.State{}, &damage{describe(b, err)}
+	st, ok := decodeState(b)
+	if !ok {
+		st = fusebox.State{}
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fusebox.State{}, &damage{describe(b, err)}
+		}
 	}
 	st.Name = name
 	return st, nil

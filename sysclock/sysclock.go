@@ -5,7 +5,6 @@ package sysclock
 
 import (
 	"bytes"
-	"os"
 	"sync"
 	"time"
 
@@ -22,12 +21,24 @@ var _ fusebox.Clock = Clock{}
 // ID or CLOCK_BOOTTIME cannot be read, it degrades to the wall clock alone.
 type Clock struct{}
 
+// bootID is read with plain system calls: os.ReadFile would set up the
+// runtime's poller for it (epoll_create, an eventfd and three epoll_ctl),
+// which a fail-fast run otherwise need not.
 var bootID = sync.OnceValue(func() string {
-	b, err := os.ReadFile(bootIDPath)
+	fd, err := unix.Open(bootIDPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ""
 	}
-	return string(bytes.TrimSpace(b))
+	defer unix.Close(fd)
+	var buf [64]byte // a UUID and a newline
+	n, err := unix.Read(fd, buf[:])
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, buf[:])
+	}
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return string(bytes.TrimSpace(buf[:n]))
 })
 
 // Now returns the wall time with the boot clock's reading.
