@@ -22,7 +22,8 @@ func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, fusebox.CauseStatus429},
 		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, fusebox.CauseStatus4xx},
 		{"a refused connection", func(t *testing.T) string { return "http://" + closedPort(t) }, nil, fusebox.CauseConnect},
-		{"no answer in time", func(t *testing.T) string { return "http://" + silentServer(t) }, nil, fusebox.CauseTimeout},
+		{"no answer in time", func(t *testing.T) string { return "http://" + silentServer(t) },
+			func(e *httpcall.Endpoint) { e.Policy.Retry.Timeout = 50 * time.Millisecond }, fusebox.CauseTimeout},
 		{"a body over max_body", func(t *testing.T) string { return serve(t, status(200, "0123456789")).URL },
 			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, fusebox.CauseBody},
 		{"expect.jq false", func(t *testing.T) string { return serve(t, status(200, `{"ok":false}`)).URL },
@@ -32,7 +33,9 @@ func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", tt.url(t), func(e *httpcall.Endpoint) {
 				e.Policy.Retry.Attempts = 1
-				e.Policy.Retry.Timeout = 50 * time.Millisecond
+				// Time enough for a busy machine: only the silent server's
+				// case is meant to time out (it cuts its own timeout short).
+				e.Policy.Retry.Timeout = 30 * time.Second
 				if tt.edit != nil {
 					tt.edit(e)
 				}
