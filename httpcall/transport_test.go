@@ -19,11 +19,13 @@ import (
 )
 
 // transportClient returns an *http.Client whose requests go through a
-// Transport with fastPolicy, and the store its circuits live in.
+// Transport with fastPolicy, and the store its circuits live in. Its
+// attempt timeout is long enough for a busy machine; a test about timeouts
+// sets a short one (shortTimeout).
 func transportClient(t *testing.T, mods ...func(*fusebox.Policy)) (*http.Client, *mem.Store) {
 	t.Helper()
 	p := fastPolicy()
-	p.Retry.Timeout = 100 * time.Millisecond
+	p.Retry.Timeout = 10 * time.Second
 	for _, m := range mods {
 		m(&p)
 	}
@@ -39,6 +41,9 @@ func transportOver(base http.RoundTripper, opts ...fusebox.Option) (*http.Client
 	tr := &httpcall.Transport{Circuits: fusebox.New(store, opts...), Base: base}
 	return &http.Client{Transport: tr}, store
 }
+
+// shortTimeout is transportClient's option for a test about timeouts.
+func shortTimeout(p *fusebox.Policy) { p.Retry.Timeout = 100 * time.Millisecond }
 
 func circuitOf(t *testing.T, rawURL string) string {
 	t.Helper()
@@ -198,7 +203,7 @@ func TestTransportBodyOutlivesTheAttemptTimeout(t *testing.T) {
 		time.Sleep(150 * time.Millisecond) // longer than the 100ms attempt timeout
 		_, _ = w.Write([]byte("second"))
 	})
-	hc, _ := transportClient(t)
+	hc, _ := transportClient(t, shortTimeout)
 	resp, err := hc.Get(s.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +222,7 @@ func TestTransportFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hc, store := transportClient(t)
+			hc, store := transportClient(t, shortTimeout)
 			_, err := hc.Get(tt.url)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
