@@ -66,7 +66,9 @@ type Server struct {
 	reloaded chan struct{} // tells runHealth to start the new world's checks
 	// transport is every world's: a daemon has many callers at once, and
 	// the default two idle connections per host would have most calls dial.
-	transport *http.Transport
+	// Plain http:// upstreams get httpcall's DirectTransport, whose round
+	// trips stay on the handler's goroutine.
+	transport http.RoundTripper
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -122,8 +124,9 @@ func New(targets config.Targets, o Options) (*Server, error) {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
-	s.transport = http.DefaultTransport.(*http.Transport).Clone()
-	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConns, base.MaxIdleConnsPerHost = 256, 64
+	s.transport = httpcall.NewDirectTransport(base)
 	s.metrics = newMetrics()
 	w, err := s.build(targets)
 	if err != nil {
@@ -219,7 +222,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// SIGTERM they finish within their deadline.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	defer s.transport.CloseIdleConnections()
+	defer s.transport.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" { // a person's choice (GOGC=off, a limit on a small board) stands
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(servingMemoryLimit))
 		defer debug.SetGCPercent(debug.SetGCPercent(servingGCPercent))
