@@ -146,7 +146,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 func (s *Server) build(t config.Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
-		httpcall.WithListener(s.metrics.listen), httpcall.WithTransport(s.transport),
+		httpcall.WithSyncListener(s.metrics.listen), httpcall.WithTransport(s.transport),
 		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
