@@ -28,7 +28,8 @@ import (
 // environment (base's Proxy), a request that may not be sent again (a body
 // without GetBody, or a method that is not idempotent without an
 // Idempotency-Key: only the base notices an idle connection the server
-// closed before sending on it), Expect, Upgrade, trailers, and any header
+// closed before sending on it), a body of unknown length or over 64 KiB,
+// Expect, Upgrade, trailers, and any header
 // the base would refuse, so that the base's error is the one returned.
 //
 // What it keeps of an http.Transport's behaviour: the request's context
@@ -181,13 +182,19 @@ func (t *DirectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// maxDirectBody bounds the request bodies a DirectTransport sends: it
+// writes the whole request before it reads, so a server that answers early
+// and stops reading a body larger than the socket's buffers would leave it
+// blocked where http.Transport, reading as it writes, gets the answer.
+const maxDirectBody = 64 << 10
+
 // handles reports whether req is one a DirectTransport sends itself.
 func (t *DirectTransport) handles(req *http.Request) bool {
 	u := req.URL
 	if u == nil || u.Scheme != "http" || u.Host == "" {
 		return false
 	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+	if req.Body != nil && req.Body != http.NoBody && (req.GetBody == nil || req.ContentLength <= 0 || req.ContentLength > maxDirectBody) {
 		return false
 	}
 	_, key := req.Header["Idempotency-Key"]

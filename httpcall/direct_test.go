@@ -229,6 +229,7 @@ func TestDirectTransportLeavesToItsBase(t *testing.T) {
 		{"POST with an Idempotency-Key", req(http.MethodPost, strings.NewReader("x"), "Idempotency-Key", "k"), true},
 		{"POST", req(http.MethodPost, strings.NewReader("x")), false},
 		{"a body it cannot send again", noGetBody, false},
+		{"a body over 64 KiB", req(http.MethodPut, strings.NewReader(strings.Repeat("x", 64<<10+1))), false},
 		{"Expect: 100-continue", req(http.MethodPut, strings.NewReader("x"), "Expect", "100-continue"), false},
 	}
 	for _, tt := range tests {
