@@ -62,11 +62,27 @@ func WithRand(draw func() float64) Option { return func(c *Circuits) { c.draw = 
 // Several listeners are called in the order they were given.
 func WithListener(fn func(Event)) Option {
 	return func(c *Circuits) {
-		if c.listeners == nil {
-			c.listeners = &dispatcher{logger: func() *slog.Logger { return c.logger }}
-		}
-		c.listeners.fns = append(c.listeners.fns, fn)
+		c.dispatcher().fns = append(c.listeners.fns, fn)
 	}
+}
+
+// WithSyncListener has every event WithListener reports given to fn on the
+// goroutine of the call it comes from, as it happens, after the store's
+// lock is released. fn must be quick and must never block: the call waits
+// for it. A panic in it is logged and goes no further. It is for a counter
+// (a daemon's metrics): handing each event to a goroutine of its own costs
+// more than counting it.
+func WithSyncListener(fn func(Event)) Option {
+	return func(c *Circuits) {
+		c.dispatcher().syncFns = append(c.listeners.syncFns, fn)
+	}
+}
+
+func (c *Circuits) dispatcher() *dispatcher {
+	if c.listeners == nil {
+		c.listeners = &dispatcher{logger: func() *slog.Logger { return c.logger }}
+	}
+	return c.listeners
 }
 
 // defaultPolicy is DefaultPolicy, computed once.

@@ -14,8 +14,9 @@ const maxQueued = 4096
 // runs only while events wait: an idle Circuits has no goroutine, so a
 // process that makes one call and exits leaks nothing.
 type dispatcher struct {
-	fns    []func(Event)
-	logger func() *slog.Logger
+	fns     []func(Event) // called on the dispatcher's goroutine
+	syncFns []func(Event) // called on the caller's
+	logger  func() *slog.Logger
 
 	mu      sync.Mutex
 	queue   []Event
@@ -27,6 +28,12 @@ type dispatcher struct {
 // emit queues e and starts the goroutine when it is not running. It never
 // blocks on a listener.
 func (d *dispatcher) emit(e Event) {
+	for _, fn := range d.syncFns {
+		d.call(fn, e)
+	}
+	if len(d.fns) == 0 {
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.queue) >= maxQueued {

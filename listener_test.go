@@ -175,6 +175,54 @@ func TestAListenerThatPanicsFailsNoCall(t *testing.T) {
 	}
 }
 
+// A sync listener hears each event before the call that made it returns,
+// after the store's lock is released, with no Flush; one that panics fails
+// no call; an async listener beside it still hears everything.
+func TestSyncListener(t *testing.T) {
+	store := &lockWatch{Store: mem.New()}
+	log := &logBuffer{}
+	inline, queued := &recorder{}, &recorder{}
+	var underLock atomic.Bool
+	c := fusebox.New(store, fusebox.WithPolicy(onePolicy()), fusebox.WithLogger(newTestLogger(log)),
+		fusebox.WithSyncListener(func(e fusebox.Event) {
+			underLock.Store(underLock.Load() || store.held.Load() != 0)
+			inline.listen(e)
+		}),
+		fusebox.WithSyncListener(func(e fusebox.Event) {
+			if e.Kind == fusebox.EventSkip {
+				panic("listener bug")
+			}
+		}),
+		fusebox.WithListener(queued.listen))
+	ctx := context.Background()
+	c.Do(ctx, "api", func(context.Context) error { return nil })
+	if got := inline.kinds(); !slices.Equal(got, []string{"success"}) {
+		t.Errorf("as Do returned the sync listener had heard %q, want the success", got)
+	}
+	for range 2 {
+		c.Do(ctx, "api", func(context.Context) error { return errRefused })
+	}
+	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+		t.Fatalf("Do on the open circuit = %v, want ErrOpen, whatever a listener does", err)
+	}
+	want := []string{"success", "failure", "failure", "transition:open", "skip"}
+	if got := inline.kinds(); !slices.Equal(got, want) {
+		t.Errorf("the sync listener heard %q, want %q", got, want)
+	}
+	if underLock.Load() {
+		t.Error("the sync listener ran while the store's lock was held")
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := inline.kinds(); !slices.Equal(got, want) {
+		t.Errorf("the async listener heard %q, want %q", got, want)
+	}
+	if got := log.Lines("level=ERROR", "a listener panicked", "listener bug"); len(got) != 1 {
+		t.Errorf("want one line naming the panic; log:\n%s", log)
+	}
+}
+
 func TestAQuietSuccessOnlyCounts(t *testing.T) {
 	t.Run("mem", func(t *testing.T) { testAQuietSuccessOnlyCounts(t, mem.New()) })
 	t.Run("file", func(t *testing.T) {

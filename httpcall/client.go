@@ -55,14 +55,15 @@ type endpoint struct {
 type Option func(*settings)
 
 type settings struct {
-	logger     *slog.Logger
-	clock      fusebox.Clock
-	draw       func() float64
-	httpClient *http.Client
-	transport  http.RoundTripper
-	redactor   *redact.Redactor
-	listeners  []func(fusebox.Event)
-	answers    *slog.Level
+	logger        *slog.Logger
+	clock         fusebox.Clock
+	draw          func() float64
+	httpClient    *http.Client
+	transport     http.RoundTripper
+	redactor      *redact.Redactor
+	listeners     []func(fusebox.Event)
+	syncListeners []func(fusebox.Event)
+	answers       *slog.Level
 }
 
 // WithLogger logs calls, attempts, skips and circuit transitions to l, through
@@ -89,6 +90,13 @@ func WithTransport(rt http.RoundTripper) Option { return func(s *settings) { s.t
 // Client's circuits reported to fn (see fusebox.WithListener).
 func WithListener(fn func(fusebox.Event)) Option {
 	return func(s *settings) { s.listeners = append(s.listeners, fn) }
+}
+
+// WithSyncListener has every event reported to fn on the goroutine of the
+// call it comes from (see fusebox.WithSyncListener): fn must be quick and
+// never block.
+func WithSyncListener(fn func(fusebox.Event)) Option {
+	return func(s *settings) { s.syncListeners = append(s.syncListeners, fn) }
 }
 
 // WithAnswerLevel logs the line saying which endpoint answered a call (or
@@ -168,6 +176,9 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	for _, fn := range s.listeners {
 		copts = append(copts, fusebox.WithListener(fn))
 	}
+	for _, fn := range s.syncListeners {
+		copts = append(copts, fusebox.WithSyncListener(fn))
+	}
 	c.circuits = fusebox.New(store, copts...)
 
 	c.http = &http.Client{}
@@ -180,6 +191,9 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 		c.http.Transport = s.transport
 	case c.http.Transport == nil:
 		c.http.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	if tr, ok := c.http.Transport.(*http.Transport); ok {
+		c.http.Transport = NewDirectTransport(tr) // plain http:// without its goroutine hand-offs
 	}
 	for _, ep := range c.endpoints {
 		hc := *c.http

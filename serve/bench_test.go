@@ -1,8 +1,10 @@
 package serve_test
 
 import (
+	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"syscall"
 	"testing"
@@ -49,3 +51,37 @@ func processCPU(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkDaemonOwnWork is the daemon's own work on a call, without
+// sockets: the handler (guard, mux, circuit, count, answer) in front of an
+// upstream that is a RoundTripper answering from memory. It is what the
+// daemon costs beyond Go's HTTP server and client, which
+// BenchmarkCallThroughTheDaemon and the bench's proxy scenario include.
+func BenchmarkDaemonOwnWork(b *testing.B) {
+	body := []byte(`{"temp":21.5,"unit":"C"}`)
+	up := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, ProtoMajor: 1, ProtoMinor: 1, Request: r, ContentLength: int64(len(body)),
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
+	})
+	d := start(b, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", "http://upstream.test/", func(e *httpcall.Endpoint) { e.PassQuery = true })}},
+		serve.Options{ClientOptions: []httpcall.Option{httpcall.WithTransport(up)}})
+	h := d.Handler()
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	i := 0
+	for b.Loop() {
+		i++
+		r := httptest.NewRequest(http.MethodGet, "/call/u?n="+strconv.Itoa(i), nil)
+		r.Host = d.addr
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

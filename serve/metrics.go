@@ -42,7 +42,8 @@ func newMetrics() *metrics {
 	}
 }
 
-// listen counts the daemon's own circuit events (fusebox.WithListener).
+// listen counts the daemon's own circuit events, on the goroutine of the
+// call (fusebox.WithSyncListener): a goroutine an event would cost more.
 func (m *metrics) listen(e fusebox.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

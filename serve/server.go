@@ -66,7 +66,9 @@ type Server struct {
 	reloaded chan struct{} // tells runHealth to start the new world's checks
 	// transport is every world's: a daemon has many callers at once, and
 	// the default two idle connections per host would have most calls dial.
-	transport *http.Transport
+	// Plain http:// upstreams get httpcall's DirectTransport, whose round
+	// trips stay on the handler's goroutine.
+	transport http.RoundTripper
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -122,8 +124,9 @@ func New(targets config.Targets, o Options) (*Server, error) {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
-	s.transport = http.DefaultTransport.(*http.Transport).Clone()
-	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConns, base.MaxIdleConnsPerHost = 256, 64
+	s.transport = httpcall.NewDirectTransport(base)
 	s.metrics = newMetrics()
 	w, err := s.build(targets)
 	if err != nil {
@@ -143,7 +146,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 func (s *Server) build(t config.Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
-		httpcall.WithListener(s.metrics.listen), httpcall.WithTransport(s.transport),
+		httpcall.WithSyncListener(s.metrics.listen), httpcall.WithTransport(s.transport),
 		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
@@ -219,7 +222,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// SIGTERM they finish within their deadline.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	defer s.transport.CloseIdleConnections()
+	defer s.transport.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" { // a person's choice (GOGC=off, a limit on a small board) stands
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(servingMemoryLimit))
 		defer debug.SetGCPercent(debug.SetGCPercent(servingGCPercent))
