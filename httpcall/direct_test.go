@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // rawServer serves each connection with handle on a loopback listener,
@@ -25,45 +26,13 @@ import (
 // test can make an upstream misbehave in ways net/http's server will not.
 type rawServer struct {
 	addr     string
-	accepted atomic.Int64
+	accepted func() int64
 }
 
 func newRawServer(t *testing.T, handle func(c net.Conn, br *bufio.Reader)) *rawServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{addr: ln.Addr().String()}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				handle(c, bufio.NewReader(c))
-			})
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return s
+	addr, accepted := testenv.ServeConns(t, func(c net.Conn, _ <-chan struct{}) { handle(c, bufio.NewReader(c)) })
+	return &rawServer{addr: addr, accepted: accepted}
 }
 
 // answerEach answers every request on the connection with reply's bytes,
@@ -171,7 +140,7 @@ func TestDirectTransportRetriesAConnectionClosedWhileIdle(t *testing.T) {
 			t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 		}
 	}
-	if n := s.accepted.Load(); n != 3 {
+	if n := s.accepted(); n != 3 {
 		t.Errorf("%d connections, want 3 (each second request on one is sent again on a new one)", n)
 	}
 }
@@ -184,7 +153,7 @@ func TestDirectTransportRetriesOnceAndNotAFreshConnection(t *testing.T) {
 	if _, err := get(t, rt, "http://"+s.addr+"/"); err == nil || !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("a server that closes every connection unanswered: %v, want an EOF", err)
 	}
-	if n := s.accepted.Load(); n != 1 {
+	if n := s.accepted(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
@@ -267,7 +236,7 @@ func TestDirectTransportDropsAConnectionWithABodyNotReadToItsEnd(t *testing.T) {
 		t.Errorf("the next body: %q", body)
 	}
 	mustRead(t, rt, "http://"+s.addr+"/")
-	if n := s.accepted.Load(); n != 2 {
+	if n := s.accepted(); n != 2 {
 		t.Errorf("%d connections, want 2 (one dropped with its body half read, one reused)", n)
 	}
 }
@@ -322,7 +291,7 @@ func TestDirectTransportMisbehavingUpstreams(t *testing.T) {
 					t.Errorf("request %d: body %q, %v; want %q, %v", i, b, err, tt.body, tt.wantErr)
 				}
 			}
-			if n := s.accepted.Load(); n != tt.conns {
+			if n := s.accepted(); n != tt.conns {
 				t.Errorf("%d connections for two requests, want %d", n, tt.conns)
 			}
 		})
@@ -335,7 +304,7 @@ func TestDirectTransportRequestConnectionClose(t *testing.T) {
 	rt := direct(t)
 	mustRead(t, rt, "http://"+s.addr+"/", "Connection", "close")
 	mustRead(t, rt, "http://"+s.addr+"/")
-	if n := s.accepted.Load(); n != 2 {
+	if n := s.accepted(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
 	}
 }
@@ -405,7 +374,7 @@ func TestDirectTransportDecodesTheGzipItAskedFor(t *testing.T) {
 	if _, body := mustRead(t, rt, "http://"+s.addr+"/", "Range", "bytes=0-"); body != "plain" {
 		t.Errorf("with a Range: %q, want it not asked for gzip", body)
 	}
-	if n := s.accepted.Load(); n != 1 {
+	if n := s.accepted(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -216,44 +215,16 @@ func checkFault(t *testing.T, p proc, limit time.Duration, codes []int, reasons 
 // ends; a nil serve returns a port nothing listens on.
 func listen(t *testing.T, serve func(net.Conn, <-chan struct{})) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
 	if serve == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
 		ln.Close()
 		return addr
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				serve(c, done)
-			})
-		}
-	})
-	t.Cleanup(func() {
-		close(done)
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
+	addr, _ := testenv.ServeConns(t, serve)
 	return addr
 }
 
