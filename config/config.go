@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -90,7 +91,10 @@ func LoadForRun(path, name string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	env := fileEnv(true)
+	return loadForRun(path, data, name, fileEnv(true))
+}
+
+func loadForRun(path string, data []byte, name string, env Env) (*Config, error) {
 	if part, ok := cutToCircuit(data, name); ok {
 		if c, err := Parse(path, part, env); err == nil {
 			c.Partial = true
@@ -99,6 +103,31 @@ func LoadForRun(path, name string) (*Config, error) {
 		// What is wrong, and where, is the whole file's to say.
 	}
 	return Parse(path, data, env)
+}
+
+// SkipExitForRun returns the skip_exit: of the circuit name, as
+// LoadForRun(path, name) and then SkipExit(name) would, for a run skipped
+// before its config was read, which needs nothing else of it: where the
+// part of the file LoadForRun would parse spells no skip_exit key (neither
+// the word nor an escape that could spell it), it says so without parsing.
+// A config that cannot be read or parsed sets none.
+func SkipExitForRun(path, name string) (int, bool) {
+	data, err := ReadRegularFile(path, MaxConfigSize)
+	if err != nil {
+		return 0, false
+	}
+	return skipExitForRun(path, data, name, fileEnv(true))
+}
+
+func skipExitForRun(path string, data []byte, name string, env Env) (int, bool) {
+	if part, ok := cutToCircuit(data, name); ok && !bytes.Contains(part, []byte("skip_exit")) && !bytes.ContainsRune(part, '\\') {
+		return 0, false // no key of the part can be skip_exit
+	}
+	c, err := loadForRun(path, data, name, env)
+	if err != nil {
+		return 0, false
+	}
+	return c.SkipExit(name)
 }
 
 func load(path string, uncheckedJQ bool) (*Config, error) {

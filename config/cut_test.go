@@ -206,8 +206,9 @@ func TestLoadForRun(t *testing.T) {
 }
 
 // FuzzCutToCircuit: whatever the file, a cut keeps every line's number,
-// and when the whole file parses, run reads from the cut exactly what it
-// reads from the whole.
+// when the whole file parses, run reads from the cut exactly what it reads
+// from the whole, and the skip_exit a skipped run finds without parsing is
+// the one parsing gives.
 func FuzzCutToCircuit(f *testing.F) {
 	ref, err := os.ReadFile("testdata/reference.yaml")
 	if err != nil {
@@ -225,5 +226,45 @@ func FuzzCutToCircuit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data, name string) {
 		checkCut(t, []byte(data), name)
+		// skip_exit found without parsing is skip_exit parsed.
+		var want int
+		var wantSet bool
+		if c, err := loadForRun("config.yaml", []byte(data), name, forRunEnv()); err == nil {
+			want, wantSet = c.SkipExit(name)
+		}
+		if got, set := skipExitForRun("config.yaml", []byte(data), name, forRunEnv()); got != want || set != wantSet {
+			t.Errorf("skipExitForRun = %d, %v; parsed: %d, %v", got, set, want, wantSet)
+		}
 	})
+}
+
+func TestSkipExitForRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	for _, tc := range []struct {
+		name, yaml string
+		code       int
+		set        bool
+	}{
+		{"its own", "circuits:\n  a:\n    skip_exit: 0\n  b: {skip_exit: 9}\n", 0, true},
+		{"another's only", "circuits:\n  a:\n    attempts: 2\n  b: {skip_exit: 9}\n", 0, false},
+		{"none at all", "defaults:\n  attempts: 2\n", 0, false},
+		{"spelled with an escape", "circuits:\n  a: {\"skip\\x5fexit\": 3}\n", 3, true},
+		{"through an anchor", "x: &e {skip_exit: 4}\ncircuits:\n  a: *e\n", 0, false}, // x: is an unknown key: the config is broken
+		{"through a merge key", "circuits:\n  b: &e {skip_exit: 4}\n  a:\n    <<: *e\n", 4, true},
+		{"its own part broken", "circuits:\n  a:\n    skip_exit: 3\n    open_for: x\n", 0, false},
+		{"another part broken", "circuits:\n  a:\n    skip_exit: 3\n  b:\n    open_for: x\n", 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if code, set := SkipExitForRun(path, "a"); code != tc.code || set != tc.set {
+				t.Errorf("SkipExitForRun = %d, %v; want %d, %v", code, set, tc.code, tc.set)
+			}
+		})
+	}
+	if code, set := SkipExitForRun(filepath.Join(dir, "missing.yaml"), "a"); set {
+		t.Errorf("a missing config: %d, %v", code, set)
+	}
 }

@@ -81,10 +81,17 @@ func fastSkip(a *app, o *runOptions, name string) (int, bool) {
 	}
 	store.Close()
 	if errors.Is(err, fusebox.ErrOpen) {
-		// The skip's exit status may be the config's: read it now, when it
-		// was not read for the state dir (a broken one leaves 75).
 		if cfg == nil && !o.policy.fs.Changed("skip-exit") {
-			cfg, _ = a.loadConfig()
+			// The skip's exit status may be the config's, not read for the
+			// state dir: only its skip_exit is looked for (a broken config
+			// leaves 75).
+			code := exitOpen
+			if path, _ := config.Find(a.configFlag, a.getenv, a.home); path != "" {
+				if c, ok := config.SkipExitForRun(path, name); ok {
+					code = c
+				}
+			}
+			return code, true
 		}
 		code, _ := exitCode(skipped(o, cfg, name, err))
 		return code, true
