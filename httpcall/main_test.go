@@ -1,7 +1,6 @@
 package httpcall_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -48,24 +47,6 @@ func endpoint(name, url string, mods ...func(*httpcall.Endpoint)) *httpcall.Endp
 	return e
 }
 
-// logBuffer collects log output from concurrent writers.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newFakeClock returns a clock that moves only when told, from a fixed day.
 func newFakeClock() *testenv.Clock {
 	return testenv.NewClock(fusebox.Instant{Wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
@@ -77,12 +58,12 @@ type harness struct {
 	t      *testing.T
 	client *httpcall.Client
 	store  *mem.Store
-	logs   *logBuffer
+	logs   *testenv.Buffer
 }
 
 func newHarness(t *testing.T, endpoints []*httpcall.Endpoint, chains []*httpcall.Chain, opts ...httpcall.Option) *harness {
 	t.Helper()
-	h := &harness{t: t, store: mem.New(), logs: &logBuffer{}}
+	h := &harness{t: t, store: mem.New(), logs: &testenv.Buffer{}}
 	logger := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts = append([]httpcall.Option{httpcall.WithLogger(logger)}, opts...)
 	c, err := httpcall.New(h.store, endpoints, chains, opts...)

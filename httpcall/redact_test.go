@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/redact"
 )
@@ -63,7 +64,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 	}
 	chains := []*httpcall.Chain{{Name: "chain", Endpoints: []string{"fails", "denied", "refused", "expects", "good"}, Stale: time.Hour}}
 
-	var logs logBuffer
+	var logs testenv.Buffer
 	text := slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})
 	jsonLogs := slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})
 	store := mem.New()
