@@ -76,7 +76,13 @@ type Env struct {
 // content are *Error, joined. Only regular files are read, never a FIFO or a
 // device, and none longer than MaxConfigSize (the config) or MaxFileValue
 // (secrets.yaml, ${file:}).
-func Load(path string) (*Config, error) { return load(path, false) }
+func Load(path string) (*Config, error) {
+	data, err := ReadRegularFile(path, MaxConfigSize)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data, fileEnv(false))
+}
 
 // LoadForRun is Load for fusebox run of the circuit name, which evaluates
 // no jq expression (Env.UncheckedJQ) and needs nothing of the other
@@ -95,7 +101,14 @@ func LoadForRun(path, name string) (*Config, error) {
 }
 
 func loadForRun(path string, data []byte, name string, env Env) (*Config, error) {
-	if part, ok := cutToCircuit(data, name); ok {
+	part, ok := cutToCircuit(data, name)
+	return parseForRun(path, data, part, ok, env)
+}
+
+// parseForRun parses part, data cut by cutToCircuit when cut, and the
+// whole of data when part cannot be cut or has a problem.
+func parseForRun(path string, data, part []byte, cut bool, env Env) (*Config, error) {
+	if cut {
 		if c, err := Parse(path, part, env); err == nil {
 			c.Partial = true
 			return c, nil
@@ -120,22 +133,15 @@ func SkipExitForRun(path, name string) (int, bool) {
 }
 
 func skipExitForRun(path string, data []byte, name string, env Env) (int, bool) {
-	if part, ok := cutToCircuit(data, name); ok && !bytes.Contains(part, []byte("skip_exit")) && !bytes.ContainsRune(part, '\\') {
+	part, cut := cutToCircuit(data, name)
+	if cut && !bytes.Contains(part, []byte("skip_exit")) && !bytes.ContainsRune(part, '\\') {
 		return 0, false // no key of the part can be skip_exit
 	}
-	c, err := loadForRun(path, data, name, env)
+	c, err := parseForRun(path, data, part, cut, env)
 	if err != nil {
 		return 0, false
 	}
 	return c.SkipExit(name)
-}
-
-func load(path string, uncheckedJQ bool) (*Config, error) {
-	data, err := ReadRegularFile(path, MaxConfigSize)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return Parse(path, data, fileEnv(uncheckedJQ))
 }
 
 // fileEnv is the Env of a config read from a file: the process environment
