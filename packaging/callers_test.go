@@ -118,8 +118,7 @@ func TestN8nHTTPRequestNode(t *testing.T) {
 
 	up := startUpstream(t)
 	up.Release()
-	dir := t.TempDir()
-	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+	d := exampleDaemon(t, up)
 
 	up.Down(fakeapis.OpenWeatherMap)
 	up.Down(fakeapis.Wttr)
@@ -272,8 +271,7 @@ func TestHomeAssistantRESTSensors(t *testing.T) {
 
 	up := startUpstream(t)
 	up.Release()
-	dir := t.TempDir()
-	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+	d := exampleDaemon(t, up)
 
 	up.Down(fakeapis.OpenWeatherMap)
 	up.Down(fakeapis.Wttr)
@@ -326,8 +324,7 @@ func TestHomeAssistantStateThroughTheDaemon(t *testing.T) {
 	}
 	up := startUpstream(t)
 	up.Release()
-	dir := t.TempDir()
-	d := startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+	d := exampleDaemon(t, up)
 	resp, body := send(t, d, http.MethodGet, url, nil, 10*time.Second)
 	var st struct {
 		EntityID string `json:"entity_id"`

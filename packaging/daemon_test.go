@@ -109,6 +109,14 @@ var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
 // startDaemon runs `fusebox serve --listen 127.0.0.1:0` with the config at
 // cfg and state in dir/state, and waits until it says where it listens.
 // It is stopped by its PID (SIGTERM, then SIGKILL) when the test ends.
+// exampleDaemon starts a daemon with the example config in front of up's
+// stand-in APIs, its config and state in a dir of its own.
+func exampleDaemon(t *testing.T, up *upstream) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	return startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+}
+
 func startDaemon(t *testing.T, dir, cfg string) *daemon {
 	t.Helper()
 	cmd := testenv.FuseboxCmd(fuseboxBin, filepath.Join(dir, "state"), []string{"FUSEBOX_CONFIG=" + cfg},
