@@ -19,10 +19,7 @@ import (
 var fuseboxBin string
 
 func TestMain(m *testing.M) {
-	bin, cleanup := testenv.BuildFusebox()
-	fuseboxBin = bin
-	code := m.Run()
-	cleanup()
+	code := testenv.RunWithFusebox(m, &fuseboxBin)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

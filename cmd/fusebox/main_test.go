@@ -18,13 +18,7 @@ import (
 // TestMain with CGO_ENABLED=0 as users get it.
 var fuseboxBin string
 
-func TestMain(m *testing.M) {
-	bin, cleanup := testenv.BuildFusebox()
-	fuseboxBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testenv.RunWithFusebox(m, &fuseboxBin)) }
 
 // proc is one finished fusebox process.
 type proc struct {

@@ -21,6 +21,16 @@ func Skip(t testing.TB, format string, args ...any) {
 	t.Skipf("SKIP (set up what is missing to run this): "+format, args...)
 }
 
+// RunWithFusebox is a TestMain's body for tests that run the fusebox
+// binary: it builds it (BuildFusebox), sets *bin to it, runs the tests,
+// removes the build and returns m.Run's code.
+func RunWithFusebox(m *testing.M, bin *string) int {
+	b, cleanup := BuildFusebox()
+	defer cleanup()
+	*bin = b
+	return m.Run()
+}
+
 // BuildFusebox builds the fusebox command with CGO_ENABLED=0, as users get
 // it, into a temporary dir, for a TestMain. It panics when the build fails
 // (no test could run), and returns the binary and a cleanup.
