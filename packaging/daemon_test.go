@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -125,20 +126,36 @@ func startDaemon(t *testing.T, dir, cfg string) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	d := &daemon{}
+	d.Addr = startWatched(t, "fusebox serve", cmd, pipe, &d.stderr, 30*time.Second, func(line string) (string, bool) {
+		if m := addrRE.FindStringSubmatch(line); m != nil {
+			return m[1], true
+		}
+		return "", false
+	})
+	return d
+}
+
+// startWatched starts cmd, whose output comes on out, copies each line of it
+// to log, and waits up to wait for the first line ready accepts, returning
+// what ready made of it. When the test ends the process is stopped, by its
+// PID (stopProcess), and its log shown if the test failed.
+func startWatched(t *testing.T, name string, cmd *exec.Cmd, out io.Reader, log *testenv.Buffer,
+	wait time.Duration, ready func(line string) (string, bool)) string {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
 	found := make(chan string, 1)
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		sc := bufio.NewScanner(pipe)
+		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			fmt.Fprintln(&d.stderr, sc.Text())
-			if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
+			fmt.Fprintln(log, sc.Text())
+			if v, ok := ready(sc.Text()); ok {
 				select {
-				case found <- m[1]:
+				case found <- v:
 				default:
 				}
 			}
@@ -146,20 +163,20 @@ func startDaemon(t *testing.T, dir, cfg string) *daemon {
 		cmd.Wait()
 	}()
 	t.Cleanup(func() {
-		stopProcess(t, "fusebox serve", cmd.Process, exited)
+		stopProcess(t, name, cmd.Process, exited)
 		if t.Failed() {
-			t.Logf("fusebox serve's log:\n%s", d.stderr.String())
+			t.Logf("%s's log:\n%s", name, log.String())
 		}
 	})
 	select {
-	case d.Addr = <-found:
-		return d
+	case v := <-found:
+		return v
 	case <-exited:
-		t.Fatalf("fusebox serve exited: %s", d.stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("fusebox serve did not say where it listens: %s", d.stderr.String())
+		t.Fatalf("%s exited:\n%s", name, log.String())
+	case <-time.After(wait):
+		t.Fatalf("%s was not ready within %s:\n%s", name, wait, log.String())
 	}
-	return nil
+	return ""
 }
 
 // post sends an empty POST to the daemon's path and fails the test unless

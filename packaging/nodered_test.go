@@ -1,7 +1,6 @@
 package packaging_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -100,40 +99,12 @@ func startNodeRED(t *testing.T, node, red string) *nodeRED {
 		t.Fatal(err)
 	}
 	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start Node-RED: %v", err)
-	}
 	n := &nodeRED{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
-	started := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(out)
-		once := false
-		for sc.Scan() {
-			fmt.Fprintln(&n.log, sc.Text())
-			// Node-RED logs "Started flows" before its HTTP server
-			// listens: only this line means requests can be made.
-			if !once && strings.Contains(sc.Text(), "Server now running at") {
-				once = true
-				close(started)
-			}
-		}
-		cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		stopProcess(t, "Node-RED", cmd.Process, exited)
-		if t.Failed() {
-			t.Logf("Node-RED's log:\n%s", n.log.String())
-		}
+	// Node-RED logs "Started flows" before its HTTP server listens: only
+	// this line means requests can be made.
+	startWatched(t, "Node-RED", cmd, out, &n.log, 60*time.Second, func(line string) (string, bool) {
+		return "", strings.Contains(line, "Server now running at")
 	})
-	select {
-	case <-started:
-	case <-exited:
-		t.Fatalf("Node-RED exited:\n%s", n.log.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("Node-RED did not start:\n%s", n.log.String())
-	}
 	return n
 }
 
