@@ -150,11 +150,12 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 
 // failed answers a call that nothing could answer: 503 naming each
 // endpoint's failure or open circuit, with Retry-After when a circuit says
-// when it may be probed; a caller that went away gets nothing. It returns
-// the status it answered with.
+// when it may be probed; a call whose connection the daemon closed (at the
+// end of the shutdown grace) gets nothing. It returns the status it
+// answered with.
 func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) int {
 	if r.Context().Err() != nil {
-		return 499 // the caller went away; nginx's name for it
+		return 499 // the caller was let go; nginx's name for a caller gone
 	}
 	var busy *busyError
 	if errors.As(err, &busy) {

@@ -212,15 +212,15 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // memory limit of 128 MiB, unless the environment sets GOGC or GOMEMLIMIT
 // (see servingGCPercent), and as before afterwards.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: s.o.ReadHeaderTimeout,
-		IdleTimeout:       s.o.IdleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	hs := &http1{
+		handler:           s.handler,
+		readHeaderTimeout: s.o.ReadHeaderTimeout,
+		idleTimeout:       s.o.IdleTimeout,
+		maxHeaderBytes:    maxHeaderBytes,
+		log:               s.log,
 		// A request's calls must not end with the daemon's context: on
 		// SIGTERM they finish within their deadline.
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		base: context.WithoutCancel(ctx),
 	}
 	defer s.transport.(interface{ CloseIdleConnections() }).CloseIdleConnections()
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" { // a person's choice (GOGC=off, a limit on a small board) stands
@@ -234,7 +234,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopHealth()
 
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	go func() { done <- hs.serve(ln) }()
 	select {
 	case err := <-done:
 		return err
@@ -243,10 +243,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	grace := s.world.Load().longest + 5*time.Second
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
-	err := hs.Shutdown(sctx)
+	err := hs.shutdown(sctx)
 	if err != nil {
 		s.log.Warn("calls still running at the end of the shutdown grace; closing them", "grace", grace)
-		hs.Close()
+		hs.close()
 	}
 	<-done
 	return err
