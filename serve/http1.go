@@ -66,7 +66,8 @@ const (
 type h1conn struct {
 	nc     net.Conn
 	state  atomic.Int32
-	cancel context.CancelFunc // ends the context of the request being served
+	ctx    context.Context    // every request's on the connection
+	cancel context.CancelFunc // ends ctx: the connection is closed under its request
 }
 
 // serve accepts connections on ln until shutdown or close, and then returns
@@ -99,6 +100,7 @@ func (s *http1) serve(ln net.Listener) error {
 		}
 		pause = 0
 		c := &h1conn{nc: nc}
+		c.ctx, c.cancel = context.WithCancel(s.base)
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()
@@ -165,15 +167,13 @@ func (s *http1) stop(all bool) {
 const maxDiscard = 256 << 10
 
 func (s *http1) serveConn(c *h1conn) {
-	ctx, cancel := context.WithCancel(s.base)
-	c.cancel = cancel
 	defer func() {
 		if p := recover(); p != nil && p != http.ErrAbortHandler {
 			buf := make([]byte, 16<<10)
 			buf = buf[:runtime.Stack(buf, false)]
 			s.log.Error("panic serving a request", "remote", c.nc.RemoteAddr(), "panic", p, "stack", string(buf))
 		}
-		cancel()
+		c.cancel()
 		c.state.Store(connClosed)
 		c.nc.Close()
 		s.mu.Lock()
@@ -221,7 +221,7 @@ func (s *http1) serveConn(c *h1conn) {
 			return
 		}
 		req.RemoteAddr = remote
-		req = req.WithContext(ctx)
+		req = req.WithContext(c.ctx)
 		w.reset(req)
 		if expect := req.Header.Get("Expect"); expect != "" {
 			if !strings.EqualFold(expect, "100-continue") {
