@@ -104,6 +104,7 @@ func (s *http1) serve(ln net.Listener) error {
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()
+			c.cancel()
 			nc.Close()
 			return http.ErrServerClosed
 		}
