@@ -22,7 +22,8 @@ import (
 // The proxy scenario: GETs per second and their latency through `fusebox
 // serve` to a local upstream, against the upstream directly, against nginx
 // as a plain reverse proxy and against a bare reverse proxy of Go's net/http
-// (bench/goproxy: the floor of the daemon's HTTP stack), each hammered in
+// (bench/goproxy: what a Go proxy costs with the standard server and
+// client), each hammered in
 // turn by the same client
 // (a fixed number of keep-alive connections), in interleaved rounds so that
 // the machine's noise falls on all three alike. Each request has its own
@@ -349,13 +350,15 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 		{Name: "nginx, plain reverse proxy", URL: nginxURL, Procs: func() []int { return append(childrenOf(nginxPID), nginxPID) }},
 		{Name: "fusebox serve", URL: serveURL, Procs: func() []int { return []int{servePID} }},
 	}
-	// The floor of any proxy written with Go's net/http: what fusebox's own
-	// work adds is the difference to it. An older checkout (-repo) has none.
+	// A proxy of Go's standard server and client and nothing else: the
+	// daemon has its own connection loop (serve/http1.go) and client round
+	// trips (httpcall.DirectTransport), and fusebox's own work on top. An
+	// older checkout (-repo) has none.
 	if goURL, goPID, stopGo, err := startGoProxy(ctx, t, base); err != nil {
 		log.Printf("proxy: no bare Go proxy to compare with: %v", err)
 	} else {
 		defer stopGo()
-		targets = append(targets, proxyTarget{Name: "bare Go net/http proxy (the floor)", URL: goURL, Procs: func() []int { return []int{goPID} }})
+		targets = append(targets, proxyTarget{Name: "bare Go net/http proxy", URL: goURL, Procs: func() []int { return []int{goPID} }})
 	}
 	const rounds = 3
 	log.Printf("proxy: %d connections, %s per target in %d interleaved rounds", conc, per, rounds)

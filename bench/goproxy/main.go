@@ -1,7 +1,7 @@
-// Command goproxy is the floor of the proxy benchmark: a reverse proxy made
+// Command goproxy is the proxy benchmark's Go baseline: a reverse proxy made
 // of Go's net/http server and client and nothing else, configured as the
 // daemon is (64 idle upstream connections, a header timeout), so that the
-// benchmark shows what Go's HTTP stack costs apart from fusebox's own work.
+// benchmark shows what Go's standard HTTP stack costs on its own.
 //
 //	goproxy UPSTREAM-URL
 //
