@@ -393,7 +393,11 @@ type h1response struct {
 
 func (w *h1response) reset(req *http.Request) {
 	w.req = req
-	w.header = make(http.Header, 8)
+	if w.header == nil {
+		w.header = make(http.Header, 8)
+	} else {
+		clear(w.header) // a handler keeps nothing of its answer's header past its return
+	}
 	w.code = 0
 	w.body = w.body[:0]
 	w.headLen = 0
