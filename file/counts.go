@@ -107,19 +107,19 @@ func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
 // it, a person replaced it): a long-lived Store (the daemon) adds to its
 // counters with one system call instead of five. Close unmaps them.
 func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error) {
-	path := s.countsPath(name)
 	s.maps.mu.Lock()
 	defer s.maps.mu.Unlock()
 	cm := s.maps.m[name]
 	if cm != nil {
 		var st unix.Stat_t
-		if unix.Lstat(path, &st) != nil || uint64(st.Dev) != cm.dev || st.Ino != cm.ino || st.Size < countsSize {
+		// countsPath, put together without allocating
+		if lstatJoin(&st, s.prefix, ".counts/", name, ".counts") != nil || uint64(st.Dev) != cm.dev || st.Ino != cm.ino || st.Size < countsSize {
 			s.unmapLocked(name)
 			cm = nil
 		}
 	}
 	if cm == nil {
-		if cm, err = s.mapCounts(path); err != nil {
+		if cm, err = s.mapCounts(s.countsPath(name)); err != nil {
 			return err
 		}
 		if s.maps.m == nil {
@@ -131,7 +131,7 @@ func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error
 	defer func() {
 		if r := recover(); r != nil {
 			s.unmapLocked(name)
-			err = fmt.Errorf("%s: fault while counting (the file was cut short by someone else?): %v", path, r)
+			err = fmt.Errorf("%s: fault while counting (the file was cut short by someone else?): %v", s.countsPath(name), r)
 		}
 	}()
 	fn((*[countWords]uint64)(unsafe.Pointer(&cm.mem[0])))

@@ -137,9 +137,8 @@ func (d *damage) Error() string { return d.problem }
 // from it when one lstat finds it unchanged (see stateCache). A missing file
 // is a fresh state; an unparsable file or a symlink is a *damage.
 func (s *Store) readState(name string) (fusebox.State, error) {
-	path := s.statePath(name)
 	var lst unix.Stat_t
-	switch err := unix.Lstat(path, &lst); err {
+	switch err := lstatJoin(&lst, s.prefix, name, ".json"); err { // statePath, unallocated
 	case nil:
 		if st, ok := s.states.lookup(name, &lst); ok {
 			return st, nil
@@ -148,6 +147,7 @@ func (s *Store) readState(name string) (fusebox.State, error) {
 		s.states.drop(name)
 		return fusebox.State{Name: name}, nil
 	}
+	path := s.statePath(name)
 	fd, err := openFile(path, readFlags)
 	if err != nil {
 		return stateOf(nil, err, name)
