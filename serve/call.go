@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,7 +28,8 @@ const (
 // hopHeaders are not passed on from an upstream's response: they describe
 // its connection, or the framing of a body the daemon writes anew. A
 // Content-Encoding passes on: httpcall decodes gzip and drops the header, so
-// one still there says how the body the daemon passes on is encoded.
+// one still there says how the body the daemon passes on is encoded. Each
+// is written canonically: answer drops it as it is.
 var hopHeaders = []string{
 	"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Trailer", "Te",
 	"Content-Length",
@@ -116,11 +118,16 @@ func (e *busyError) Error() string {
 // extraction or stored answer with a content type of its own.
 func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 	h := w.Header()
+	before := len(h)
 	for k, vs := range res.Header {
-		h[k] = vs
+		if !slices.Contains(hopHeaders, k) { // Del(k) would delete k only when canonical: so does this
+			h[k] = vs
+		}
 	}
-	for _, k := range hopHeaders {
-		h.Del(k)
+	if before > 0 { // set before the answer (X-Fusebox-Shared): one may be a hop header too
+		for _, k := range hopHeaders {
+			delete(h, k) // h.Del(k), without canonicalizing k again
+		}
 	}
 	if res.Header == nil {
 		if json.Valid(res.Body) {
