@@ -79,7 +79,7 @@ func (ep *endpoint) request(ctx context.Context, pp *parts) (*http.Request, erro
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("User-Agent", "fusebox")
+	req.Header["User-Agent"] = userAgent[:1:1] // Set("User-Agent", "fusebox"), without a slice of its own
 	for k, v := range ep.Headers {
 		if strings.EqualFold(k, "Host") {
 			req.Host = v
@@ -89,6 +89,12 @@ func (ep *endpoint) request(ctx context.Context, pp *parts) (*http.Request, erro
 	}
 	return req, nil
 }
+
+// userAgent is the value of every request's User-Agent header, shared by
+// all of them: a request's header values are only read (a RoundTripper must
+// not change the request; http.Client clones the header for a redirect),
+// and an append to it copies, its capacity being its length.
+var userAgent = []string{"fusebox"}
 
 // rules are ep's retry rules for the shared judge.
 func (ep *endpoint) rules() rules {
