@@ -222,7 +222,7 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 // that inflates past it is too large), and resp's header no longer says it
 // is encoded. Another encoding is left as it came, and its header with it.
 func decoded(resp *http.Response) (io.Reader, error) {
-	ce := resp.Header.Values("Content-Encoding")
+	ce := resp.Header["Content-Encoding"] // Values, for a name written canonically
 	if len(ce) != 1 || !strings.EqualFold(strings.TrimSpace(ce[0]), "gzip") {
 		return resp.Body, nil
 	}
@@ -264,6 +264,15 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 		return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}
 	return out, nil
+}
+
+// get is h.Get(k) for a k written canonically, without canonicalizing it
+// again on every request.
+func get(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // idempotent reports whether repeating a request of this method is harmless

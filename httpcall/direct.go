@@ -127,7 +127,7 @@ func (t *DirectTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		addr = net.JoinHostPort(req.URL.Hostname(), "80")
 	}
 	r, gzipAsked := req, false
-	if req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" && req.Method != http.MethodHead &&
+	if get(req.Header, "Accept-Encoding") == "" && get(req.Header, "Range") == "" && req.Method != http.MethodHead &&
 		!t.base.DisableCompression {
 		// As http.Transport does: ask for gzip and decode it, so that the
 		// caller sees the body itself. The caller's header is not changed.
@@ -367,7 +367,7 @@ func (c *directConn) roundTrip(ctx context.Context, req *http.Request, gzipAsked
 	}
 	b := &directBody{c: c, body: resp.Body, ctx: ctx, stop: stop, reuse: reuse}
 	resp.Body = b
-	if gzipAsked && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+	if gzipAsked && strings.EqualFold(get(resp.Header, "Content-Encoding"), "gzip") {
 		resp.Body = &gzipBody{body: b}
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
