@@ -3,6 +3,7 @@
 package file
 
 import (
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +20,9 @@ func lstatJoin(st *unix.Stat_t, parts ...string) error {
 	for _, p := range parts {
 		if n+len(p) >= len(buf) {
 			return lstatJoined(st, parts)
+		}
+		if strings.IndexByte(p, 0) >= 0 {
+			return unix.EINVAL // as unix.Lstat refuses it, rather than stat a shorter path
 		}
 		n += copy(buf[n:], p)
 	}

@@ -36,3 +36,17 @@ func TestLstatJoinIsLstat(t *testing.T) {
 		}
 	}
 }
+
+// A NUL in the path is refused, as unix.Lstat refuses it, and never cuts
+// the path short.
+func TestLstatJoinRefusesNUL(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	want := unix.Lstat(dir+"/a.json\x00x.json", &st)
+	if got := lstatJoin(&st, dir+"/", "a.json\x00x", ".json"); got != want || got == nil {
+		t.Fatalf("lstatJoin with a NUL: %v; unix.Lstat: %v", got, want)
+	}
+}
