@@ -3,10 +3,8 @@ package serve
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -39,8 +37,8 @@ func FuzzHTTP1(f *testing.F) {
 		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<10))
 		w.Write(b)
 	})
-	s := &http1{handler: handler, readHeaderTimeout: 5 * time.Second, idleTimeout: 5 * time.Second, maxHeaderBytes: 1 << 10,
-		base: context.Background(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := newHTTP1(handler)
+	s.idleTimeout, s.maxHeaderBytes = 5*time.Second, 1<<10 // a header past the limit is quick to find
 	done := make(chan error, 1)
 	go func() { done <- s.serve(ln) }()
 	f.Cleanup(func() {

@@ -79,24 +79,50 @@ func servers(t *testing.T, handler http.Handler, o func(*http1)) (std, ours stri
 		open.Wait()
 	})
 
-	ln2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h1 := &http1{handler: handler, readHeaderTimeout: 5 * time.Second, idleTimeout: time.Minute, maxHeaderBytes: 8 << 10,
-		base: context.Background(), log: quiet}
+	h1 := newHTTP1(handler)
 	if o != nil {
 		o(h1)
 	}
-	done := make(chan error, 1)
-	go func() { done <- h1.serve(ln2) }()
+	ours, done := serveOn(t, h1)
 	t.Cleanup(func() {
 		h1.close()
 		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return ln1.Addr().String(), ln2.Addr().String()
+	return ln1.Addr().String(), ours
+}
+
+// newHTTP1 is an http1 for handler with the tests' settings: an 8 KiB
+// header limit, timeouts long enough never to fire unless a test shortens
+// them, and no log.
+func newHTTP1(handler http.Handler) *http1 {
+	return &http1{handler: handler, readHeaderTimeout: 5 * time.Second, idleTimeout: time.Minute, maxHeaderBytes: 8 << 10,
+		base: context.Background(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// serveOn serves s on a loopback port and returns its address and what its
+// serve returns.
+func serveOn(t *testing.T, s *http1) (string, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.serve(ln) }()
+	return ln.Addr().String(), served
+}
+
+// dial connects to addr until the test ends.
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // answer is a response as read off the wire.
@@ -231,11 +257,7 @@ func TestHTTP1AnswersAsNetHTTPDoes(t *testing.T) {
 func TestHTTP1PanicClosesOnlyItsConnection(t *testing.T) {
 	var logs testenv.Buffer
 	_, ours := servers(t, http.HandlerFunc(echo), func(s *http1) { s.log = slog.New(slog.NewTextHandler(&logs, nil)) })
-	other, err := net.Dial("tcp", ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := dial(t, ours)
 	exchange(t, ours, "GET /?panic HTTP/1.1\r\nHost: x\r\n\r\n", nil, true)
 	if !strings.Contains(logs.String(), "asked to") {
 		t.Errorf("the panic was not logged: %q", logs.String())
@@ -279,25 +301,10 @@ func (h *held) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestHTTP1ShutdownFinishesWhatIsInFlight(t *testing.T) {
 	h := newHeld()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &http1{handler: h, readHeaderTimeout: 5 * time.Second, idleTimeout: time.Minute, maxHeaderBytes: 8 << 10,
-		base: context.Background(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	served := make(chan error, 1)
-	go func() { served <- s.serve(ln) }()
+	s := newHTTP1(h)
+	addr, served := serveOn(t, s)
 
-	idle, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
-	busy, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer busy.Close()
+	idle, busy := dial(t, addr), dial(t, addr)
 	io.WriteString(busy, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-h.began
 
@@ -330,26 +337,17 @@ func TestHTTP1ShutdownFinishesWhatIsInFlight(t *testing.T) {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("serve: %v", err)
 	}
-	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
 		t.Error("still accepting after shutdown")
 	}
 }
 
 func TestHTTP1CloseEndsTheCallsInFlight(t *testing.T) {
 	h := newHeld()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &http1{handler: h, readHeaderTimeout: 5 * time.Second, idleTimeout: time.Minute, maxHeaderBytes: 8 << 10,
-		base: context.Background(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	served := make(chan error, 1)
-	go func() { served <- s.serve(ln) }()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s := newHTTP1(h)
+	addr, served := serveOn(t, s)
+	c := dial(t, addr)
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	<-h.began
 	ctx, cancel := context.WithCancel(context.Background())
