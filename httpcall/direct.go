@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/httpsyntax"
 )
 
 // DirectTransport makes plain http:// round trips on the caller's goroutine:
@@ -206,7 +208,7 @@ func (t *DirectTransport) handles(req *http.Request) bool {
 		return false
 	}
 	for k, vs := range req.Header {
-		if !token(k) {
+		if !httpsyntax.Token(k) {
 			return false
 		}
 		switch k {
@@ -214,38 +216,13 @@ func (t *DirectTransport) handles(req *http.Request) bool {
 			return false
 		}
 		for _, v := range vs {
-			if !fieldValue(v) {
+			if !httpsyntax.FieldValue(v) {
 				return false
 			}
 		}
 	}
 	if t.base.Proxy != nil {
 		if p, err := t.base.Proxy(req); err != nil || p != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// token reports whether s is an RFC 9110 token: a header name or a method.
-func token(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// fieldValue reports whether s may be sent as a header value as it is.
-func fieldValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/httpsyntax"
 )
 
 // http1 is the daemon's HTTP/1.1 server: a connection loop around net/http's
@@ -306,44 +308,16 @@ func checkRequest(r *http.Request) (int, string) {
 		return http.StatusBadRequest, "malformed Host header"
 	}
 	for k, vs := range r.Header {
-		if !validToken(k) {
+		if !httpsyntax.Token(k) {
 			return http.StatusBadRequest, "invalid header name"
 		}
 		for _, v := range vs {
-			if !validFieldValue(v) {
+			if !httpsyntax.FieldValue(v) {
 				return http.StatusBadRequest, "invalid header value"
 			}
 		}
 	}
 	return 0, ""
-}
-
-// validToken reports whether k is an RFC 9110 token, as a header's name
-// must be.
-func validToken(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validFieldValue reports whether v holds no control byte but the tab.
-func validFieldValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // validHost reports whether h holds only the bytes a Host header may.
@@ -486,7 +460,7 @@ func (w *h1response) finish(keep bool) bool {
 	}
 	slices.Sort(w.keys)
 	for _, k := range w.keys {
-		if !validToken(k) {
+		if !httpsyntax.Token(k) {
 			continue // as http.Server drops it
 		}
 		for _, v := range h[k] {
