@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"syscall"
 
 	"github.com/fusebox-hq/fusebox"
@@ -36,6 +37,14 @@ type Spec struct {
 	// Stream passes every attempt's stdout through as it comes, instead of
 	// holding it until the call knows which attempt ends it.
 	Stream bool
+	// SpoolDir is where output held past its share of memory is spooled:
+	// unlinked temp files. "": os.TempDir().
+	SpoolDir string
+	// Trouble, when set, hears fusebox's own trouble that the call went on
+	// through: output that could not be held (a full or unwritable SpoolDir)
+	// and passed through as it came instead. It is called at most once per
+	// call, from any goroutine.
+	Trouble func(error)
 	// RetryOnExit lists the exit statuses worth retrying; a failure with
 	// another status ends the call, and still counts against the circuit. A
 	// timeout is always worth retrying. The zero value retries any failure.
@@ -55,7 +64,8 @@ type Spec struct {
 // to its process group, and SIGKILL a second later), and failed attempts are
 // retried with backoff within the call's deadline. A command that cannot be
 // executed or is not found is not retried and does not count against the
-// circuit. Run may be called concurrently.
+// circuit, and neither does an attempt whose output fusebox could not pass
+// on. Run may be called concurrently.
 //
 // Run returns nil when an attempt succeeded; an error matching fusebox.ErrOpen
 // when the circuit was open and nothing ran; an *Interrupted when s.Interrupt
@@ -68,6 +78,12 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 	interrupt := s.Interrupt
 	if interrupt == nil {
 		interrupt = func() (syscall.Signal, bool) { return 0, false }
+	}
+	var trouble sync.Once
+	report := func(err error) {
+		if s.Trouble != nil {
+			trouble.Do(func() { s.Trouble(err) })
+		}
 	}
 	var last *spool
 	defer func() {
@@ -89,7 +105,7 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 		if s.Stream || s.Stdout == nil {
 			ch.stdout = s.Stdout
 		} else {
-			last = &spool{limit: spoolMemory}
+			last = &spool{dir: s.SpoolDir, mem: stdoutMemory, live: s.Stdout, trouble: report}
 			ch.stdout = last
 		}
 		return attemptFailure(ch.run(actx), &s.RetryOnExit)

@@ -6,52 +6,89 @@ import (
 	"os"
 )
 
-// spoolMemory is how much of an attempt's stdout Run keeps in memory before
-// it spills to a temporary file.
-const spoolMemory = 4 << 20
+// stdoutMemory is how much of an attempt's stdout Run keeps in memory
+// before it spills to a temporary file.
+const stdoutMemory = 4 << 20
 
-// spool holds one attempt's stdout until the call knows whether that attempt
-// ends it: in memory up to limit bytes, then in an unlinked temp file. It is
-// not safe for concurrent use (exec copies stdout from one goroutine).
+// spool holds one attempt's stdout until the call knows whether that
+// attempt ends it: in memory up to mem bytes, then in an unlinked temp file
+// in dir ("": os.TempDir()).
+//
+// Output is never lost to fusebox's own trouble: when the temp file cannot
+// be created or written (a full or unwritable dir), the spool writes what
+// it held to live, calls trouble, and from then on passes everything
+// through to live as it comes. A retried command may then print twice; its
+// output is whole, and the attempt fails only if the command does.
+//
+// It is not safe for concurrent use (exec copies stdout from one goroutine).
 type spool struct {
-	limit int
-	mem   bytes.Buffer
-	file  *os.File
-	err   error
+	dir     string
+	mem     int
+	live    io.Writer
+	trouble func(error) // nil: none
+	buf     bytes.Buffer
+	file    *os.File
+	passing bool // the spool could not hold: everything goes to live
 }
 
 func (s *spool) Write(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err
+	if s.passing {
+		return s.live.Write(p)
 	}
-	if s.file == nil && s.mem.Len()+len(p) <= s.limit {
-		return s.mem.Write(p)
+	if err := s.hold(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// hold adds p to what is held. Its error is live's, once the spool fell
+// back.
+func (s *spool) hold(p []byte) error {
+	if s.file == nil && s.buf.Len()+len(p) <= s.mem {
+		s.buf.Write(p)
+		return nil
 	}
 	if s.file == nil {
-		f, err := os.CreateTemp("", "fusebox-stdout-*")
+		f, err := os.CreateTemp(s.dir, "fusebox-spool-*")
 		if err != nil {
-			s.err = err
-			return 0, err
+			return s.fallBack(p, err)
 		}
 		os.Remove(f.Name()) // nothing left behind, whatever happens next
-		s.file = f
-		if _, err := s.file.Write(s.mem.Bytes()); err != nil {
-			s.err = err
-			return 0, err
+		if _, err := f.Write(s.buf.Bytes()); err != nil {
+			f.Close()
+			return s.fallBack(p, err) // buf still holds it all
 		}
-		s.mem.Reset()
+		s.file = f
+		s.buf.Reset()
 	}
 	n, err := s.file.Write(p)
 	if err != nil {
-		s.err = err
+		return s.fallBack(p[n:], err)
 	}
-	return n, err
+	return nil
 }
 
-// WriteTo copies what was spooled to w.
+// fallBack writes what the spool held to live, then rest, and passes
+// everything after through: cause kept it from holding rest.
+func (s *spool) fallBack(rest []byte, cause error) error {
+	if s.trouble != nil {
+		s.trouble(cause)
+	}
+	_, err := s.WriteTo(s.live)
+	s.passing = true
+	s.Close()
+	if err != nil {
+		return err
+	}
+	_, err = s.live.Write(rest)
+	return err
+}
+
+// WriteTo copies what was held to w.
 func (s *spool) WriteTo(w io.Writer) (int64, error) {
 	if s.file == nil {
-		return s.mem.WriteTo(w)
+		n, err := w.Write(s.buf.Bytes())
+		return int64(n), err
 	}
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return 0, err
@@ -59,11 +96,13 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 	return io.Copy(w, s.file)
 }
 
-// Close discards what was spooled.
+// Close discards what was held.
 func (s *spool) Close() error {
-	s.mem.Reset()
+	s.buf.Reset()
 	if s.file != nil {
-		return s.file.Close()
+		f := s.file
+		s.file = nil
+		return f.Close()
 	}
 	return nil
 }

@@ -146,7 +146,10 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	}
 	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
-		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
+		Stream: o.stream, Trouble: func(err error) {
+			a.logger.Error("cannot hold the command's output; passing it through as it comes", "circuit", o.name, "err", err)
+		},
+		RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
 	})
 	logFailed(a, o.name, err)
 	n.finish(circuits, []string{o.name}, err) // the command's output is written
