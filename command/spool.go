@@ -2,17 +2,26 @@ package command
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 )
 
-// stdoutMemory is how much of an attempt's stdout Run keeps in memory
-// before it spills to a temporary file.
-const stdoutMemory = 4 << 20
+// How much of an attempt's output Run holds until the call knows whether
+// to print it. stdout is held whole (a script reads it); stderr, which a
+// person reads, is bounded: past stderrHead bytes only the last stderrTail
+// are kept, and a line says how much was cut between.
+const (
+	stdoutMemory = 4 << 20 // then a temp file
+	stderrMemory = 64 << 10
+	stderrHead   = 1 << 20
+	stderrTail   = 64 << 10
+)
 
-// spool holds one attempt's stdout until the call knows whether that
-// attempt ends it: in memory up to mem bytes, then in an unlinked temp file
-// in dir ("": os.TempDir()).
+// spool holds one attempt's stdout or stderr: in memory up to mem bytes,
+// then in an unlinked temp file in dir ("": os.TempDir()). With head > 0 it
+// keeps the first head bytes and the last tail bytes, and counts what it
+// cut between them.
 //
 // Output is never lost to fusebox's own trouble: when the temp file cannot
 // be created or written (a full or unwritable dir), the spool writes what
@@ -20,32 +29,55 @@ const stdoutMemory = 4 << 20
 // through to live as it comes. A retried command may then print twice; its
 // output is whole, and the attempt fails only if the command does.
 //
-// It is not safe for concurrent use (exec copies stdout from one goroutine).
+// It is not safe for concurrent use (one goroutine copies each pipe).
 type spool struct {
-	dir     string
-	mem     int
-	live    io.Writer
-	trouble func(error) // nil: none
-	buf     bytes.Buffer
-	file    *os.File
-	passing bool // the spool could not hold: everything goes to live
+	dir      string
+	mem      int
+	head     int64 // 0: no bound
+	tail     int
+	what     string // "stderr": names the stream in the line saying what was cut
+	live     io.Writer
+	trouble  func(error) // nil: none
+	buf      bytes.Buffer
+	file     *os.File
+	held     int64 // bytes of the head held, in buf or file
+	lastByte byte  // the head's last byte
+	end      []byte
+	cut      int64
+	passing  bool // the spool could not hold: everything goes to live
 }
 
 func (s *spool) Write(p []byte) (int, error) {
 	if s.passing {
 		return s.live.Write(p)
 	}
-	if err := s.hold(p); err != nil {
+	first, rest := p, []byte(nil)
+	if s.head > 0 && s.held+int64(len(p)) > s.head {
+		room := s.head - s.held
+		first, rest = p[:room], p[room:]
+	}
+	if err := s.hold(first); err != nil {
 		return 0, err
 	}
+	if s.passing { // it fell back while holding first
+		if _, err := s.live.Write(rest); err != nil {
+			return len(first), err
+		}
+		return len(p), nil
+	}
+	s.keepEnd(rest)
 	return len(p), nil
 }
 
-// hold adds p to what is held. Its error is live's, once the spool fell
-// back.
+// hold adds p to the head. Its error is live's, once the spool fell back.
 func (s *spool) hold(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
 	if s.file == nil && s.buf.Len()+len(p) <= s.mem {
 		s.buf.Write(p)
+		s.held += int64(len(p))
+		s.lastByte = p[len(p)-1]
 		return nil
 	}
 	if s.file == nil {
@@ -62,6 +94,10 @@ func (s *spool) hold(p []byte) error {
 		s.buf.Reset()
 	}
 	n, err := s.file.Write(p)
+	s.held += int64(n)
+	if n > 0 {
+		s.lastByte = p[n-1]
+	}
 	if err != nil {
 		return s.fallBack(p[n:], err)
 	}
@@ -84,21 +120,52 @@ func (s *spool) fallBack(rest []byte, cause error) error {
 	return err
 }
 
-// WriteTo copies what was held to w.
+// keepEnd keeps the last s.tail bytes of what came past the head.
+func (s *spool) keepEnd(p []byte) {
+	s.end = append(s.end, p...)
+	if over := len(s.end) - s.tail; over > 0 {
+		s.cut += int64(over)
+		s.end = s.end[:copy(s.end, s.end[over:])]
+	}
+}
+
+// WriteTo copies what was held to w: the head, then, when the middle was
+// cut, a line saying how much, and the end.
 func (s *spool) WriteTo(w io.Writer) (int64, error) {
-	if s.file == nil {
-		n, err := w.Write(s.buf.Bytes())
-		return int64(n), err
+	var n int64
+	var err error
+	if s.file != nil {
+		if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+			return 0, err
+		}
+		n, err = io.Copy(w, s.file)
+	} else {
+		var m int
+		m, err = w.Write(s.buf.Bytes())
+		n = int64(m)
 	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return 0, err
+	if err != nil || len(s.end) == 0 {
+		return n, err
 	}
-	return io.Copy(w, s.file)
+	if s.cut > 0 {
+		nl := ""
+		if s.lastByte != '\n' {
+			nl = "\n"
+		}
+		m, err := fmt.Fprintf(w, "%s[fusebox: %d bytes of the command's %s cut here; the first %d and the last %d are kept]\n", nl, s.cut, s.what, s.head, len(s.end))
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	m, err := w.Write(s.end)
+	return n + int64(m), err
 }
 
 // Close discards what was held.
 func (s *spool) Close() error {
 	s.buf.Reset()
+	s.end = nil
 	if s.file != nil {
 		f := s.file
 		s.file = nil

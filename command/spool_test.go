@@ -57,6 +57,39 @@ func TestSpoolSpillsToAnUnlinkedTempFilePastItsMemory(t *testing.T) {
 	}
 }
 
+func TestSpoolPastItsBoundKeepsTheHeadAndTheEndAndSaysWhatWasCut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		want   string
+	}{
+		{"within the bound all is kept", []string{"line1\n", "line2\n"}, "line1\nline2\n"},
+		{"within head and end nothing is cut", []string{"0123456789", "abcd"}, "0123456789abcd"},
+		{"past both the middle is cut", []string{"head\nmore\n", "middle\n", "the end\n"},
+			"head\nmore\n[fusebox: 11 bytes of the command's stderr cut here; the first 10 and the last 4 are kept]\nend\n"},
+		{"a head cut mid-line gets its own line", []string{"0123456789ABCDEFGHIJ"},
+			"0123456789\n[fusebox: 6 bytes of the command's stderr cut here; the first 10 and the last 4 are kept]\nGHIJ"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 4 bytes of memory: the head spills to the file, as a long stderr does.
+			s := &spool{dir: t.TempDir(), mem: 4, head: 10, tail: 4, what: "stderr", live: failingWriter{}}
+			defer s.Close()
+			for _, w := range tc.writes {
+				if n, err := s.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			var got bytes.Buffer
+			if _, err := s.WriteTo(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != tc.want {
+				t.Errorf("WriteTo gave %q, want %q", got.String(), tc.want)
+			}
+		})
+	}
+}
+
 func TestSpoolThatCannotHoldPassesEverythingThroughOnce(t *testing.T) {
 	notADir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {

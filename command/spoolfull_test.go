@@ -56,12 +56,14 @@ func unwritableDir(t *testing.T) string {
 // reported once, no failure is counted, and the exit status is the
 // command's.
 func TestOutputThatCannotBeSpooledPassesThroughWhole(t *testing.T) {
-	// More stdout than is held in memory (4 MiB): it spills to the dir.
+	// More stdout than is held in memory (4 MiB), and more stderr (64 KiB)
+	// though less than its bound (1 MiB): both spill to the dir.
 	const lines = 700000
 	var want strings.Builder
 	for i := 1; i <= lines; i++ {
 		want.WriteString(strconv.Itoa(i) + "\n")
 	}
+	stderrWant := strings.Repeat("a diagnostic line of forty bytes or so\n", 5000)
 	for _, dir := range []struct {
 		name string
 		make func(t *testing.T) string
@@ -77,14 +79,16 @@ func TestOutputThatCannotBeSpooledPassesThroughWhole(t *testing.T) {
 		}{
 			{"stdout of a success", "seq 1 " + strconv.Itoa(lines), 0},
 			{"stdout of a failure", "seq 1 " + strconv.Itoa(lines) + "; exit 3", 3},
+			{"stderr of a success", `yes "a diagnostic line of forty bytes or so" | head -n 5000 >&2`, 0},
 		} {
 			t.Run(dir.name+": "+tc.name, func(t *testing.T) {
 				p := fastPolicy()
 				p.Retry.Attempts = 1
 				h := newHarness(t, p)
 				var trouble []error
+				var stderr strings.Builder
 				out, err := h.run(command.Spec{
-					Argv: []string{"sh", "-c", tc.script}, SpoolDir: dir.make(t),
+					Argv: []string{"sh", "-c", tc.script}, Stderr: &stderr, SpoolDir: dir.make(t),
 					Trouble: func(err error) { trouble = append(trouble, err) },
 				})
 				switch {
@@ -95,8 +99,12 @@ func TestOutputThatCannotBeSpooledPassesThroughWhole(t *testing.T) {
 						t.Errorf("exit status %d (%s), want the command's %d", ee.Code, ee.Reason, tc.wantCode)
 					}
 				}
-				if out != want.String() {
-					t.Errorf("stdout %d bytes, want %d: output lost or doubled", len(out), want.Len())
+				wantOut, wantErr := want.String(), ""
+				if strings.HasPrefix(tc.name, "stderr") {
+					wantOut, wantErr = "", stderrWant
+				}
+				if out != wantOut || stderr.String() != wantErr {
+					t.Errorf("stdout %d bytes, stderr %d bytes; want %d and %d: output lost or doubled", len(out), stderr.Len(), len(wantOut), len(wantErr))
 				}
 				if len(trouble) != 1 {
 					t.Errorf("trouble reported %d times (%v), want once", len(trouble), trouble)

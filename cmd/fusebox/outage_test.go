@@ -43,8 +43,8 @@ func TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines(t *testing.T) {
 	state := t.TempDir()
 	job := map[string][]string{
 		"call": append(append([]string{"call", "--url", url}, outagePolicy...), "weather-api"),
-		// curl -s: its own error lines would pass through, as any command's
-		// stderr does; the bound is on what fusebox prints.
+		// curl -s: it writes no error lines, so the bound is on what fusebox
+		// prints (TestRunCronOutageMailsFromAtMostThreeRuns counts curl's).
 		"run": runArgs("weather-cmd", outagePolicy, curl, "-fs", url),
 	}
 
