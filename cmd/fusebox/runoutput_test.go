@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,15 +39,9 @@ const cronMailBound = 3
 // counted by what the server saw (its probes) and by the circuit's state,
 // not by the clock.
 func TestRunCronOutageMailsFromAtMostThreeRuns(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		testenv.Skip(t, "curl is not installed")
-	}
-	api := fakeapis.New("key", "token")
-	srv := httptest.NewServer(api)
-	defer srv.Close()
+	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()
-	job := runArgs("zigbee2mqtt", cronPolicy, curl, "-fsS", srv.URL+"/weather")
+	job := runArgs("zigbee2mqtt", cronPolicy, curl, "-fsS", url)
 
 	var mails []string // one per job that wrote on stderr
 	jobs, ticks := 0, 0
