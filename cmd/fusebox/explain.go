@@ -42,7 +42,8 @@ default). It changes nothing: no probe is taken, no state written.
 
 --json prints one object: name, kind, action (run, skip or probe), phase,
 until (RFC 3339, when a skip ends), why, skip_exit, state and config ({value,
-source}), policy (an array of {key, value, source, file, line, config_key})
+source}), policy (an array of {key, value, source, flag, file, line,
+config_key, and learned for open_for: auto})
 and, for a chain, endpoints (each with its own action, phase, until, why and
 policy).`,
 		Example: `  fusebox explain zigbee2mqtt
@@ -101,6 +102,8 @@ type policyValue struct {
 	File      string `json:"file,omitempty"`
 	Line      int    `json:"line,omitempty"`
 	ConfigKey string `json:"config_key,omitempty"`
+	// Learned says how a learned value (open_for: auto) was learned.
+	Learned string `json:"learned,omitempty"`
 }
 
 func runExplain(ctx context.Context, a *app, o *explainOptions) error {
@@ -144,6 +147,14 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 			x.Until = &v.Until
 		}
 		x.Policy = o.policy.sources(cfg, name, p)
+		if p.Breaker.LearnOpenFor {
+			d, how := st.LearnedOpenFor(p.Breaker)
+			for i := range x.Policy {
+				if x.Policy[i].Key == "open_for" {
+					x.Policy[i].Value, x.Policy[i].Learned = "auto: "+d.String(), how
+				}
+			}
+		}
 		return nil
 	}
 	if e.Kind == "chain" {
@@ -318,13 +329,17 @@ func writeExplanation(w io.Writer, e explanation) error {
 }
 
 func (v policyValue) from() string {
+	from := v.Source
 	switch v.Source {
 	case "flag":
-		return "flag " + v.Flag
+		from = "flag " + v.Flag
 	case "config":
-		return fmt.Sprintf("config %s:%d (%s)", v.File, v.Line, v.ConfigKey)
+		from = fmt.Sprintf("config %s:%d (%s)", v.File, v.Line, v.ConfigKey)
 	}
-	return v.Source
+	if v.Learned != "" {
+		from += "; " + v.Learned
+	}
+	return from
 }
 
 // sentence is what x would do, in words: "would skip until ...: why".

@@ -116,3 +116,34 @@ func TestExplainSaysWhenARunWouldProbe(t *testing.T) {
 		return strings.Contains(p.stdout, "nas (circuit): would probe: half-open: the open period ended at ")
 	})
 }
+
+// Under open_for: auto, explain shows the learned period and what it was
+// learned from.
+func TestExplainShowsALearnedOpenPeriod(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	cfg := writeConfigPath(t, base, "circuits:\n  bridge:\n    attempts: 1\n    trip_after: 1\n    open_for: auto\n")
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	p := inprocEnv(t, state, env, "explain", "bridge")
+	if !strings.Contains(p.stdout, "open_for         auto: 30s  config "+cfg+":5 (circuits.bridge.open_for); no outage recorded yet") {
+		t.Errorf("before any outage:\n%s%s", p.stdout, p.stderr)
+	}
+	// An outage that ends at its first probe: the next is learned from it.
+	inprocEnv(t, state, env, "run", "bridge", "--open-for", "1ms", "--", "false")
+	waitFor(t, "the open period to end", func() bool {
+		return strings.Contains(inprocEnv(t, state, env, "explain", "bridge").stdout, "would probe")
+	})
+	if p := inprocEnv(t, state, env, "run", "bridge", "--", "true"); p.code != 0 {
+		t.Fatalf("the probe: exit %d %s", p.code, p.stderr)
+	}
+	p = inprocEnv(t, state, env, "explain", "bridge", "--json")
+	var e explanation
+	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range e.Policy {
+		if v.Key == "open_for" && (!strings.HasPrefix(v.Value, "auto: ") || !strings.Contains(v.Learned, "learned from the last 1 outage(s): back by")) {
+			t.Errorf("open_for after one outage: %+v", v)
+		}
+	}
+}
