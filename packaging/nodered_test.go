@@ -219,9 +219,10 @@ func (s *sidebar) next(t *testing.T) debugMsg {
 // (4.1: Node-RED 5 needs Node.js 22.9, newer than the test machines have)
 // and runs it against a real `fusebox serve` with the example config: the
 // switch sends the daemon's 503 to the "every endpoint down" debug node
-// with payload.errors and a Retry-After header, and a temperature to the
-// other one — from OpenWeatherMap, from wttr.in when it is down, and the
-// stored answer when both are.
+// with payload.errors and a Retry-After header, a temperature to the
+// temperature one — from OpenWeatherMap, from wttr.in when it is down, and
+// the stored answer when both are — and, once the daemon is stopped, the
+// connection's error to the "fusebox itself unreachable" one.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
 	node, red := nodeREDInstall(t)
@@ -315,4 +316,38 @@ func TestNodeREDFlow(t *testing.T) {
 	if got := d.metric(t, "fusebox_serve_requests_total"); got != 4 {
 		t.Errorf("the daemon answered %v requests, want 4", got)
 	}
+
+	// The daemon itself down: the http request node sends the msg on, with
+	// the connection error's code as msg.statusCode, and logs the error
+	// (to the sidebar and to Catch nodes); the switch's otherwise branch
+	// takes it.
+	t.Run("the daemon down: ECONNREFUSED to the unreachable node, and an error logged", func(t *testing.T) {
+		d.Stop()
+		n.inject(t, "fusebox.inject")
+		var shown, logged *debugMsg
+		for shown == nil || logged == nil {
+			m := sb.next(t)
+			switch m.ID {
+			case "fusebox.unreachable":
+				shown = &m
+			case "fusebox.weather": // the http request node's node.error
+				logged = &m
+			default:
+				t.Fatalf("debug node %s showed %s, want fusebox.unreachable", m.ID, m.Msg)
+			}
+		}
+		var msg struct {
+			StatusCode string `json:"statusCode"`
+			Payload    string `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(shown.Msg), &msg); err != nil {
+			t.Fatalf("fusebox.unreachable's msg %q: %v", shown.Msg, err)
+		}
+		if msg.StatusCode != "ECONNREFUSED" || !strings.Contains(msg.Payload, "ECONNREFUSED") {
+			t.Errorf("msg = %+v, want statusCode ECONNREFUSED and the error in payload", msg)
+		}
+		if !strings.Contains(logged.Msg, "ECONNREFUSED") {
+			t.Errorf("the http request node logged %q, want the connection refused", logged.Msg)
+		}
+	})
 }
