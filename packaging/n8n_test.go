@@ -38,25 +38,6 @@ type n8nCLI struct {
 	env       []string
 }
 
-// n8nInstall returns the node binary and n8n's bin/n8n from $FUSEBOX_N8N,
-// or skips the test through testenv.Skip.
-func n8nInstall(t *testing.T) (node, bin string) {
-	t.Helper()
-	prefix := os.Getenv(N8nVar)
-	if prefix == "" {
-		testenv.Skip(t, "$%s is not set: install n8n as .ci/run does (npm install --prefix DIR n8n@2.8.4, with xlsx overridden to 0.18.5) and set it to DIR", N8nVar)
-	}
-	bin = filepath.Join(prefix, "node_modules", "n8n", "bin", "n8n")
-	if _, err := os.Stat(bin); err != nil {
-		testenv.Skip(t, "no n8n in $%s: %v", N8nVar, err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Skip(t, "Node.js is not installed (apt-get install nodejs npm): %v", err)
-	}
-	return node, bin
-}
-
 func newN8n(t *testing.T, node, bin string) *n8nCLI {
 	user := t.TempDir()
 	return &n8nCLI{node: node, bin: bin, env: []string{
@@ -229,7 +210,8 @@ func exampleWorkflows(t *testing.T, addr string) (dir, noFallbackID string) {
 // node fails the execution.
 func TestN8nWorkflow(t *testing.T) {
 	t.Parallel()
-	node, bin := n8nInstall(t)
+	node, bin := npmInstalled(t, N8nVar, "n8n/bin/n8n",
+		"install n8n as .ci/run does (npm install --prefix DIR n8n@2.8.4, with xlsx overridden to 0.18.5 in DIR/package.json)")
 	start := time.Now()
 	up := startUpstream(t)
 	up.Release()

@@ -60,23 +60,24 @@ type nodeRED struct {
 	log  testenv.Buffer
 }
 
-// nodeREDInstall returns the node binary and Node-RED's red.js from
-// $FUSEBOX_NODE_RED, or skips the test through testenv.Skip.
-func nodeREDInstall(t *testing.T) (node, red string) {
+// npmInstalled returns the node binary and the file rel (below
+// node_modules) of what is installed in the npm prefix $envVar names, or
+// skips the test through testenv.Skip, saying how to install it.
+func npmInstalled(t *testing.T, envVar, rel, how string) (node, path string) {
 	t.Helper()
-	prefix := os.Getenv(NodeREDVar)
+	prefix := os.Getenv(envVar)
 	if prefix == "" {
-		testenv.Skip(t, "$%s is not set: npm install --prefix DIR node-red@4.1.15 and set it to DIR", NodeREDVar)
+		testenv.Skip(t, "$%s is not set: %s and set it to DIR", envVar, how)
 	}
-	red = filepath.Join(prefix, "node_modules", "node-red", "red.js")
-	if _, err := os.Stat(red); err != nil {
-		testenv.Skip(t, "no Node-RED in $%s: %v", NodeREDVar, err)
+	path = filepath.Join(prefix, "node_modules", rel)
+	if _, err := os.Stat(path); err != nil {
+		testenv.Skip(t, "nothing installed in $%s: %v (%s)", envVar, err, how)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Skip(t, "Node.js is not installed (apt-get install nodejs npm): %v", err)
 	}
-	return node, red
+	return node, path
 }
 
 // startNodeRED runs red.js with node, a temporary user dir and no flows, and
@@ -225,7 +226,7 @@ func (s *sidebar) next(t *testing.T) debugMsg {
 // connection's error to the "fusebox itself unreachable" one.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
-	node, red := nodeREDInstall(t)
+	node, red := npmInstalled(t, NodeREDVar, "node-red/red.js", "npm install --prefix DIR node-red@4.1.15")
 	up := startUpstream(t)
 	d := exampleDaemon(t, up)
 	up.Down(fakeapis.OpenWeatherMap)
