@@ -175,7 +175,7 @@ func exampleWorkflows(t *testing.T, addr string) (dir, noFallbackID string) {
 	if w["id"] != exampleWorkflowID || w["name"] == "" {
 		t.Fatalf("examples/n8n-workflow.json has id %v and name %v; want id %s and a name", w["id"], w["name"], exampleWorkflowID)
 	}
-	noFallbackID = "fuseboxNoFallbak"
+	noFallbackID = "fuseboxNoFallback"
 	w["id"], w["name"] = noFallbackID, "Weather via fusebox, no fallback"
 	found := false
 	for _, node := range w["nodes"].([]any) {
