@@ -552,11 +552,12 @@ func (k *call) update(permit Permit, o Outcome, success Counts) (reopensIn time.
 	}
 	var events []Event
 	var now Instant
-	clock, bp := k.c.clock, k.policy.Breaker // not k: see acquireLocked
+	clock, bp, retry := k.c.clock, k.policy.Breaker, k.policy.Retry // not k: see acquireLocked
 	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		now = clock.Now()
 		events = st.Record(bp, now, permit, o)
 		StampSkips(events, skips)
+		StampRetry(events, retry)
 		return events, true
 	})
 	if err != nil {
