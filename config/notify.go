@@ -59,8 +59,10 @@ func (l *loader) webhooks(e entry) []notify.Webhook {
 				set(&w.Format)(oneOf(l, f, notify.Formats))
 			case "headers":
 				w.Headers = l.headers(f)
+			case "redirects":
+				set(&w.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "format", "headers")
+				l.unknownKey(f, "url", "format", "headers", "redirects")
 			}
 		}
 		return w, hasURL
@@ -77,12 +79,21 @@ func (l *loader) heartbeats(e entry) []notify.Heartbeat {
 				hasURL = true
 			case "kind":
 				set(&hb.Kind)(oneOf(l, f, notify.HeartbeatKinds))
+			case "redirects":
+				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "kind")
+				l.unknownKey(f, "url", "kind", "redirects")
 			}
 		}
 		return hb, hasURL
 	})
+}
+
+// notifyRedirects reads a webhook's or heartbeat's redirects: as an
+// endpoint's.
+func (l *loader) notifyRedirects(e entry) (notify.Redirects, bool) {
+	r, ok := l.redirects(e)
+	return notify.Redirects(r), ok
 }
 
 // urlItems reads a list of mappings, each read by read, which reports
