@@ -117,7 +117,7 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery"}
+var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance"}
 
 func (l *loader) mqtt(e entry) *notify.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
@@ -139,6 +139,8 @@ func (l *loader) mqtt(e entry) *notify.MQTT {
 			set(&m.Prefix)(l.topic(f, false))
 		case "discovery":
 			set(&m.Discovery)(l.topic(f, true))
+		case "instance":
+			set(&m.Instance)(l.instance(f))
 		default:
 			l.unknownKey(f, mqttKeys...)
 		}
@@ -173,6 +175,19 @@ func (l *loader) topic(e entry, mayBeEmpty bool) (string, bool) {
 		return "", false
 	case s == "" && !mayBeEmpty, strings.ContainsAny(s, "+#\x00"), strings.HasPrefix(s, "/"), strings.HasSuffix(s, "/"):
 		l.errorf(e.value, e.path, "want a topic prefix like fusebox, without + # or a leading or trailing /")
+		return "", false
+	}
+	return s, true
+}
+
+// instance reads the name this host's circuits carry in Home Assistant.
+func (l *loader) instance(e entry) (string, bool) {
+	s, ok := l.text(e.value, e.path, "a name like nas")
+	if !ok {
+		return "", false
+	}
+	if !notify.ValidInstance(s) {
+		l.errorf(e.value, e.path, "want a name of 1 to 64 letters, digits, '.', '_' or '-', like nas, got %q", s)
 		return "", false
 	}
 	return s, true

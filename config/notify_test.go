@@ -23,7 +23,7 @@ defaults:
         format: gotify
         headers: {X-Gotify-Key: '${GOTIFY}'}
         redirects: any
-    mqtt: {broker: 'tcp://127.0.0.1:1883', username: fb, password: '${GOTIFY}'}
+    mqtt: {broker: 'tcp://127.0.0.1:1883', username: fb, password: '${GOTIFY}', instance: nas.lan}
 circuits:
   bridge:
     notify:
@@ -50,7 +50,7 @@ circuits:
 			{URL: "https://ntfy.sh/home-alerts", Format: notify.Ntfy},
 			{URL: "http://gotify.lan/message", Format: notify.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}, Redirects: notify.RedirectsAny},
 		},
-		MQTT: &notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant"},
+		MQTT: &notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas.lan"},
 	}
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults' rules = %+v, want %+v", def, want)

@@ -42,7 +42,7 @@ func (a *app) newNotifier(cfg *config.Config, store fusebox.Store) *notifier {
 		return nil
 	}
 	return &notifier{
-		sender: notify.NewSender(cfg.Notify, store.Events, notify.WithLogger(a.logger), notify.WithSink(mqtt.ForRules)),
+		sender: notify.NewSender(cfg.Notify, store.Events, notify.WithLogger(a.logger), notify.WithSink(mqtt.SinkFor(mqtt.Fusebox(versionString())))),
 		redact: a.redactor,
 		bound:  bound + notifySlack,
 	}
