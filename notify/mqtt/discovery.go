@@ -4,9 +4,10 @@
 // Assistant MQTT discovery of a binary_sensor with device_class problem.
 //
 // Sink connects for each transition, for a process that makes one call and
-// exits. It is the notify.Sink of notify.Rules.MQTT, kept in a package of
-// its own so that its client (Eclipse Paho, MQTT v5) is linked only where
-// it is used.
+// exits; Conn holds one connection while a process runs (the daemon), with
+// an availability topic of its own and a last will saying it is gone. Both
+// are the notify.Sink of notify.Rules.MQTT, kept in a package of its own so
+// that its client (Eclipse Paho, MQTT v5) is linked only where it is used.
 package mqtt
 
 import (
@@ -120,6 +121,7 @@ type Discovery struct {
 	PayloadAvailable    string `json:"payload_available,omitempty"`
 	PayloadNotAvailable string `json:"payload_not_available,omitempty"`
 	JSONAttributesTopic string `json:"json_attributes_topic,omitempty"`
+	EntityCategory      string `json:"entity_category,omitempty"`
 	Device              Device `json:"device"`
 	Origin              Origin `json:"origin"`
 }
@@ -151,6 +153,26 @@ func DiscoveryOf(t Topics, instance, circuit string, o Origin) Discovery {
 		AvailabilityTopic: t.Availability, PayloadAvailable: Online, PayloadNotAvailable: Offline,
 		JSONAttributesTopic: t.Attributes,
 		Device:              deviceOf(instance, o), Origin: o,
+	}
+}
+
+// ServeTopic is where a held connection (Conn) says whether its process
+// runs: online, or offline once it stops or its connection is lost.
+func ServeTopic(cfg notify.MQTT) string {
+	return cfg.Prefix + "/serve/" + InstanceOf(cfg) + "/availability"
+}
+
+// serveDiscovery is the config of the binary_sensor that shows ServeTopic:
+// a connectivity sensor of the instance's device.
+func (p publisher) serveDiscovery() (topic string, d Discovery) {
+	if p.cfg.Discovery == "" {
+		return "", d
+	}
+	return p.cfg.Discovery + "/binary_sensor/" + nodeID(p.instance) + "/serve/config", Discovery{
+		Name: "daemon", UniqueID: "fusebox:" + p.instance + ":serve",
+		DefaultEntityID: "binary_sensor." + entityID("fusebox_serve_"+p.instance), DeviceClass: "connectivity",
+		StateTopic: ServeTopic(p.cfg), PayloadOn: Online, PayloadOff: Offline, EntityCategory: "diagnostic",
+		Device: deviceOf(p.instance, p.origin), Origin: p.origin,
 	}
 }
 
