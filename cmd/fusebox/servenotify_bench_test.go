@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -25,35 +24,15 @@ import (
 func BenchmarkServeCallThatOpensACircuit(b *testing.B) {
 	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer ok.Close()
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer hang.Close()
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	hang := newHangingHook(b)
+	silent := silentBroker(b)
 	up := newFlaky(b)
 	up.down.Store(true)
 
 	contenders := []struct{ name, notify string }{
 		{"none", ""},
 		{"webhook", fmt.Sprintf("    notify: {after: 0s, webhooks: [{url: '%s'}]}\n", ok.URL)},
-		{"hanging", fmt.Sprintf("    notify: {after: 0s, timeout: 10m, webhooks: [{url: '%s'}], mqtt: {broker: 'tcp://%s'}}\n", hang.URL, silent.Addr())},
+		{"hanging", fmt.Sprintf("    notify: {after: 0s, timeout: 10m, webhooks: [{url: '%s'}], mqtt: {broker: 'tcp://%s'}}\n", hang.URL, silent)},
 	}
 	daemons := make([]*daemonProc, len(contenders))
 	for k, c := range contenders {
@@ -96,7 +75,7 @@ func BenchmarkServeCallThatOpensACircuit(b *testing.B) {
 	}
 	b.ReportMetric(med[2]/med[0], "hanging/none")
 	b.ReportMetric(0, "ns/op")
-	close(release)
+	hang.free()
 	for _, d := range daemons {
 		d.signal(b, syscall.SIGTERM)
 		d.wait(b)

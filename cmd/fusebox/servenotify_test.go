@@ -108,7 +108,8 @@ circuits:
 }
 
 // hangingHook is a webhook that takes each request and answers only when
-// released.
+// released (or the request's client gives up); arrived has the first
+// bodies.
 type hangingHook struct {
 	*httptest.Server
 	arrived chan string
@@ -116,11 +117,14 @@ type hangingHook struct {
 	once    sync.Once
 }
 
-func newHangingHook(t *testing.T) *hangingHook {
+func newHangingHook(t testing.TB) *hangingHook {
 	h := &hangingHook{arrived: make(chan string, 10), release: make(chan struct{})}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		h.arrived <- string(b)
+		select {
+		case h.arrived <- string(b):
+		default: // nobody is counting this many
+		}
 		select {
 		case <-h.release:
 		case <-r.Context().Done():
@@ -132,26 +136,32 @@ func newHangingHook(t *testing.T) *hangingHook {
 
 func (h *hangingHook) free() { h.once.Do(func() { close(h.release) }) }
 
-// A call that opens a circuit answers while its webhook hangs, and on
-// SIGTERM the daemon delivers what it queued before it exits.
-func TestServeCallsNeverWaitForANotificationWhichSIGTERMFlushes(t *testing.T) {
+// serveWithAHangingWebhook starts a daemon whose endpoint bridge is down
+// and opens at its first failure, notifying a webhook that hangs, under
+// the notify timeout given.
+func serveWithAHangingWebhook(t *testing.T, timeout string) (*daemonProc, *hangingHook) {
 	hook := newHangingHook(t)
 	up := newFlaky(t)
 	up.down.Store(true)
 	dir := t.TempDir()
-	state := filepath.Join(dir, "state")
 	cfg := writeConfigPath(t, dir, fmt.Sprintf(`defaults:
   notify:
     after: 0s
-    timeout: 10m
+    timeout: %s
     webhooks: [{url: '%s/hook'}]
 circuits:
   bridge:
     attempts: 1
     trip_after: 1
     http: {url: '%s/api'}
-`, hook.URL, up.URL))
-	d := startServe(t, state, cfg)
+`, timeout, hook.URL, up.URL))
+	return startServe(t, filepath.Join(dir, "state"), cfg), hook
+}
+
+// A call that opens a circuit answers while its webhook hangs, and on
+// SIGTERM the daemon delivers what it queued before it exits.
+func TestServeCallsNeverWaitForANotificationWhichSIGTERMFlushes(t *testing.T) {
+	d, hook := serveWithAHangingWebhook(t, "10m")
 	start := time.Now()
 	// With a 10m notify timeout, a call that waited for its webhook would
 	// not answer within the minute.
@@ -194,24 +204,8 @@ circuits:
 // A webhook that never answers holds the daemon's exit at most its
 // timeout: the notification is given up, and said so.
 func TestServeSIGTERMGivesUpANotificationAtItsTimeout(t *testing.T) {
-	hook := newHangingHook(t)
-	up := newFlaky(t)
-	up.down.Store(true)
-	dir := t.TempDir()
-	state := filepath.Join(dir, "state")
 	const timeout = time.Second
-	cfg := writeConfigPath(t, dir, fmt.Sprintf(`defaults:
-  notify:
-    after: 0s
-    timeout: 1s
-    webhooks: [{url: '%s/hook'}]
-circuits:
-  bridge:
-    attempts: 1
-    trip_after: 1
-    http: {url: '%s/api'}
-`, hook.URL, up.URL))
-	d := startServe(t, state, cfg)
+	d, hook := serveWithAHangingWebhook(t, timeout.String())
 	d.get(t, "/call/bridge")
 	<-hook.arrived
 	start := time.Now()
