@@ -123,6 +123,16 @@ type MQTT struct {
 	// after defaults).
 	Prefix    string
 	Discovery string
+	// Instance names this host in Home Assistant's unique IDs, so that two
+	// hosts with a circuit of the same name make two entities; "" is the
+	// host name (ValidInstance says what it may hold).
+	Instance string
+}
+
+// ValidInstance reports whether s can be an MQTT.Instance: 1 to 64
+// letters, digits, '.', '_' and '-', as a circuit's name.
+func ValidInstance(s string) bool {
+	return fusebox.ValidateName(s) == nil
 }
 
 // Decide says which message, if any, the transition e sends. outage holds

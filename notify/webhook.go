@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/redirect"
 )
 
 // Format is the shape of a webhook's request.
@@ -37,10 +38,24 @@ var Formats = []Format{JSON, Ntfy, Gotify, HomeAssistant}
 
 // Webhook is one HTTP destination.
 type Webhook struct {
-	URL     string
-	Format  Format // default JSON
-	Headers map[string]string
+	URL       string
+	Format    Format // default JSON
+	Headers   map[string]string
+	Redirects Redirects // which redirects are followed; "" is RedirectsSameHost
 }
+
+// Redirects says which redirects a webhook or a heartbeat follows, as an
+// endpoint's do (httpcall.Redirects): no hop carries a Referer, and a hop to
+// another scheme, host or port, made only under RedirectsAny, carries none
+// of the configured headers.
+type Redirects = redirect.Policy
+
+// The redirect policies.
+const (
+	RedirectsSameHost = redirect.SameHost // only to the URL's own scheme, host and port (the default)
+	RedirectsNone     = redirect.None
+	RedirectsAny      = redirect.Any
+)
 
 // WebhookBody is the JSON object of the json and homeassistant formats.
 type WebhookBody struct {
@@ -87,12 +102,23 @@ func (w *webhookSink) Send(ctx context.Context, _ fusebox.Event, m *Message) err
 	for k, v := range w.hook.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := w.client.Do(req)
+	return send(w.client, req, w.hook.Redirects, w.hook.Headers)
+}
+
+// send sends req with client under the redirect policy p (headers being
+// the configured ones) and wants a 2xx.
+func send(client *http.Client, req *http.Request, p Redirects, headers map[string]string) error {
+	hc := *client
+	hc.CheckRedirect = redirect.Check(p, headers)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return withoutURL(err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if reason := redirect.Refused(p, resp, redactURL); reason != "" {
+		return errors.New(reason)
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}

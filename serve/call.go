@@ -84,7 +84,11 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 			return nil, &busyError{endpoint: full}
 		}
 		defer release()
-		return wd.client.Call(ctx, name, opt)
+		res, err := wd.client.Call(ctx, name, opt)
+		if s.o.OnCall != nil {
+			s.o.OnCall(name, err)
+		}
+		return res, err
 	}
 	var res *httpcall.Result
 	var err error

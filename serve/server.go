@@ -58,6 +58,13 @@ type Options struct {
 	// ClientOptions are added to those of every httpcall.Client the server
 	// makes (a transport, say).
 	ClientOptions []httpcall.Option
+
+	// OnCall, when set, hears the end of each call the daemon makes for
+	// its callers (not one refused before it is made, at max_in_flight;
+	// once for callers sharing a call; not a health check): the name
+	// called and the call's error. It runs on the call's goroutine and
+	// must be quick.
+	OnCall func(name string, err error)
 }
 
 // Server is the daemon. It is safe for concurrent use; Reload may be called
