@@ -59,26 +59,34 @@ const (
 
 // WebhookBody is the JSON object of the json and homeassistant formats.
 type WebhookBody struct {
-	Circuit      string  `json:"circuit"`
-	Event        Kind    `json:"event"`
-	Title        string  `json:"title"`
-	Message      string  `json:"message"`
-	Time         string  `json:"time"`
-	Since        string  `json:"since"`
-	DownSeconds  float64 `json:"down_seconds"`
-	Reason       string  `json:"reason,omitempty"`
-	LastFailure  string  `json:"last_failure,omitempty"`
-	FailedProbes int     `json:"failed_probes"`
+	Circuit     string  `json:"circuit"`
+	Event       Kind    `json:"event"`
+	Title       string  `json:"title"`
+	Message     string  `json:"message"`
+	Time        string  `json:"time"`
+	Since       string  `json:"since"`
+	DownSeconds float64 `json:"down_seconds"`
+	// LastFailureAt and DownAtLeastSeconds bound a closing's outage from
+	// below: it came back after its last failure.
+	LastFailureAt      string  `json:"last_failure_at,omitempty"`
+	DownAtLeastSeconds float64 `json:"down_at_least_seconds,omitempty"`
+	Reason             string  `json:"reason,omitempty"`
+	LastFailure        string  `json:"last_failure,omitempty"`
+	FailedProbes       int     `json:"failed_probes"`
 }
 
 // Body returns the json and homeassistant formats' object for m.
 func Body(m Message) WebhookBody {
-	return WebhookBody{
+	b := WebhookBody{
 		Circuit: m.Circuit, Event: m.Kind, Title: m.Title(), Message: m.Text(),
 		Time: m.Time.UTC().Format(timeFormat), Since: m.Since.UTC().Format(timeFormat),
 		DownSeconds: float64(m.Down.Milliseconds()) / 1000, Reason: m.Reason, LastFailure: m.LastFailure,
 		FailedProbes: m.FailedProbes,
 	}
+	if !m.LastFailureAt.IsZero() {
+		b.LastFailureAt, b.DownAtLeastSeconds = m.LastFailureAt.UTC().Format(timeFormat), float64(m.DownAtLeast.Milliseconds())/1000
+	}
+	return b
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
