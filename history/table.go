@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +14,8 @@ import (
 // failure and the first success (or "ongoing"); DURATION is the range that
 // gives, from the shortest the outage can have lasted to the longest.
 func WriteTable(w io.Writer, outages []Outage, loc *time.Location) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	bw := bufio.NewWriter(w) // tabwriter writes cell by cell: one write in all
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CIRCUIT\tSTART\tBACK\tDURATION\tFAILURES\tSKIPS\tSAVED\tREASONS")
 	for _, o := range outages {
 		back := "ongoing"
@@ -26,7 +28,10 @@ func WriteTable(w io.Writer, outages []Outage, loc *time.Location) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Circuit, o.Start.In(loc).Format("2006-01-02 15:04:05"), back,
 			between(Round(o.DownAtLeast()).String(), Round(o.Duration).String()), o.Failures, o.Skips, Round(o.Saved), reasons(o.Reasons))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // between writes a range, or one value when both ends read the same.

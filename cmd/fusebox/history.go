@@ -72,8 +72,20 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 	if err := failopen.Reason(store); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
-	// Every stored event: an outage may have begun before --since.
-	events, err := store.AllEvents(ctx, time.Time{})
+	// Every stored event of the circuits asked for (of all, without
+	// names): an outage may have begun before --since.
+	var events []fusebox.Event
+	if len(o.names) == 0 {
+		events, err = store.AllEvents(ctx, time.Time{})
+	} else {
+		for _, name := range o.names {
+			var evs []fusebox.Event
+			if evs, err = store.Events(ctx, name, time.Time{}); err != nil {
+				break
+			}
+			events = append(events, evs...)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("read events: %w", err)
 	}
