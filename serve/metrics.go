@@ -129,7 +129,7 @@ func (m *metrics) own() []*family {
 // process's state and counts, not only the daemon's.
 func (s *Server) stored(ctx context.Context) []*family {
 	up := &family{name: "fusebox_state_store_up", typ: "gauge",
-		help: "1 when the state store can be read, 0 when the daemon runs failing open."}
+		help: "1 when the state store named is in use; 0 when it cannot be read (the daemon runs failing open) or, for Redis, when it is unreachable and the host's local replica stands in."}
 	state := &family{name: "fusebox_circuitbreaker_state", typ: "gauge",
 		help: "1 for the circuit's current state, 0 for the others."}
 	attempts := &family{name: "fusebox_attempts_total", typ: "counter",
@@ -151,7 +151,11 @@ func (s *Server) stored(ctx context.Context) []*family {
 		up.add(0)
 		return fams
 	}
-	up.add(1)
+	if failopen.Down(s.o.Store) != nil {
+		up.add(0) // the replica's rows follow
+	} else {
+		up.add(1)
+	}
 	for _, r := range rows {
 		if r.Kind == status.KindChain {
 			continue
