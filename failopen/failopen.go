@@ -46,7 +46,7 @@ type Options struct {
 	Clock fusebox.Clock // times the availability circuit of Redis; nil: fusebox.WallClock
 
 	// The bound of each Redis command: to connect and to answer (0: the
-	// defaults of package redis, 1s and 1s; the URL's dial_timeout,
+	// defaults of package redis, 1s and 2s; the URL's dial_timeout,
 	// read_timeout and write_timeout win).
 	DialTimeout, CommandTimeout time.Duration
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
@@ -127,7 +127,7 @@ func openRedis(o Options) fusebox.Store {
 	if err != nil {
 		return Unavailable{Err: err}
 	}
-	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Clock: o.Clock, Answered: redis.Answered})
+	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Clock: o.Clock, Answered: redis.Answered, Refused: redis.Refused})
 }
 
 // Reason returns why s is Unavailable, or nil when it is a working store: a

@@ -19,6 +19,11 @@ type FallbackOptions struct {
 	Clock fusebox.Clock
 	// Health is the availability circuit's policy; zero: DefaultHealthPolicy.
 	Health fusebox.BreakerPolicy
+	// Refused, when set, reports whether an error of the primary says it is
+	// plainly not there (a refused connection: redis.Refused), which opens
+	// the availability circuit at once; any other outage (a timeout) opens
+	// it only after Health.TripAfter in a row.
+	Refused func(error) bool
 	// Answered, when set, reports whether an error of the primary came
 	// from a primary that answered (a problem of one record, such as
 	// redis.Answered): it is returned as it is, and the primary stays in
@@ -84,11 +89,12 @@ type Fallback struct {
 	mu        sync.Mutex
 	local     *Local // opened at first use
 	localErr  error
-	memHealth fusebox.Store  // the availability circuit when Local has none
-	route     route          // where calls go
-	permit    fusebox.Permit // this process's on the availability circuit
-	lookAgain time.Time      // while onLocal: when to read the availability circuit again
-	down      error          // while onLocal: why
+	memHealth fusebox.Store   // the availability circuit when Local has none
+	route     route           // where calls go
+	permit    fusebox.Permit  // this process's on the availability circuit
+	lookAgain time.Time       // while onLocal: when to read the availability circuit again
+	down      error           // while onLocal: why
+	closed    []fusebox.Event // the availability circuit's events of the last catch-up
 }
 
 // NewFallback returns a Store that uses primary and falls back to what
@@ -102,6 +108,9 @@ func NewFallback(primary fusebox.Store, openLocal func() (Local, error), o Fallb
 	}
 	if o.Answered == nil {
 		o.Answered = func(error) bool { return false }
+	}
+	if o.Refused == nil {
+		o.Refused = func(error) bool { return false }
 	}
 	return &Fallback{primary: primary, openLocal: openLocal, o: o}
 }

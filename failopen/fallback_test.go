@@ -257,33 +257,26 @@ func TestRedisSlowerThanTheOldBudgetIsWaitedFor(t *testing.T) {
 	}
 }
 
-// A pause longer than the bound: the call gives up at the bound, with one
-// warning, and does not wait for Redis to wake.
+// A pause longer than the bound: each call gives up at the bound instead of
+// waiting for Redis to wake, and the third in a row opens the availability
+// circuit, with the host's one warning; the next goes straight to the
+// replica.
 func TestClientPauseLongerThanTheBound(t *testing.T) {
-	const bound, pause = 300 * time.Millisecond, 10 * time.Second
+	const bound, pause = 300 * time.Millisecond, 20 * time.Second
 	srv := redistest.Start(t)
 	h := newHost(t, srv, bound)
-	s := h.open()
-	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
+	h.run("api", false)
 	if got := srv.Do("CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "ALL"); got != "+OK" {
 		t.Fatalf("CLIENT PAUSE = %s", got)
 	}
-	start := time.Now()
-	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
-	if d := time.Since(start); d >= pause/2 {
-		t.Errorf("a call on a paused Redis took %s: it waited for the pause (%s) instead of giving up at the bound (%s)", d, pause, bound)
-	}
-	if n := h.log.count(warning); n != 1 {
-		t.Errorf("%d warnings on a paused Redis, want 1:\n%s", n, h.log.String())
-	}
+	slowRuns(t, h, pause)
 }
 
 func TestDebugSleepLongerThanTheBound(t *testing.T) {
-	const bound, pause = 300 * time.Millisecond, 6 * time.Second
+	const bound, pause = 300 * time.Millisecond, 8 * time.Second
 	srv := redistest.Start(t)
 	h := newHost(t, srv, bound)
-	s := h.open()
-	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
+	h.run("api", false)
 	conn, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -294,17 +287,33 @@ func TestDebugSleepLongerThanTheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAsleep(t, srv)
-	start := time.Now()
-	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
-	if d := time.Since(start); d >= pause/2 {
-		t.Errorf("a call on a sleeping Redis took %s: it waited for the sleep (%s) instead of giving up at the bound (%s)", d, pause, bound)
-	}
-	if n := h.log.count(warning); n != 1 {
-		t.Errorf("%d warnings on a sleeping Redis, want 1:\n%s", n, h.log.String())
-	}
+	slowRuns(t, h, pause)
 	// Wait for the sleep to end, so that the server is killed awake.
 	conn.SetReadDeadline(time.Now().Add(2 * pause))
 	conn.Read(make([]byte, 16))
+}
+
+// slowRuns makes runs on h while Redis does not answer for pause: the first
+// three give up at the bound, the third warns, the fourth does not ask Redis.
+func slowRuns(t *testing.T, h *host, pause time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for i := range 3 {
+		h.run("api", false)
+		if n := h.log.count(warning); n != i/2 {
+			t.Errorf("%d warnings after %d timeouts, want %d (the third opens the availability circuit):\n%s", n, i+1, i/2, h.log.String())
+		}
+	}
+	h.run("api", false)
+	if d := time.Since(start); d >= pause/2 {
+		t.Errorf("four runs on an unanswering Redis took %s: they waited for it (%s) instead of giving up at the bound (%s)", d, pause, h.budget)
+	}
+	if n := h.log.count(warning); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, h.log.String())
+	}
+	if c, err := h.localStore().Counts(ctx, "api"); err != nil || c.Successes != 4 {
+		t.Errorf("the replica counted %+v, %v; want the 4 successes made while Redis did not answer", c, err)
+	}
 }
 
 // waitAsleep returns once a PING goes unanswered for 200 ms.
@@ -355,5 +364,33 @@ func TestADamagedKeyIsThatCircuitsProblemOnly(t *testing.T) {
 	}
 	if got, err := openRedis(t, srv).Counts(ctx, "api"); err != nil || got.Successes != 3 {
 		t.Errorf("Redis counted %+v, %v for the damaged circuit; want its 3 successes since", got, err)
+	}
+}
+
+// One process that timed out on a busy host runs on the replica alone,
+// silently, while the others stay on Redis; the next process that finds
+// Redis answering merges what it recorded, so no count is left behind.
+func TestOneTimeoutIsMergedByTheNextProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv, 300*time.Millisecond)
+	h.run("api", false)
+	srv.Do("CLIENT", "PAUSE", "1500", "ALL")
+	h.run("api", true)
+	h.run("api", false)
+	srv.Do("PING") // answered once the pause is over
+	h.run("api", false)
+	if n := h.log.count(warning); n != 0 {
+		t.Errorf("two timeouts warned:\n%s", h.log.String())
+	}
+	if c, err := openRedis(t, srv).Counts(ctx, "api"); err != nil || c.Successes != 3 || c.Failures != 1 {
+		t.Errorf("Redis counted %+v, %v; want 3 successes and 1 failure, the two runs on the replica merged", c, err)
+	}
+	st, err := file.Open(filepath.Join(h.local, failopen.HealthDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got, err := st.Load(ctx, "primary"); err != nil || got.ConsecutiveFailures != 0 {
+		t.Errorf("the availability circuit after the merge: %d failures, %v; want them cleared", got.ConsecutiveFailures, err)
 	}
 }

@@ -12,26 +12,37 @@ import (
 
 // The primary's availability is itself a circuit, kept in the local state
 // (Local.Health), so that every process on a host shares what one learned:
-// after a failure the circuit is open and runs go straight to the local
-// replica, without waiting on the primary; once the open period ends, one
-// process at a time (the probe lease) asks the primary again, merges what the
-// host recorded meanwhile, and closes the circuit. Its opening is the one
-// warning of an outage on that host, its closing the one notice.
+// a primary that refuses the connection opens it at once, one that is only
+// slow (a timeout, which on a busy host says as much about the host) after
+// Health.TripAfter timeouts in a row; while it is open, runs go straight to
+// the local replica, without waiting on the primary; once the open period
+// ends, one process at a time (the probe lease) asks the primary again,
+// merges what the host recorded meanwhile, and closes the circuit. Its
+// opening is the one warning of an outage on that host, its closing the one
+// notice. A process that left the primary while the circuit stayed closed
+// leaves a failure on it: the next process that finds the primary answering
+// merges what it recorded, and clears the failure.
 
 // healthCircuit names the availability circuit in Local.Health.
 const healthCircuit = "primary"
 
-// DefaultHealthPolicy is the availability circuit's: opened by one failure,
-// probed after 5s, then after 10s, 20s ... up to a minute while the primary
-// stays away; a probe that dies frees its lease after 30s.
+// DefaultHealthPolicy is the availability circuit's: opened by a refused
+// connection or by three timeouts in a row, probed after 5s, then after
+// 10s, 20s ... up to a minute while the primary stays away; a probe that dies
+// frees its lease after 30s.
 var DefaultHealthPolicy = fusebox.BreakerPolicy{
-	TripAfter: 1, OpenFor: 5 * time.Second, OpenMultiplier: 2, OpenMax: time.Minute,
+	TripAfter: 3, OpenFor: 5 * time.Second, OpenMultiplier: 2, OpenMax: time.Minute,
 	Probes: 1, ProbeLease: 30 * time.Second,
 }
 
 // lookAgainWhileProbing is how soon a long-running process that found
 // another process probing looks at the availability circuit again.
 const lookAgainWhileProbing = time.Second
+
+// mergeWait is how long a process that finds the primary answering after
+// another process left it waits for the merge lock: a process already
+// merging does the work.
+const mergeWait = 100 * time.Millisecond
 
 // route is where a Fallback sends its calls.
 type route int
@@ -58,6 +69,9 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 	switch {
 	case derr == nil:
 		f.route, f.permit = onPrimary, permit
+		if st.ConsecutiveFailures > 0 {
+			f.catchUpLocked(ctx) // a process left the primary: merge what it recorded
+		}
 		return
 	case errors.As(derr, &oe):
 		f.toLocalLocked(now, oe.ReopensIn, errors.New(st.LastFailure))
@@ -95,22 +109,38 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 // primary was away, and closes the circuit (one notice); or, failing, opens it
 // again for longer.
 func (f *Fallback) probeLocked(ctx context.Context) {
-	err := f.ping(ctx)
-	if err == nil {
-		err = f.mergeLocked(ctx)
-	}
-	if err != nil && f.outage(ctx, err) {
-		f.failedLocked(ctx, err)
+	if !f.catchUpLocked(ctx) {
 		return
 	}
-	f.route = onPrimary
-	events, st := f.recordLocked(ctx, fusebox.Outcome{})
-	f.permit = fusebox.Permit{Generation: st.Generation}
-	for _, e := range events {
+	for _, e := range f.closed {
 		if e.Kind == fusebox.EventTransition && e.To == fusebox.Closed && f.o.Logger != nil {
 			f.o.Logger.Log(ctx, fusebox.LevelNotice, "shared state store is back; this host uses it again", "down_for", e.Time.Sub(e.Since).Round(time.Second).String())
 		}
 	}
+}
+
+// catchUpLocked pings the primary and merges into it what this host
+// recorded on the replica, then records the success on the availability
+// circuit, which closes it after a probe or clears a failure left by a
+// process that went to the replica. It reports whether the primary
+// answered; when it did not, the process is on the replica.
+func (f *Fallback) catchUpLocked(ctx context.Context) bool {
+	f.closed = nil
+	err := f.ping(ctx)
+	merged := false
+	if err == nil {
+		merged, err = f.mergeLocked(ctx)
+	}
+	if err != nil && f.outage(ctx, err) {
+		f.failedLocked(ctx, err)
+		return false
+	}
+	f.route = onPrimary
+	if merged || f.permit.Lease != "" {
+		events, st := f.recordLocked(ctx, fusebox.Outcome{})
+		f.permit, f.closed = fusebox.Permit{Generation: st.Generation}, events
+	}
+	return true
 }
 
 // pinger is a primary that can be asked whether it answers (redis.Store).
@@ -137,7 +167,11 @@ func (f *Fallback) failedLocked(ctx context.Context, err error) {
 		f.toLocalLocked(now, f.o.Health.OpenFor, err)
 		return
 	}
-	events, st := f.recordLocked(ctx, fusebox.Outcome{Failed: true, Reason: err.Error()})
+	o := fusebox.Outcome{Failed: true, Reason: err.Error()}
+	if f.permit.Lease == "" && f.o.Refused(err) {
+		o.OpenFor = f.o.Health.OpenFor // not merely slow: open at once
+	}
+	events, st := f.recordLocked(ctx, o)
 	for _, e := range events {
 		if e.Kind == fusebox.EventTransition && e.To == fusebox.Open && e.From == fusebox.Closed {
 			f.warn(ctx, err)

@@ -84,28 +84,41 @@ func (f *Fallback) replicate(ctx context.Context, name string, st fusebox.State)
 // recorded on its replica while the primary was away: the counts and events
 // not merged yet, and the replica's state where it changed and is stricter
 // than the primary's (or the primary lost the circuit). The replica then
-// holds the merged state. It runs under the probe lease, so one process of
-// the host merges at a time; it stops at the first error of the primary.
-func (f *Fallback) mergeLocked(ctx context.Context) error {
+// holds the merged state. It holds the host's merge lock, so one process
+// merges at a time, and reports false without merging when another held it
+// for longer than mergeWait. It stops at the first error of the primary.
+func (f *Fallback) mergeLocked(ctx context.Context) (merged bool, err error) {
 	l, err := f.localLocked()
 	if err != nil || l.Merged == nil {
-		return nil
+		return true, nil // nothing kept to merge
+	}
+	lock, ok := l.Merged.(fusebox.AnswerStore)
+	if !ok {
+		return true, nil
 	}
 	h, err := f.healthLocked().Load(ctx, healthCircuit)
 	if err != nil {
-		return nil
+		return true, nil
 	}
-	outageStart := h.FailingSince
-	names, err := l.Store.Names(ctx)
-	if err != nil {
-		return nil // nothing readable to merge
-	}
-	for _, name := range names {
-		if err := f.mergeCircuit(ctx, l, name, outageStart); err != nil {
-			return err
+	wait, cancel := context.WithTimeout(ctx, mergeWait)
+	defer cancel()
+	err = lock.Exclusive(wait, "merge", func() error {
+		merged = true
+		names, err := l.Store.Names(ctx)
+		if err != nil {
+			return nil // nothing readable to merge
 		}
+		for _, name := range names {
+			if err := f.mergeCircuit(ctx, l, name, h.FailingSince); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !merged {
+		return false, nil // busy: the process holding the lock merges
 	}
-	return nil
+	return true, err
 }
 
 func (f *Fallback) mergeCircuit(ctx context.Context, l *Local, name string, outageStart time.Time) error {

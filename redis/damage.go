@@ -3,7 +3,10 @@ package redis
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -144,4 +147,25 @@ func Answered(err error) bool {
 		return false
 	}
 	return true
+}
+
+// Refused reports whether err says Redis is plainly not there, or will not
+// have this client, rather than slow: the connection was refused, reset or
+// closed, the host or network is unreachable, the name does not resolve, or
+// Redis refused the password. A timeout is not: on a busy host it says as
+// much about the host as about Redis.
+func Refused(err error) bool {
+	var oe *net.OpError
+	var de *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH), errors.Is(err, io.EOF),
+		goredis.IsAuthError(err):
+		return true
+	case errors.As(err, &de):
+		return !de.IsTimeout
+	case errors.As(err, &oe):
+		return oe.Op == "dial" && !oe.Timeout()
+	}
+	return false
 }

@@ -44,7 +44,7 @@
 //
 // # Bounds, and what counts as Redis being down
 //
-// Every command is bounded: 1s to connect and 1s to answer by default
+// Every command is bounded: 1s to connect and 2s to answer by default
 // (WithTimeouts, or the URL's dial_timeout, read_timeout and
 // write_timeout), with go-redis's own retries off. A server that refuses the
 // connection fails at once; the bound is for one that is slow to answer, or

@@ -196,7 +196,9 @@ func twoHundred(t testing.TB, srv *redistest.Server, hosts []host, name string, 
 			t.Errorf("process %d: exit %d, want %d:\n%s", i, code, 3*(i%2), stderr[i].String())
 		}
 		if strings.Contains(stderr[i].String(), "unreachable") {
-			c.fellBack++
+			if c.fellBack++; c.fellBack <= 3 {
+				t.Logf("process %d left Redis:\n%s", i, stderr[i].String())
+			}
 		}
 	}
 	c.wall = time.Since(start)
@@ -287,25 +289,29 @@ func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
 	}
 }
 
-// A paused Redis: the run gives up at the bound (2s), with one warning,
-// instead of waiting for the pause to end.
+// A paused Redis: each run gives up at the bound (2s) instead of waiting
+// for the pause to end, the third in a row opens the availability circuit
+// with the host's one warning, and the next runs go straight to the replica.
 func TestRedisPausedTheRunWaitsOnlyItsBound(t *testing.T) {
-	const pause = 20 * time.Second
+	const pause = 60 * time.Second
 	srv := redistest.Start(t)
 	h := newHostAt(t, srv.URL()) // the default bound
 	if got := srv.Do("CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "ALL"); got != "+OK" {
 		t.Fatalf("CLIENT PAUSE = %s", got)
 	}
-	p := h.fb(t, runArgs("api", fastPolicy, "true")...)
-	if p.code != 0 || countLines(p.stderr, "unreachable") != 1 {
-		t.Errorf("exit %d:\n%s\nwant the call run with one warning", p.code, p.stderr)
+	warnings := 0
+	for i := range 4 {
+		p := h.fb(t, runArgs("api", fastPolicy, "true")...)
+		warnings += countLines(p.stderr, "unreachable")
+		if p.code != 0 || countLines(p.stderr, "") != countLines(p.stderr, "unreachable")+1 {
+			t.Errorf("run %d: exit %d:\n%s\nwant the call run, at most the warning logged", i, p.code, p.stderr)
+		}
+		if p.took > pause/4 {
+			t.Errorf("run %d took %s on a Redis paused for %s; want it to give up at its bound", i, p.took, pause)
+		}
 	}
-	if p.took > pause/2 {
-		t.Errorf("the run took %s on a Redis paused for %s; want it to give up at its bound", p.took, pause)
-	}
-	p = h.fb(t, runArgs("api", fastPolicy, "true")...)
-	if p.code != 0 || p.stderr != "" {
-		t.Errorf("the next run: exit %d:\n%s\nwant it run quietly on the replica", p.code, p.stderr)
+	if warnings != 1 {
+		t.Errorf("%d warnings over four runs on a paused Redis, want 1", warnings)
 	}
 }
 
