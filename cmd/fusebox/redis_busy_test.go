@@ -23,7 +23,7 @@ func TestRedisOnASaturatedHost(t *testing.T) {
 		if testing.Short() {
 			n = 40
 		}
-		got := twoHundred(t, srv, []host{newHost(t, srv), newHost(t, srv)}, "busy", n)
+		got := twoHundred(t, []host{newHost(t, srv), newHost(t, srv)}, "busy", n)
 		if got.timedOut > 0 || got.fellBack > 0 || got.lost != 0 {
 			t.Errorf("%d processes on a saturated host: %d timed out before all had started, %d left Redis for their local replica, %d updates lost",
 				n, got.timedOut, got.fellBack, got.lost)
@@ -55,7 +55,7 @@ type round struct {
 // waits until every caller has run or exited, so that however slow the
 // machine, the others find the probe held.
 func probeRound(t *testing.T, hosts []host, name string, n int) round {
-	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "10m"}
+	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "10m", "--deadline", "10m"}
 	if p := hosts[0].fb(t, runArgs(name, policy, "false")...); p.code != 1 {
 		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
 	}

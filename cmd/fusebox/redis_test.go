@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +18,6 @@ import (
 
 	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
-	"github.com/fusebox-hq/fusebox/redis"
 )
 
 // host is one machine sharing circuits through Redis: a local state dir of
@@ -34,7 +33,7 @@ func newHost(t *testing.T, srv *redistest.Server) host { return newHostAt(t, srv
 
 // newHostAt is a host with state at url. Its local dir is given as
 // $STATE_DIRECTORY: the tests may run as root, whose default is /var/lib.
-func newHostAt(t *testing.T, url string) host {
+func newHostAt(t testing.TB, url string) host {
 	home := t.TempDir()
 	local := filepath.Join(home, "local-state")
 	return host{local: local, env: []string{"HOME=" + home, "STATE_DIRECTORY=" + local, "FUSEBOX_STATE_DIR=" + url}}
@@ -105,7 +104,7 @@ func TestRedisAFailureOnOneHostTripsTheCircuitForTheOther(t *testing.T) {
 func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 	srv := redistest.Start(t)
 	hosts := []host{newHost(t, srv), newHost(t, srv)}
-	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m"}
+	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m", "--deadline", "2m"}
 	if p := hosts[0].fb(t, runArgs("bridge", policy, "false")...); p.code != 1 {
 		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
 	}
@@ -129,14 +128,14 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 // record their outcome at once: half succeed, half fail, over two hosts.
 // Starting 200 processes on a busy 2-core machine takes many seconds, which
 // the first ones spend waiting on the pipe: their --timeout is long, so that
-// a slow start is not taken for a failure.
+// a slow start is not taken for a failure (and so is their --deadline).
 func TestRedisTwoHundredProcessesOverTwoHostsLoseNoCount(t *testing.T) {
 	srv := redistest.Start(t)
 	n := 200
 	if testing.Short() {
 		n = 40
 	}
-	got := twoHundred(t, srv, []host{newHostAt(t, srv.URL()), newHostAt(t, srv.URL())}, "shared", n)
+	got := twoHundred(t, []host{newHostAt(t, srv.URL()), newHostAt(t, srv.URL())}, "shared", n)
 	if got.timedOut > 0 || got.fellBack > 0 || got.lost != 0 {
 		t.Errorf("%d processes over two hosts at the default bound: %d timed out before all had started, %d left Redis for their local replica, %d updates lost (of %d)",
 			n, got.timedOut, got.fellBack, got.lost, n)
@@ -151,8 +150,9 @@ type contention struct {
 }
 
 // twoHundred runs n processes of circuit name over hosts, released together
-// once all have started, half failing (exit 3) and half succeeding.
-func twoHundred(t testing.TB, srv *redistest.Server, hosts []host, name string, n int) contention {
+// once all have started, half failing (exit 3) and half succeeding, and
+// reads the counts back with fusebox status on the first host.
+func twoHundred(t testing.TB, hosts []host, name string, n int) contention {
 	ready := t.TempDir()
 	barrier, release, err := os.Pipe()
 	if err != nil {
@@ -160,7 +160,7 @@ func twoHundred(t testing.TB, srv *redistest.Server, hosts []host, name string, 
 	}
 	defer barrier.Close()
 	defer release.Close()
-	policy := []string{"--attempts", "1", "--trip-after", "100000", "--timeout", "10m"}
+	policy := []string{"--attempts", "1", "--trip-after", "100000", "--timeout", "10m", "--deadline", "10m"}
 	cmds := make([]*exec.Cmd, n)
 	stderr := make([]bytes.Buffer, n)
 	for i := range cmds {
@@ -190,7 +190,9 @@ func twoHundred(t testing.TB, srv *redistest.Server, hosts []host, name string, 
 		cmd.Wait()
 		switch code := cmd.ProcessState.ExitCode(); {
 		case code == 124:
-			c.timedOut++
+			if c.timedOut++; c.timedOut <= 3 {
+				t.Logf("process %d timed out:\n%s", i, stderr[i].String())
+			}
 		case code != 3*(i%2):
 			c.wrong++
 			t.Errorf("process %d: exit %d, want %d:\n%s", i, code, 3*(i%2), stderr[i].String())
@@ -202,16 +204,17 @@ func twoHundred(t testing.TB, srv *redistest.Server, hosts []host, name string, 
 		}
 	}
 	c.wall = time.Since(start)
-	r, err := redis.Open(srv.URL(), redis.WithTimeouts(time.Minute, time.Minute))
-	if err != nil {
-		t.Fatal(err)
+	st := hosts[0].cmd("status", "--json", name)
+	out, err := st.Output()
+	var rows []struct {
+		Successes int `json:"total_successes"`
+		Failures  int `json:"total_failures"`
 	}
-	defer r.Close()
-	got, err := r.Counts(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || json.Unmarshal(out, &rows) != nil || len(rows) != 1 {
+		t.Fatalf("status after %d processes: %v: %s", n, err, out)
 	}
-	c.lost = n - int(got.Successes) - int(got.Failures)
+	got := rows[0]
+	c.lost = n - got.Successes - got.Failures
 	return c
 }
 
