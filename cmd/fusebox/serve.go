@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -36,7 +38,8 @@ callers, and the other way round.
                                    body (or its extract: as JSON), with
                                    X-Fusebox-Source, X-Fusebox-Attempts and, when
                                    stale, X-Fusebox-Stale-Age; 503 with a JSON
-                                   error and Retry-After when nothing answers
+                                   error and Retry-After when nothing answers;
+                                   POST only when what it sends is unsafe
   GET      /api/circuits           the 'fusebox status --json' document
   POST     /api/circuits/NAME/trip force a circuit open (?for=10m)
   POST     /api/circuits/NAME/reset
@@ -108,6 +111,12 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 		}
 		return &configError{err: err}
 	}
+
+	// What net/http's transport says through the standard logger (an
+	// upstream's unsolicited answer, dropped with its connection) is the
+	// daemon's to log, at WARN: a long-running process may redirect it.
+	log.SetFlags(0)
+	log.SetOutput(slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn).Writer())
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
