@@ -399,3 +399,26 @@ func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
 		t.Errorf("status %v, want the success counted", st)
 	}
 }
+
+// With Redis down, the commands that report on the store say which one they
+// used: gc names the local replica it collected, and
+// fusebox_state_store_up is 0.
+func TestRedisDownGCAndStoreUpSayTheReplicaStandsIn(t *testing.T) {
+	h := newHostAt(t, "redis://127.0.0.1:1/0") // nothing listens on port 1
+	p := h.fb(t, "gc")
+	if p.code != 0 || !strings.Contains(p.stdout, "in the local replica "+h.local+" (the shared state store is unreachable)") {
+		t.Errorf("gc with Redis down: exit %d:\n%s%s\nwant it to say it collected the local replica", p.code, p.stdout, p.stderr)
+	}
+	p = h.fb(t, "status", "--format", "prometheus")
+	if p.code != 0 || !strings.Contains(p.stdout, "\nfusebox_state_store_up 0\n") {
+		t.Errorf("status --format prometheus with Redis down: exit %d:\n%s%s\nwant fusebox_state_store_up 0", p.code, p.stdout, p.stderr)
+	}
+	srv := redistest.Start(t)
+	up := newHost(t, srv)
+	if p := up.fb(t, "status", "--format", "prometheus"); p.code != 0 || !strings.Contains(p.stdout, "\nfusebox_state_store_up 1\n") {
+		t.Errorf("status --format prometheus with Redis up: exit %d:\n%s%s\nwant fusebox_state_store_up 1", p.code, p.stdout, p.stderr)
+	}
+	if p := up.fb(t, "gc"); p.code != 0 || strings.Contains(p.stdout, "replica") {
+		t.Errorf("gc with Redis up: exit %d:\n%s%s\nwant it run on Redis", p.code, p.stdout, p.stderr)
+	}
+}
