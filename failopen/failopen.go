@@ -46,7 +46,7 @@ type Options struct {
 	Clock fusebox.Clock // times the availability circuit of Redis; nil: fusebox.WallClock
 
 	// The bound of each Redis command: to connect and to answer (0: the
-	// defaults of package redis, 1s and 2s; the URL's dial_timeout,
+	// defaults of package redis, 2s and 5s; the URL's dial_timeout,
 	// read_timeout and write_timeout win).
 	DialTimeout, CommandTimeout time.Duration
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix

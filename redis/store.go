@@ -28,8 +28,8 @@ var (
 // Defaults of the options.
 const (
 	DefaultPrefix         = "fusebox:"
-	DefaultDialTimeout    = time.Second
-	DefaultCommandTimeout = 2 * time.Second
+	DefaultDialTimeout    = 2 * time.Second
+	DefaultCommandTimeout = 5 * time.Second
 	DefaultUpdateTimeout  = 5 * time.Second
 	DefaultLockTimeout    = 5 * time.Second
 	DefaultLockLease      = time.Minute
@@ -74,7 +74,7 @@ func WithTTL(d time.Duration) Option {
 }
 
 // WithTimeouts sets the bound of each command: how long connecting may take
-// and how long a command may wait for its answer (defaults 1s and 2s). A
+// and how long a command may wait for its answer (defaults 2s and 5s). A
 // server that refuses the connection fails at once whatever the bound; the
 // bound is for a server that is slow, or a host too busy to read its
 // answer, which is worth waiting for.

@@ -78,7 +78,7 @@ func BenchmarkStoreProcess(b *testing.B) {
 		got := twoHundred(b, []host{newHostAt(b, c.state), newHostAt(b, c.state)}, "contention-"+c.name, 200)
 		b.ReportMetric(float64(got.wall.Milliseconds()), c.name+"-200-wall-ms")
 		b.ReportMetric(float64(got.lost), c.name+"-200-lost")
-		b.ReportMetric(float64(got.fellBack), c.name+"-200-left-redis")
+		b.ReportMetric(float64(got.fellBack), c.name+"-200-on-replica")
 	}
 	b.ReportMetric(0, "ns/op")
 }
@@ -98,8 +98,9 @@ func BenchmarkRedisBusyHost(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		got := twoHundred(b, []host{newHostAt(b, srv.URL()), newHostAt(b, srv.URL())}, "busy", 200)
-		b.ReportMetric(float64(got.fellBack), "200-left-redis")
-		b.ReportMetric(float64(got.lost), "200-counts-missing")
+		b.ReportMetric(float64(got.fellBack), "200-on-replica")
+		b.ReportMetric(float64(got.warned), "200-warned")
+		b.ReportMetric(float64(got.lost), "200-lost")
 		b.ReportMetric(float64(got.timedOut), "200-timed-out")
 		b.ReportMetric(float64(got.wall.Milliseconds()), "200-wall-ms")
 

@@ -25,11 +25,11 @@ func TestRedisOnASaturatedHost(t *testing.T) {
 		}
 		got := twoHundred(t, []host{newHost(t, srv), newHost(t, srv)}, "busy", n)
 		if got.timedOut > 0 || got.fellBack > 0 || got.lost != 0 {
-			t.Errorf("%d processes on a saturated host: %d timed out before all had started, %d left Redis for their local replica, %d updates lost",
-				n, got.timedOut, got.fellBack, got.lost)
+			t.Errorf("%d processes on a saturated host: %d timed out before all had started, %d recorded their outcome on their host's replica instead of Redis (%d warned), %d outcomes lost",
+				n, got.timedOut, got.fellBack, got.warned, got.lost)
 		}
-		t.Logf("%d processes: %d left Redis, %d timed out, %d counts lost; the last exited %s after the release",
-			n, got.fellBack, got.timedOut, got.lost, got.wall)
+		t.Logf("%d processes: %d outcomes on a replica instead of Redis, %d warnings, %d timed out, %d outcomes lost; the last exited %s after the release",
+			n, got.fellBack, got.warned, got.timedOut, got.lost, got.wall)
 	})
 	t.Run("one of twenty callers over two hosts probes", func(t *testing.T) {
 		hosts := []host{newHost(t, srv), newHost(t, srv)}
