@@ -41,7 +41,7 @@ func BenchmarkStoreProcess(b *testing.B) {
 	}
 	var contenders []contender
 	for _, s := range stores {
-		trip := exec.Command(fuseboxBin, "trip", "bridge", "--for", "1h")
+		trip := exec.Command(fuseboxBin, "trip", "--new", "bridge", "--for", "1h")
 		trip.Env = env(s.state)
 		if out, err := trip.CombinedOutput(); err != nil {
 			b.Fatalf("trip on %s: %v\n%s", s.name, err, out)
