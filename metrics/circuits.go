@@ -50,7 +50,7 @@ func unix(t *time.Time) (float64, bool) {
 // counts and times, each labelled name. With up false the rows are not
 // read: the store's counts are unknown.
 func Circuits(rows []status.Row, up bool) []*Family {
-	upf := New("fusebox_state_store_up", "gauge", "1 when the state store can be read and written, 0 when fusebox runs failing open.")
+	upf := New("fusebox_state_store_up", "gauge", "1 when the state store can be read and written, 0 when fusebox runs failing open or, for Redis, on the host's local replica.")
 	state := New("fusebox_circuitbreaker_state", "gauge", "1 for the circuit's current state, 0 for the others.")
 	fams := []*Family{upf, state}
 	for _, c := range circuitFamilies {

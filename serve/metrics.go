@@ -126,7 +126,9 @@ func (m *counters) own() []*metrics.Family {
 // process's state and counts, not only the daemon's.
 func (s *Server) stored(ctx context.Context) []*metrics.Family {
 	rows, err := s.Snapshot(ctx)
-	up := err == nil && failopen.Reason(s.o.Store) == nil
+	// Down, not Reason: a Redis store standing in with the host's replica
+	// is not up.
+	up := err == nil && failopen.Down(s.o.Store) == nil
 	fams := metrics.Circuits(rows, up)
 	if !up {
 		return fams

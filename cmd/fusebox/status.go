@@ -114,7 +114,7 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(rows)
 		case "prometheus":
-			return metrics.Write(w, metrics.Circuits(rows, failopen.Reason(store) == nil))
+			return metrics.Write(w, metrics.Circuits(rows, failopen.Down(store) == nil))
 		}
 		return status.WriteTable(w, rows, now.Wall)
 	}
