@@ -564,7 +564,7 @@ func (k *call) update(permit Permit, o Outcome, success Counts) (reopensIn time.
 		k.storeFailed(err)
 		return 0, false
 	}
-	if !o.Failed {
+	if !o.Failed && !o.Neutral { // not a cancelled probe, which gave its lease back
 		k.count(ctx, success)
 		k.emit(Event{Time: now.Wall, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
 	}

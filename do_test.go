@@ -435,14 +435,21 @@ func TestDoCancellation(t *testing.T) {
 			e := newEnv(t, doPolicy(), nil)
 			e.open("api")
 			time.Sleep(30 * time.Second)
+			var heard []fusebox.EventKind
+			c := fusebox.New(e.store, fusebox.WithPolicy(doPolicy()), fusebox.WithSyncListener(func(ev fusebox.Event) {
+				heard = append(heard, ev.Kind)
+			}))
 			ctx, cancel := context.WithCancel(context.Background())
-			err := e.c.Do(ctx, "api", func(ctx context.Context) error {
+			err := c.Do(ctx, "api", func(ctx context.Context) error {
 				cancel()
 				<-ctx.Done()
 				return ctx.Err()
 			})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("Do = %v, want context.Canceled", err)
+			}
+			if len(heard) != 0 {
+				t.Errorf("the cancelled probe reported %v; want nothing: it neither failed nor succeeded", heard)
 			}
 			v := e.view("api")
 			if v.Phase != fusebox.HalfOpen || v.ActiveProbes != 0 {
