@@ -56,7 +56,9 @@ type CallOptions struct {
 	// BeforeRequest, when set, runs before every attempt's request, on the
 	// goroutine of Call: fusebox call watches for signals only from there
 	// on (command.LazyInterrupt), so a call that every open circuit or a
-	// stored answer ends first pays nothing for them.
+	// stored answer ends first pays nothing for them. In a chain with a
+	// Hedge it runs on the goroutine of each endpoint's attempts, so it
+	// must be safe for concurrent use there.
 	BeforeRequest func()
 }
 
@@ -82,6 +84,11 @@ type EndpointError struct {
 	Name    string
 	Reason  string // redacted
 	Skipped bool   // its circuit was open: no request was made
+	// Cancelled: a hedge (Chain.Hedge) whose call was cancelled, or whose
+	// answer came too late, because another endpoint answered first. It
+	// counts against none of its circuit's breaker. Only an answered call
+	// lists one.
+	Cancelled bool
 	// Reopened: it was the probe of a half-open circuit, whose failure
 	// opened the circuit again (see fusebox.ExhaustedError.Reopened).
 	Reopened bool
@@ -135,13 +142,16 @@ type plan struct {
 	fresh     time.Duration
 	stale     time.Duration
 	deadline  time.Duration // 0: each endpoint's own
+	hedge     time.Duration // start the next endpoint beside one not answered within this; 0: one at a time
 	log       *slog.Logger
 	parts     *parts // the request's own URL and body; nil: the endpoint's
 }
 
 // Call calls the named endpoint, or tries the named chain's endpoints in
 // order until one answers. An endpoint whose circuit is open is skipped at
-// once.
+// once. A chain with a Hedge also starts the next endpoint beside one that
+// has not answered within it, takes the first answer, and cancels the rest
+// (see Chain.Hedge); its Result lists each cancelled one with Cancelled.
 //
 // A stored answer younger than the endpoint's or chain's Fresh answers
 // without any request; one younger than Stale answers when every endpoint
@@ -166,14 +176,9 @@ func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Resul
 		if opt.personal() {
 			return nil, fmt.Errorf("%s: %w: a chain passes on no path, query or body", name, ErrNotAllowed)
 		}
-		p = plan{name: name, fresh: ch.Fresh, stale: ch.Stale, deadline: ch.Deadline, log: c.log.With("chain", name)}
+		p = plan{name: name, fresh: ch.Fresh, stale: ch.Stale, deadline: ch.TotalDeadline(c.policy), hedge: ch.Hedge, log: c.log.With("chain", name)}
 		for _, n := range ch.Endpoints {
 			p.endpoints = append(p.endpoints, c.endpoints[n])
-		}
-		if p.deadline == 0 {
-			for _, ep := range p.endpoints {
-				p.deadline += ep.policy.Retry.Deadline
-			}
 		}
 	} else {
 		return nil, fmt.Errorf("%w: %q", ErrUnknown, c.red.String(name))
@@ -225,16 +230,19 @@ func (c *Client) fresh(ctx context.Context, p plan) (*Result, bool) {
 	return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, true
 }
 
-// fetch calls the plan's endpoints in turn and, when none answers, serves a
-// stale answer or fails.
+// fetch calls the plan's endpoints in turn (or, with a hedge, beside each
+// other: hedged) and, when none answers, serves a stale answer or fails.
 func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, error) {
+	if p.hedge > 0 && len(p.endpoints) > 1 {
+		return c.hedged(ctx, p, opt)
+	}
 	res := &Result{}
 	for _, ep := range p.endpoints {
 		if expired(ctx) {
 			if err := ctx.Err(); errors.Is(err, context.Canceled) {
 				return res, fmt.Errorf("%s: %w", p.name, err)
 			}
-			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: fmt.Sprintf("not tried: chain deadline of %s reached", human(p.deadline))})
+			res.Errors = append(res.Errors, notTried(p, ep))
 			continue
 		}
 		var got answer
@@ -260,38 +268,62 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		}
 		switch {
 		case err == nil:
-			res.Source, res.Answered, res.Status, res.Body = ep.Name, ep.Name, got.status, got.body
-			if !got.extracted {
-				res.Header = got.header
-			}
-			if p.log.Enabled(ctx, c.answerLevel) { // the arguments are made only when it is logged
-				p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
-			}
-			if p.fresh > 0 || p.stale > 0 {
-				c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
-			}
+			c.answered(ctx, p, ep, got, res)
 			return res, nil
-		case errors.Is(err, fusebox.ErrOpen):
-			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true})
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return res, err
 		default:
-			reason, reopened := err.Error(), false
-			var ee *fusebox.ExhaustedError
-			if errors.As(err, &ee) {
-				reopened = ee.Reopened
-				callers := ""
-				if p.deadline > 0 {
-					callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
-				}
-				reason = ee.Describe(callers)
-			}
-			reason = c.red.String(reason)
-			res.Errors = append(res.Errors, EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened})
-			p.log.Info("endpoint failed", "endpoint", ep.Name, "reason", reason)
+			res.Errors = append(res.Errors, c.endpointError(p, ep, err))
 		}
 	}
+	return c.unanswered(ctx, p, opt, res)
+}
 
+// answered makes res ep's answer got, and keeps it as the plan's last good
+// answer when the plan has fresh or stale.
+func (c *Client) answered(ctx context.Context, p plan, ep *endpoint, got answer, res *Result) {
+	res.Source, res.Answered, res.Status, res.Body = ep.Name, ep.Name, got.status, got.body
+	if !got.extracted {
+		res.Header = got.header
+	}
+	if p.log.Enabled(ctx, c.answerLevel) { // the arguments are made only when it is logged
+		p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
+	}
+	if p.fresh > 0 || p.stale > 0 {
+		c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
+	}
+}
+
+// endpointError says why ep did not answer, from Do's error: a skip of its open
+// circuit, or a failure, which is logged.
+func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
+	if errors.Is(err, fusebox.ErrOpen) {
+		return EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true}
+	}
+	reason, reopened := err.Error(), false
+	var ee *fusebox.ExhaustedError
+	if errors.As(err, &ee) {
+		reopened = ee.Reopened
+		callers := ""
+		if p.deadline > 0 {
+			callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
+		}
+		reason = ee.Describe(callers)
+	}
+	reason = c.red.String(reason)
+	p.log.Info("endpoint failed", "endpoint", ep.Name, "reason", reason)
+	return EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened}
+}
+
+// notTried is the error of an endpoint the chain's deadline left no time
+// for.
+func notTried(p plan, ep *endpoint) EndpointError {
+	return EndpointError{Name: ep.Name, Reason: fmt.Sprintf("not tried: chain deadline of %s reached", human(p.deadline))}
+}
+
+// unanswered ends a call no endpoint answered: with a stale answer when
+// the plan keeps one young enough (and opt allows it), else a *CallError.
+func (c *Client) unanswered(ctx context.Context, p plan, opt CallOptions, res *Result) (*Result, error) {
 	if p.stale > 0 && !opt.NoStale {
 		if a, age, ok := c.stored(ctx, p); ok && age < p.stale {
 			p.log.Info(fmt.Sprintf("serving a stale answer, %s old, from %s", human(age), a.Source),

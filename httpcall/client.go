@@ -1,8 +1,10 @@
 // Package httpcall calls HTTP endpoints for scripts: each attempt runs under
 // the endpoint's persistent circuit breaker (fusebox.Circuits.Do), responses
 // are checked (status, a jq condition) and reduced (a jq extraction), and
-// chains of endpoints fall back in order, answering from a stored response
-// when it is fresh enough or, when everything failed, stale but not too old.
+// chains of endpoints fall back in order (or, with a hedge, start the next
+// beside a slow one and take the first answer), answering from a stored
+// response when it is fresh enough or, when everything failed, stale but not
+// too old.
 //
 // Nothing secret is logged or returned in an error: a Redactor built from
 // every endpoint's secrets, credential-looking headers and query parameters
@@ -363,8 +365,14 @@ func (c *Client) checkChain(ch *Chain, endpoints map[string]bool) error {
 			bad("endpoint %q listed twice", name)
 		}
 	}
-	if ch.Fresh < 0 || ch.Stale < 0 || ch.Deadline < 0 {
-		bad("fresh, stale and deadline must not be negative")
+	if ch.Fresh < 0 || ch.Stale < 0 || ch.Deadline < 0 || ch.Hedge < 0 {
+		bad("fresh, stale, deadline and hedge must not be negative")
+	}
+	if ch.Hedge > 0 && len(ch.Endpoints) < 2 {
+		bad("hedge needs two endpoints or more: it starts the next one beside the one being tried")
+	}
+	if dl := ch.TotalDeadline(c.policy); ch.Hedge > 0 && ch.Hedge >= dl {
+		bad("hedge (%s) must be shorter than the chain's deadline (%s)", ch.Hedge, dl)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("chain %s: %s", ch.Name, c.red.String(strings.Join(errs, "; ")))

@@ -110,4 +110,24 @@ type Chain struct {
 	Fresh     time.Duration // answer from the stored response while younger than this
 	Stale     time.Duration // serve the stored response when every endpoint fails, while younger than this
 	Deadline  time.Duration // for the whole chain; 0: the sum of the endpoints' deadlines
+	// Hedge, when set, starts the next endpoint beside the one being tried
+	// once that one has gone Hedge without an answer (its retries
+	// included); the first answer wins and the others are cancelled, which
+	// counts against none of their circuits. 0: one endpoint at a time. It
+	// must be shorter than the chain's deadline (TotalDeadline).
+	Hedge time.Duration
+}
+
+// TotalDeadline returns the chain's deadline: Deadline, or when that is 0,
+// the sum of its endpoints' deadlines, each from policy(name) (zero fields
+// read as the built-in defaults).
+func (ch *Chain) TotalDeadline(policy func(name string) fusebox.Policy) time.Duration {
+	if ch.Deadline > 0 {
+		return ch.Deadline
+	}
+	var d time.Duration
+	for _, n := range ch.Endpoints {
+		d += policy(n).WithDefaults().Retry.Deadline
+	}
+	return d
 }

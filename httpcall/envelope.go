@@ -18,16 +18,18 @@ type envelope struct {
 }
 
 type envelopeError struct {
-	Name    string `json:"name"`
-	Reason  string `json:"reason"`
-	Skipped bool   `json:"skipped,omitempty"`
+	Name      string `json:"name"`
+	Reason    string `json:"reason"`
+	Skipped   bool   `json:"skipped,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"` // a hedge another endpoint's answer beat
 }
 
 // Envelope returns r as one JSON object: source, status, attempts,
 // age_seconds (only when answered from the store), body (the parsed JSON
 // when Body is valid JSON, else a string) and errors (a list of name and
-// reason, never null). When nothing answered, source, status and body are
-// null.
+// reason, never null; skipped marks an open circuit, cancelled a hedge
+// another endpoint's answer beat). When nothing answered, source, status
+// and body are null.
 func (r *Result) Envelope() ([]byte, error) {
 	e := envelope{Attempts: r.Attempts, Errors: []envelopeError{}, Body: json.RawMessage("null")}
 	if r.Source != "" {
@@ -46,7 +48,7 @@ func (r *Result) Envelope() ([]byte, error) {
 		e.AgeSeconds = &age
 	}
 	for _, ee := range r.Errors {
-		e.Errors = append(e.Errors, envelopeError{Name: ee.Name, Reason: ee.Reason, Skipped: ee.Skipped})
+		e.Errors = append(e.Errors, envelopeError{Name: ee.Name, Reason: ee.Reason, Skipped: ee.Skipped, Cancelled: ee.Cancelled})
 	}
 	return json.Marshal(e)
 }
