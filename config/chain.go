@@ -14,6 +14,7 @@ type chainDef struct {
 	entry
 	chain *httpcall.Chain
 	names []ast.Node // endpoints: circuit or chain names
+	hedge *entry     // its hedge: key, when set
 }
 
 // chains reads the chains: section into c. circuits says where each circuit
@@ -38,11 +39,12 @@ func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
 	f := flattener{l: l, defs: defs, circuits: c.Circuits, done: map[string]bool{}}
 	for _, d := range order {
 		d.chain.Endpoints = f.flatten(d)
+		l.checkHedge(d, c)
 		c.Chains[d.name] = d.chain
 	}
 }
 
-var chainKeys = []string{"endpoints", "fresh", "stale", "deadline"}
+var chainKeys = []string{"endpoints", "fresh", "stale", "deadline", "hedge"}
 
 func (l *loader) chainDef(e entry) *chainDef {
 	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}}
@@ -61,6 +63,9 @@ func (l *loader) chainDef(e entry) *chainDef {
 			stale = &f
 		case "deadline":
 			set(&d.chain.Deadline)(l.duration(f.value, f.path))
+		case "hedge":
+			set(&d.chain.Hedge)(l.positive(f))
+			d.hedge = &f
 		default:
 			l.unknownKey(f, chainKeys...)
 		}
@@ -72,6 +77,28 @@ func (l *loader) chainDef(e entry) *chainDef {
 		l.errorAt(e, e.path, "endpoints is required: list the circuits (or chains) to try in turn")
 	}
 	return d
+}
+
+// checkHedge reports a hedge that could never start an endpoint: in a
+// chain of one endpoint, or as long as the chain's deadline (its own, else
+// the sum of its endpoints'). It runs once the chain's endpoints are known.
+func (l *loader) checkHedge(d *chainDef, c *Config) {
+	ch := d.chain
+	if d.hedge == nil || ch.Hedge == 0 || l.probs.hasKey(join(d.path, "endpoints")) {
+		return // no hedge, or one already reported, or endpoints whose problems say more
+	}
+	if len(ch.Endpoints) == 1 {
+		l.errorAt(*d.hedge, d.hedge.path, "needs a chain of two endpoints or more: it starts the next beside the one being tried, and %s has only %s", d.name, ch.Endpoints[0])
+		return
+	}
+	dl := ch.TotalDeadline(c.Policy)
+	switch {
+	case ch.Hedge < dl:
+	case ch.Deadline > 0:
+		l.errorAt(*d.hedge, d.hedge.path, "must be shorter than the chain's deadline (%s): a hedge that long never starts", dl)
+	default:
+		l.errorAt(*d.hedge, d.hedge.path, "must be shorter than the chain's deadline, %s (the sum of its endpoints' deadlines, as it sets none): a hedge that long never starts", dl)
+	}
 }
 
 // endpointNames reads the endpoints: list, which names each entry once.

@@ -8,7 +8,7 @@
 //	gc_after: 7d              # default 7d; must be more than 0
 //	defaults: {...}           # policy keys for every circuit
 //	circuits: {NAME: {...}}   # policy keys, fresh, and http: {...}
-//	chains: {NAME: {endpoints: [...], fresh, stale, deadline}}
+//	chains: {NAME: {endpoints: [...], fresh, stale, deadline, hedge}}
 //
 // The policy keys, in defaults: and in each circuit, are attempts, backoff,
 // multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate
@@ -21,8 +21,10 @@
 // retry_on, trip_on_4xx, retry_unsafe, expect {status, jq}, extract and
 // max_body, and, for fusebox serve, max_in_flight, pass_query, pass_body,
 // allow_subpath and health {path, interval, expect}. A chain's endpoints name circuits with an http: block or other
-// chains, whose endpoints are inlined (a nested chain's own fresh, stale and
-// deadline do not apply).
+// chains, whose endpoints are inlined (a nested chain's own fresh, stale,
+// deadline and hedge do not apply). A chain's hedge is a duration more than 0
+// and shorter than its deadline (its own, else the sum of its endpoints'), in
+// a chain of two endpoints or more.
 //
 // Durations are Go durations with a "d" unit added ("90s", "1h30m", "7d");
 // sizes are whole bytes with an optional B, KiB, MiB, GiB, KB, MB or GB.

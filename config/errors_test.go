@@ -6,6 +6,10 @@ import (
 	"testing"
 )
 
+// ab is a config of endpoints a and b and a chain c of both, its keys
+// ending at line 6, for hedge's cases to add a key to.
+const ab = "circuits:\n  a: {http: {url: https://a}}\n  b: {http: {url: https://b}}\nchains:\n  c:\n    endpoints: [a, b]\n"
+
 // malformed lists a config for every kind of problem Parse reports, and
 // where and how it reports it. FuzzParse starts from these too.
 var malformed = []struct {
@@ -70,6 +74,12 @@ var malformed = []struct {
 	{name: "negative duration", yaml: "gc_after: -1d\n", at: "1:11", key: "gc_after", msg: "negative"},
 	{name: "zero gc_after", yaml: "gc_after: 0s\n", at: "1:11", key: "gc_after", msg: "more than 0"},
 	{name: "bad chain duration", yaml: "chains:\n  c:\n    endpoints: [a]\n    stale: soon\n", at: "4:12", key: "chains.c.stale", msg: "invalid duration"},
+	{name: "bad hedge", yaml: "chains:\n  c:\n    endpoints: [a]\n    hedge: soon\n", at: "4:12", key: "chains.c.hedge", msg: "invalid duration"},
+	{name: "zero hedge", yaml: ab + "    hedge: 0s\n", at: "7:12", key: "chains.c.hedge", msg: "must be more than 0"},
+	{name: "negative hedge", yaml: ab + "    hedge: -100ms\n", at: "7:12", key: "chains.c.hedge", msg: "negative"},
+	{name: "hedge as long as the deadline", yaml: ab + "    deadline: 2s\n    hedge: 2s\n", at: "8:5", key: "chains.c.hedge", msg: "must be shorter than the chain's deadline (2s): a hedge that long never starts"},
+	{name: "hedge longer than the endpoints' deadlines", yaml: "defaults: {deadline: 1s}\n" + ab + "    hedge: 3s\n", at: "8:5", key: "chains.c.hedge", msg: "must be shorter than the chain's deadline, 2s (the sum of its endpoints' deadlines, as it sets none)"},
+	{name: "hedge in a chain of one", yaml: "circuits:\n  a: {http: {url: https://a}}\nchains:\n  c: {endpoints: [a], hedge: 1s}\n", at: "4:23", key: "chains.c.hedge", msg: "needs a chain of two endpoints or more: it starts the next beside the one being tried, and c has only a"},
 
 	// impossible values (fusebox.Policy.Validate)
 	{name: "negative attempts", yaml: "defaults:\n  attempts: -1\n", at: "2:3", key: "defaults.attempts", msg: "must be at least 1, got -1"},

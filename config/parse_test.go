@@ -200,6 +200,21 @@ chains:
 				t.Errorf("inner: %+v", got)
 			}
 		}},
+		{"hedge", `
+circuits:
+  a: {http: {url: https://a}}
+  b: {http: {url: https://b}}
+chains:
+  fast: {endpoints: [a, b], hedge: 150ms, deadline: 5s}
+  outer: {endpoints: [fast, a]}
+`, func(t *testing.T, c *Config) {
+			if got := c.Chains["fast"]; got.Hedge != 150*time.Millisecond || got.Deadline != 5*time.Second {
+				t.Errorf("fast: %+v", got)
+			}
+			if got := c.Chains["outer"]; got.Hedge != 0 || !slices.Equal(got.Endpoints, []string{"a", "b"}) {
+				t.Errorf("outer: %+v; want a nested chain's hedge not to apply", got)
+			}
+		}},
 		{"anchors, aliases and merge keys", `
 circuits:
   a:
