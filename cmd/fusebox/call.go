@@ -32,17 +32,18 @@ func newCallCmd(a *app) *cobra.Command {
 from the config, and print the answer's body (or its extract:) on stdout.
 
 A chain tries its endpoints in order and skips, instantly, each one whose
-circuit is open. When every endpoint fails, a chain with stale: serves the last
-good answer while it is younger than that; with fresh:, a recent answer is
-served without calling at all. stderr says which endpoint answered, each
+circuit is open; with hedge:, the next also starts beside one that has not
+answered in time, and the first answer wins. When every endpoint fails, a
+chain with stale: serves the last good answer while it is younger than that;
+with fresh:, a recent answer is served without calling at all. stderr says which endpoint answered, each
 failure with its reason, and each skip. Secrets never appear: values from
 ${VAR}, ${file:...} and !secret, Authorization headers and secret-looking query
 parameters are shown as REDACTED.
 
 --json prints an envelope: source (the endpoint, or fresh / stale), status,
 attempts, age_seconds (answers from the store), body (parsed JSON when it is
-JSON, else a string) and errors (name and reason of each endpoint that failed or
-was skipped).
+JSON, else a string) and errors (name and reason of each endpoint that failed,
+was skipped, or was cancelled as a hedge another endpoint's answer beat).
 
 Exit status: 0 answered (also from stale; --no-stale refuses it), 69 every
 endpoint failed, 75 every endpoint was skipped (circuits open) and nothing

@@ -7,16 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 )
 
-// TestREADMEWeatherExample runs the README's worked example against the
-// stand-in APIs, with the config from examples/ as documented.
-func TestREADMEWeatherExample(t *testing.T) {
-	apis := fakeapis.New("demo-key", "demo-token")
+// weatherExample serves the stand-in APIs until the test ends and writes
+// examples/weather.yaml, pointed at them, beside the token it reads: the
+// README's worked example, with a state dir and the environment it sets.
+func weatherExample(t *testing.T) (apis *fakeapis.Server, state string, env []string) {
+	t.Helper()
+	apis = fakeapis.New("demo-key", "demo-token")
 	srv := httptest.NewServer(apis)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	cfgText, err := os.ReadFile("../../examples/weather.yaml")
 	if err != nil {
@@ -26,8 +29,13 @@ func TestREADMEWeatherExample(t *testing.T) {
 	os.WriteFile(cfg, []byte(strings.ReplaceAll(string(cfgText), "127.0.0.1:8089", srv.Listener.Addr().String())), 0o600)
 	token, _ := os.ReadFile("../../examples/ha_token")
 	os.WriteFile(filepath.Join(dir, "ha_token"), token, 0o600)
-	state := filepath.Join(dir, "state")
-	env := []string{"OWM_API_KEY=demo-key", "FUSEBOX_CONFIG=" + cfg}
+	return apis, filepath.Join(dir, "state"), []string{"OWM_API_KEY=demo-key", "FUSEBOX_CONFIG=" + cfg}
+}
+
+// TestREADMEWeatherExample runs the README's worked example against the
+// stand-in APIs, with the config from examples/ as documented.
+func TestREADMEWeatherExample(t *testing.T) {
+	apis, state, env := weatherExample(t)
 	call := func(args ...string) proc {
 		t.Helper()
 		return fbEnv(t, state, env, append([]string{"call", "-v"}, args...)...)
@@ -85,5 +93,43 @@ func TestREADMEWeatherExample(t *testing.T) {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("secret %q leaked into the output:\n%s", secret, logs.String())
 		}
+	}
+}
+
+// TestREADMEHedgeExample runs the README's hedged chain, weather-now, with
+// OpenWeatherMap holding its answer for longer than the call lasts.
+func TestREADMEHedgeExample(t *testing.T) {
+	apis, state, env := weatherExample(t)
+	for _, name := range []string{"openweather", "wttr"} {
+		if p := fbEnv(t, state, env, "reset", name); p.code != 0 {
+			t.Fatalf("reset %s: exit %d\n%s", name, p.code, p.stderr)
+		}
+	}
+	apis.Slow(fakeapis.OpenWeatherMap, time.Hour) // answers only a hedge
+
+	p := fbEnv(t, state, env, "-v", "call", "--json", "weather-now")
+	var m struct {
+		Source string
+		Errors []map[string]any
+	}
+	if err := json.Unmarshal([]byte(p.stdout), &m); err != nil || p.code != 0 {
+		t.Fatalf("call weather-now: exit %d, %q (%v)\n%s", p.code, p.stdout, err, p.stderr)
+	}
+	if m.Source != "wttr" || len(m.Errors) != 1 || m.Errors[0]["name"] != "openweather" || m.Errors[0]["cancelled"] != true {
+		t.Errorf("call weather-now: %s; want wttr's answer and openweather cancelled", p.stdout)
+	}
+	for _, want := range []string{`msg="hedge started" chain=weather-now endpoint=wttr beside=openweather after=300ms`,
+		`msg="hedge cancelled" chain=weather-now endpoint=openweather answered=wttr`} {
+		if !strings.Contains(p.stderr, want) {
+			t.Errorf("-v does not log %s:\n%s", want, p.stderr)
+		}
+	}
+	st := fbEnv(t, state, env, "status", "--json", "openweather")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(st.stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json openweather: %q (%v)", st.stdout, err)
+	}
+	if rows[0]["state"] != "closed" || rows[0]["consecutive_failures"] != 0.0 {
+		t.Errorf("openweather after its hedge was cancelled: %v; want closed with no failure", rows[0])
 	}
 }

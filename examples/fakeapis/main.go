@@ -5,6 +5,7 @@
 //	go build -o fakeapis ./examples/fakeapis
 //	./fakeapis start        # returns once it listens: "ready on http://127.0.0.1:8089 (pid N)"
 //	curl -X POST 127.0.0.1:8089/_fail/openweathermap   # make one fail
+//	curl -X POST '127.0.0.1:8089/_slow/openweathermap?for=5s'   # make it answer after 5s
 //	curl -X POST 127.0.0.1:8089/_heal/openweathermap   # and heal it
 //	./fakeapis stop         # stops it and waits until it has exited
 //

@@ -5,8 +5,9 @@
 // `fusebox demo` walks through. Tests use it for both.
 //
 // Each API can be made to fail, fail for a while, or answer slowly (Down,
-// FailNext, Slow, Up); over HTTP, POST /_fail/NAME makes it fail and
-// POST /_heal/NAME heals it.
+// FailNext, Slow, Up); over HTTP, POST /_fail/NAME makes it fail, POST
+// /_slow/NAME?for=DURATION makes it answer only after DURATION, and POST
+// /_heal/NAME heals it.
 package fakeapis
 
 import (
@@ -90,6 +91,15 @@ func (s *Server) Failures(api string) int {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name, ok := strings.CutPrefix(r.URL.Path, "/_fail/"); ok && r.Method == http.MethodPost {
 		s.Down(name)
+		return
+	}
+	if name, ok := strings.CutPrefix(r.URL.Path, "/_slow/"); ok && r.Method == http.MethodPost {
+		d, err := time.ParseDuration(r.URL.Query().Get("for"))
+		if err != nil || d <= 0 {
+			http.Error(w, "want ?for=DURATION, like ?for=5s", http.StatusBadRequest)
+			return
+		}
+		s.Slow(name, d)
 		return
 	}
 	if name, ok := strings.CutPrefix(r.URL.Path, "/_heal/"); ok && r.Method == http.MethodPost {

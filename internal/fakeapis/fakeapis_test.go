@@ -139,6 +139,27 @@ func TestFailAndHealControls(t *testing.T) {
 	}
 }
 
+func TestSlowControl(t *testing.T) {
+	s := fakeapis.New("key", "")
+	url := serve(t, s)
+	if r := do(t, http.MethodPost, url+"/_slow/"+fakeapis.Wttr+"?for=soon"); r.status != 400 {
+		t.Errorf("POST /_slow?for=soon: %d, want 400", r.status)
+	}
+	if r := do(t, http.MethodPost, url+"/_slow/"+fakeapis.Wttr+"?for=150ms"); r.status != 200 {
+		t.Fatalf("POST /_slow?for=150ms: %d", r.status)
+	}
+	start := time.Now()
+	if r := get(t, url+"/Berlin"); r.status != 200 || time.Since(start) < 150*time.Millisecond {
+		t.Errorf("after /_slow: %d after %s, want 200 after at least 150ms", r.status, time.Since(start))
+	}
+	if r := do(t, http.MethodPost, url+"/_heal/"+fakeapis.Wttr); r.status != 200 {
+		t.Fatalf("POST /_heal: %d", r.status)
+	}
+	if r := get(t, url+"/data/2.5/weather?appid=key"); r.status != 200 {
+		t.Errorf("another API: %d, want 200", r.status)
+	}
+}
+
 func TestFailNextFailsExactlyNOfConcurrentRequests(t *testing.T) {
 	s := fakeapis.New("", "")
 	url := serve(t, s) + "/backup"
