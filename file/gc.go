@@ -109,7 +109,7 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 		errs = append(errs, err)
 	}
 	errs = append(errs, sweepLeftovers(s.dir, now.Add(-tempMaxAge), old))
-	for _, d := range []subdir{answersDir, eventsDir} {
+	for _, d := range []subdir{answersDir, eventsDir, countsDir, locksDir} {
 		if safe[d] {
 			errs = append(errs, sweepLeftovers(filepath.Join(s.dir, subdirNames[d]), now.Add(-tempMaxAge), old))
 		}
