@@ -153,7 +153,7 @@ func (s *Server) stored(ctx context.Context) []*family {
 	}
 	up.add(1)
 	for _, r := range rows {
-		if r.Kind == status.KindChain {
+		if r.Kind == status.KindChain || r.Problem != "" { // a problem's values are unknown, not zero
 			continue
 		}
 		for _, p := range phases {

@@ -52,11 +52,13 @@ func unix(t *time.Time) (float64, bool) {
 // exposition format (what node_exporter's textfile collector reads):
 // fusebox_circuitbreaker_state{name,state} is 1 for the circuit's state
 // and 0 for the others, then the families of metrics, each labelled name.
+// A circuit whose row has a Problem has no samples: its values are unknown,
+// and a zero would read as a reset counter.
 func WritePrometheus(w io.Writer, rows []Row) error {
 	bw := bufio.NewWriter(w)
 	var circuits []Row
 	for _, r := range rows {
-		if r.Kind != KindChain {
+		if r.Kind != KindChain && r.Problem == "" {
 			circuits = append(circuits, r)
 		}
 	}
