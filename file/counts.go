@@ -162,13 +162,7 @@ func (s *Store) mapCounts(ctx context.Context, path string) (*countMap, error) {
 	}
 	defer unix.Close(fd) // the mapping outlives the descriptor
 	if st.Size < countsSize {
-		// Allocate the words' blocks now: a write through the mapping to a
-		// block the disk has no room for would fault, where this says why.
-		err := unix.Fallocate(fd, 0, 0, countsSize)
-		if errors.Is(err, unix.EOPNOTSUPP) {
-			err = unix.Ftruncate(fd, countsSize)
-		}
-		if err != nil {
+		if err := allocate(fd, countsSize); err != nil {
 			return nil, &fs.PathError{Op: "allocate", Path: path, Err: err}
 		}
 	}

@@ -68,7 +68,7 @@ func (s *Store) touch(path string, t time.Time) error {
 	if err == unix.EPERM {
 		// Another member's file in a shared dir: only its owner may set a
 		// time, anyone who may write it may set "now".
-		now := unix.Timespec{Nsec: unix.UTIME_NOW}
+		now := unix.Timespec{Nsec: utimeNow}
 		err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	if err != nil {
