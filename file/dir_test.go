@@ -11,7 +11,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
-	"golang.org/x/sys/unix"
 )
 
 func TestOpenCreatesAMissingDir0700(t *testing.T) {
@@ -151,15 +150,5 @@ func readOnly(t *testing.T, dir string) {
 		t.Cleanup(func() { os.Chmod(dir, 0o700) })
 		return
 	}
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
-		testenv.Skip(t, "running as root, a read-only dir needs a read-only bind mount, and mount failed: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		testenv.Skip(t, "running as root, a read-only dir needs a read-only bind mount, and remount failed: %v", err)
-	}
+	bindReadOnly(t, dir)
 }
