@@ -90,7 +90,7 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event
 	err := s.checkSubdir(eventsDir, false)
 	var names []string
 	if err == nil {
-		names, err = records(filepath.Join(s.dir, "events"), ".jsonl")
+		names, err = named(filepath.Join(s.dir, "events"), ".jsonl")
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

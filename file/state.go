@@ -43,12 +43,12 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 // Names lists the circuits with a state or a counts file, sorted: a
 // circuit that has only ever succeeded has no state file.
 func (s *Store) Names(context.Context) ([]string, error) {
-	names, err := records(s.dir, ".json")
+	names, err := named(s.dir, ".json")
 	if err != nil {
 		return nil, fmt.Errorf("list circuits: %w", err)
 	}
 	if err := s.checkSubdir(countsDir, false); err == nil {
-		counted, err := records(filepath.Join(s.dir, ".counts"), ".counts")
+		counted, err := named(filepath.Join(s.dir, ".counts"), ".counts")
 		if err != nil {
 			return nil, fmt.Errorf("list circuits: %w", err)
 		}

@@ -125,3 +125,26 @@ func mkdirs(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestNamesListsACircuitWhoseFileIsAFIFO: a circuit whose only file is a
+// FIFO (it only ever succeeded: no state file) is still listed, so that
+// status meets it and shows it, instead of leaving it out.
+func TestNamesListsACircuitWhoseFileIsAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	logOpt, log := withLog()
+	s := open(t, dir, logOpt)
+	if err := s.Count(ctx, "web", fusebox.Counts{Successes: 1}); err != nil {
+		t.Fatal(err)
+	}
+	mkfifo(t, filepath.Join(dir, ".counts", "db.counts"))
+	names, err := s.Names(ctx)
+	if err != nil || strings.Join(names, ",") != "db,web" {
+		t.Fatalf("Names = %q, %v; want db and web", names, err)
+	}
+	if c, err := s.Counts(ctx, "db"); err != nil || c != (fusebox.Counts{}) {
+		t.Errorf("Counts of db = %+v, %v; want none, the FIFO moved aside", c, err)
+	}
+	if len(log.warnings()) != 1 {
+		t.Errorf("log:\n%s\nwant one error", log.String())
+	}
+}
