@@ -22,22 +22,51 @@ import (
 )
 
 // sharedDir is a state dir shared, with `fusebox state init --group`, by
-// two real users of one group: owned by a, used by b.
+// a household's two users: owned by a, used by b.
 type sharedDir struct {
 	t     *testing.T
 	base  string // holds the binary and the state dir; every user may enter it
 	bin   string
 	state string
-	a, b  testenv.User
 }
 
-func newSharedDir(t *testing.T, group string, a, b testenv.User, bin, base, name string) *sharedDir {
+// household is two real users of one group, and a dir every user may
+// enter holding a copy of the binary.
+type household struct {
+	group     string
+	a, b      testenv.User
+	base, bin string
+}
+
+func newHousehold(t *testing.T) *household {
 	t.Helper()
-	d := &sharedDir{t: t, base: base, bin: bin, state: filepath.Join(base, name), a: a, b: b}
-	if out, err := exec.Command(bin, "state", "init", "--group", group, d.state).CombinedOutput(); err != nil {
+	group, users := testenv.Group(t, 2)
+	h := &household{group: group, a: users[0], b: users[1]}
+	var err error
+	if h.base, err = os.MkdirTemp("", "fusebox-shared-dir-"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(h.base) })
+	os.Chmod(h.base, 0o755)
+	h.bin = filepath.Join(h.base, "fusebox")
+	b, err := os.ReadFile(fuseboxBin)
+	if err == nil {
+		err = os.WriteFile(h.bin, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// dir makes the state dir name, shared with the group and owned by a.
+func (h *household) dir(t *testing.T, name string) *sharedDir {
+	t.Helper()
+	d := &sharedDir{t: t, base: h.base, bin: h.bin, state: filepath.Join(h.base, name)}
+	if out, err := exec.Command(h.bin, "state", "init", "--group", h.group, d.state).CombinedOutput(); err != nil {
 		t.Fatalf("state init: %v\n%s", err, out)
 	}
-	if err := os.Chown(d.state, int(a.Cred.Uid), -1); err != nil {
+	if err := os.Chown(d.state, int(h.a.Cred.Uid), -1); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -223,16 +252,8 @@ const exitOpen = 75 // the circuit is open: nothing was run
 // circuit protection; the file is kept aside and a shared 0660 one
 // replaces it.
 func TestSharedDirDefendsItself(t *testing.T) {
-	group, users := testenv.Group(t, 2)
-	a, b := users[0], users[1]
-	base, err := os.MkdirTemp("", "fusebox-shared-dir-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "fusebox")
-	copyBinary(t, fuseboxBin, bin)
+	h := newHousehold(t)
+	a, b := h.a, h.b
 
 	policy := []string{"--attempts", "1", "--trip-after", "2"}
 	for i, tc := range []struct {
@@ -254,7 +275,7 @@ func TestSharedDirDefendsItself(t *testing.T) {
 		{"event log left unreadable", "events/c.jsonl", unreadable, "may not open it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newSharedDir(t, group, a, b, bin, base, fmt.Sprintf("state-%d", i))
+			d := h.dir(t, fmt.Sprintf("state-%d", i))
 			// a's circuits: c with every file (counts, lock, state, events)
 			// and closed, other healthy.
 			for _, args := range [][]string{runArgs("c", nil, "true"), {"trip", "c"}, {"reset", "c"}, runArgs("other", nil, "true")} {
@@ -317,17 +338,9 @@ func TestSharedDirDefendsItself(t *testing.T) {
 // and say what is wrong with the one (its counts; its event log is left
 // out of the outages); the circuit still opens and skips.
 func TestSharedDirThatForbidsTheMoveShowsTheRest(t *testing.T) {
-	group, users := testenv.Group(t, 2)
-	a, b := users[0], users[1]
-	base, err := os.MkdirTemp("", "fusebox-shared-dir-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "fusebox")
-	copyBinary(t, fuseboxBin, bin)
-	d := newSharedDir(t, group, a, b, bin, base, "state")
+	h := newHousehold(t)
+	a, b := h.a, h.b
+	d := h.dir(t, "state")
 	for _, args := range [][]string{runArgs("c", nil, "true"), {"trip", "c"}, {"reset", "c"}, runArgs("other", nil, "true")} {
 		if p := d.run(a, args...); p.code != 0 {
 			t.Fatalf("%s: fusebox %q: exit %d\n%s", a.Name, args, p.code, p.stderr)
@@ -370,17 +383,9 @@ func TestSharedDirThatForbidsTheMoveShowsTheRest(t *testing.T) {
 // with one ERROR among them all, and every run's failure is recorded under
 // the new lock.
 func TestManyProcessesMeetOneFIFOLock(t *testing.T) {
-	group, users := testenv.Group(t, 2)
-	a, b := users[0], users[1]
-	base, err := os.MkdirTemp("", "fusebox-shared-dir-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	os.Chmod(base, 0o755)
-	bin := filepath.Join(base, "fusebox")
-	copyBinary(t, fuseboxBin, bin)
-	d := newSharedDir(t, group, a, b, bin, base, "state")
+	h := newHousehold(t)
+	a, b := h.a, h.b
+	d := h.dir(t, "state")
 	if p := d.run(a, "trip", "--new", "c"); p.code != 0 {
 		t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
 	}
@@ -417,17 +422,5 @@ func TestManyProcessesMeetOneFIFOLock(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 || rows[0].ConsecutiveFailures != runs {
 		t.Errorf("status of c: %s (%v); want %d consecutive failures: an update was lost", p.stdout, err, runs)
-	}
-}
-
-// copyBinary copies the fusebox binary to where every user may run it.
-func copyBinary(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o755); err != nil {
-		t.Fatal(err)
 	}
 }
