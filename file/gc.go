@@ -339,7 +339,7 @@ func records(dir, suffix string) ([]string, error) { return entries(dir, suffix,
 func named(dir, suffix string) ([]string, error) { return entries(dir, suffix, true) }
 
 func entries(dir, suffix string, anyType bool) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirUnsorted(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -355,6 +355,18 @@ func entries(dir, suffix string, anyType bool) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// readDirUnsorted is os.ReadDir without its sort by name: the names are
+// sorted once, after filtering (a third of a status of ten thousand
+// circuits went to sorting their entries twice).
+func readDirUnsorted(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // sweepLeftovers removes from dir the temporary files of writeAtomic last
