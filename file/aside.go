@@ -94,14 +94,25 @@ func (s *Store) readUsable(ctx context.Context, path string, limit int64, longer
 
 // unusable says why the file at path, on which an open or read failed with
 // err, cannot be used, with its identity; problem is "" when err is not about
-// the file itself (the dir may not be written, the disk is full: err is the
-// answer). retry reports that the file has changed since (another process
-// moved it aside, or replaced it): the caller should try again.
+// the file itself (the dir may not be written, the file system is read-only
+// or full: err is the answer). retry reports that the file has changed
+// since (another process moved it aside, or replaced it): the caller should
+// try again.
 func (s *Store) unusable(path string, err error) (problem string, id inode, retry bool) {
+	// What an open or read gives only for a file that is there, and not a
+	// regular one: a symlink under O_NOFOLLOW, a FIFO without a reader, a
+	// socket or device, a directory.
+	irregular := symlinkRefused(err) || errors.Is(err, errNotRegular) || errors.Is(err, unix.ENXIO) ||
+		errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP)
+	if !irregular && !errors.Is(err, fs.ErrPermission) {
+		return "", inode{}, false
+	}
 	var st unix.Stat_t
 	switch lerr := unix.Lstat(path, &st); {
 	case lerr == unix.ENOENT:
-		return "", inode{}, true
+		// Gone since, or (a permission error) never there: the dir may not
+		// be written.
+		return "", inode{}, irregular
 	case lerr != nil:
 		return "", inode{}, false
 	}
@@ -114,9 +125,9 @@ func (s *Store) unusable(path string, err error) (problem string, id inode, retr
 	case errors.Is(err, fs.ErrPermission):
 		return s.forbidden(&st), id, false
 	}
-	// A regular file now, where the open found a symlink or another kind
-	// of file: someone replaced it.
-	return "", id, symlinkRefused(err) || errors.Is(err, errNotRegular)
+	// A regular file now, where the open met another kind: someone
+	// replaced it.
+	return "", id, true
 }
 
 // forbidden says why a regular file the caller may not open is unusable.

@@ -126,6 +126,14 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err == nil {
 			t.Error("Count succeeded")
 		}
+		// A missing file it may not create is the dir's problem, not a file
+		// to move aside.
+		if err := s.Count(ctx, "new", fusebox.Counts{Skips: 1}); err == nil || strings.Contains(err.Error(), "moved aside") {
+			t.Errorf("Count of a new circuit = %v, want the dir's own error", err)
+		}
+		if _, err := s.Update(ctx, "new", succeed); err == nil || strings.Contains(err.Error(), "moved aside") {
+			t.Errorf("Update of a new circuit = %v, want the dir's own error", err)
+		}
 		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
 			t.Error("SaveAnswer succeeded")
 		}
