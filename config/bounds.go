@@ -41,7 +41,7 @@ func ReadRegularFile(path string, limit int64) ([]byte, error) {
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFREG {
-		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fileKind(kind))}
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fileKind(uint32(kind)))}
 	}
 	if st.Size > limit {
 		return nil, &os.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: st.Size, Limit: limit}}

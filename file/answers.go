@@ -8,7 +8,6 @@ import (
 	"io/fs"
 
 	"github.com/fusebox-hq/fusebox"
-	"golang.org/x/sys/unix"
 )
 
 // SaveAnswer replaces answers/KEY.json. The rename makes it atomic, so it
@@ -47,26 +46,30 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 		b, err = readFile(path, maxAnswerSize)
 	}
 	var a fusebox.Answer
-	problem := ""
+	problem, unusable := "", true
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fusebox.Answer{}, false, nil
-	case errors.Is(err, unix.ELOOP):
+	case symlinkRefused(err):
 		problem = "it is a symlink"
 	case refused(err) != "":
 		problem = refused(err)
+	case errors.Is(err, fs.ErrPermission):
+		if problem, _, _ = s.unusable(path, err); problem == "" {
+			return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
+		}
 	case err != nil:
 		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
 	default:
 		if err := json.Unmarshal(b, &a); err != nil {
-			problem = describe(b, err)
+			problem, unusable = describe(b, err), false
 		}
 	}
 	if problem == "" {
 		return a, true, nil
 	}
 	// Two readers may both find the damage; the second rename finds nothing.
-	if err := s.moveAside(path, problem); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.moveAside(path, problem, unusable); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
 	}
 	return fusebox.Answer{}, false, nil

@@ -41,7 +41,7 @@ func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error 
 	if err := s.checkSubdir(countsDir, true); err != nil {
 		return fmt.Errorf("count %s: %w", name, err)
 	}
-	err := s.withCounts(name, func(w *[countWords]uint64) {
+	err := s.withCounts(ctx, name, func(w *[countWords]uint64) {
 		for i, n := range [...]uint64{c.Successes, c.Failures, c.Skips} {
 			if n != 0 {
 				atomic.AddUint64(&w[i], n)
@@ -66,16 +66,17 @@ func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error 
 }
 
 // Counts reads the circuit's counters. It only reads (a state dir another
-// user may not write still shows its counts); a word being added to as it is
-// read may be off by that add.
-func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
+// user may not write still shows its counts), but for moving aside a file
+// it cannot use (see setAside), which then reads as zero counts; a word
+// being added to as it is read may be off by that add.
+func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.Counts{}, fmt.Errorf("read counts: %w", err)
 	}
 	err := s.checkSubdir(countsDir, false)
 	var b []byte
 	if err == nil {
-		b, err = readHead(s.countsPath(name), countsSize) // a longer file (an edit) has the words at its start
+		b, err = s.readUsable(ctx, s.countsPath(name), countsSize, keepHead) // a longer file (an edit) has the words at its start
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fusebox.Counts{}, nil
@@ -97,16 +98,17 @@ func (s *Store) Counts(_ context.Context, name string) (fusebox.Counts, error) {
 }
 
 // withCounts runs fn on the words of the circuit's counters file, mapped
-// shared, creating the file (zeroed) when missing. A file of any other size
-// (a person's edit) is extended: extending it with zeros keeps the words it
-// has. A fault on the mapping (the file cut short under us by someone else)
-// is an error, not a crash.
+// shared, creating the file (zeroed) when missing and moving aside one it
+// cannot use (see setAside). A file of any other size (a person's edit) is
+// extended: extending it with zeros keeps the words it has. A fault on the
+// mapping (the file cut short under us by someone else) is an error, not a
+// crash.
 //
 // The mapping is kept for the Store's next Count of the circuit, checked
 // with one lstat that the file is still the one mapped (GC may have removed
 // it, a person replaced it): a long-lived Store (the daemon) adds to its
 // counters with one system call instead of five. Close unmaps them.
-func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error) {
+func (s *Store) withCounts(ctx context.Context, name string, fn func(*[countWords]uint64)) (err error) {
 	s.maps.mu.Lock()
 	defer s.maps.mu.Unlock()
 	cm := s.maps.m[name]
@@ -119,7 +121,7 @@ func (s *Store) withCounts(name string, fn func(*[countWords]uint64)) (err error
 		}
 	}
 	if cm == nil {
-		if cm, err = s.mapCounts(s.countsPath(name)); err != nil {
+		if cm, err = s.mapCounts(ctx, s.countsPath(name)); err != nil {
 			return err
 		}
 		if s.maps.m == nil {
@@ -152,27 +154,15 @@ type countMaps struct {
 }
 
 // mapCounts opens (creating it) and maps the counters file at path.
-func (s *Store) mapCounts(path string) (*countMap, error) {
-	fd, err := s.openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+func (s *Store) mapCounts(ctx context.Context, path string) (*countMap, error) {
+	var st unix.Stat_t
+	fd, err := s.openUsable(ctx, path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, &st)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd) // the mapping outlives the descriptor
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &fs.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	if st.Size < countsSize {
-		// Allocate the words' blocks now: a write through the mapping to a
-		// block the disk has no room for would fault, where this says why.
-		err := unix.Fallocate(fd, 0, 0, countsSize)
-		if errors.Is(err, unix.EOPNOTSUPP) {
-			err = unix.Ftruncate(fd, countsSize)
-		}
-		if err != nil {
+		if err := allocate(fd, countsSize); err != nil {
 			return nil, &fs.PathError{Op: "allocate", Path: path, Err: err}
 		}
 	}

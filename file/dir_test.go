@@ -11,7 +11,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
-	"golang.org/x/sys/unix"
 )
 
 func TestOpenCreatesAMissingDir0700(t *testing.T) {
@@ -127,6 +126,14 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err == nil {
 			t.Error("Count succeeded")
 		}
+		// A missing file it may not create is the dir's problem, not a file
+		// to move aside.
+		if err := s.Count(ctx, "new", fusebox.Counts{Skips: 1}); err == nil || strings.Contains(err.Error(), "moved aside") {
+			t.Errorf("Count of a new circuit = %v, want the dir's own error", err)
+		}
+		if _, err := s.Update(ctx, "new", succeed); err == nil || strings.Contains(err.Error(), "moved aside") {
+			t.Errorf("Update of a new circuit = %v, want the dir's own error", err)
+		}
 		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
 			t.Error("SaveAnswer succeeded")
 		}
@@ -151,15 +158,5 @@ func readOnly(t *testing.T, dir string) {
 		t.Cleanup(func() { os.Chmod(dir, 0o700) })
 		return
 	}
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
-		testenv.Skip(t, "running as root, a read-only dir needs a read-only bind mount, and mount failed: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	if err := unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		testenv.Skip(t, "running as root, a read-only dir needs a read-only bind mount, and remount failed: %v", err)
-	}
+	bindReadOnly(t, dir)
 }

@@ -68,7 +68,7 @@ func (s *Store) touch(path string, t time.Time) error {
 	if err == unix.EPERM {
 		// Another member's file in a shared dir: only its owner may set a
 		// time, anyone who may write it may set "now".
-		now := unix.Timespec{Nsec: unix.UTIME_NOW}
+		now := unix.Timespec{Nsec: utimeNow}
 		err = unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 		errs = append(errs, err)
 	}
 	errs = append(errs, sweepLeftovers(s.dir, now.Add(-tempMaxAge), old))
-	for _, d := range []subdir{answersDir, eventsDir} {
+	for _, d := range []subdir{answersDir, eventsDir, countsDir, locksDir} {
 		if safe[d] {
 			errs = append(errs, sweepLeftovers(filepath.Join(s.dir, subdirNames[d]), now.Add(-tempMaxAge), old))
 		}
@@ -330,7 +330,15 @@ func (s *Store) trimEvents(ctx context.Context, name string, cutoff time.Time) (
 
 // records lists the names of the regular files NAME+suffix in dir whose NAME
 // is valid, sorted by name. A missing dir holds none.
-func records(dir, suffix string) ([]string, error) {
+func records(dir, suffix string) ([]string, error) { return entries(dir, suffix, false) }
+
+// named lists, as records does, the names of the entries NAME+suffix in dir
+// of any type but a directory: a FIFO or a symlink in place of a circuit's
+// file still names the circuit, which the listing's reader then meets (and
+// moves the file aside: see setAside) instead of never seeing it.
+func named(dir, suffix string) ([]string, error) { return entries(dir, suffix, true) }
+
+func entries(dir, suffix string, anyType bool) ([]string, error) {
 	entries, err := readDirUnsorted(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -341,7 +349,7 @@ func records(dir, suffix string) ([]string, error) {
 	var names []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), suffix)
-		if ok && e.Type().IsRegular() && fusebox.ValidateName(name) == nil {
+		if ok && (e.Type().IsRegular() || anyType && !e.IsDir()) && fusebox.ValidateName(name) == nil {
 			names = append(names, name)
 		}
 	}

@@ -181,12 +181,18 @@ func TestCountsOfAShortOrForeignCountsFile(t *testing.T) {
 	if c, err := s.Counts(ctx, "db"); err != nil || c.Successes != 6 || c.Skips != 2 {
 		t.Errorf("Counts after extending = %+v, %v; want 6 successes and 2 skips", c, err)
 	}
-	// A directory in its place is refused, not counted into.
+	// A directory in its place is moved aside, not counted into.
 	if err := os.Mkdir(filepath.Join(dir, ".counts", "dir.counts"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Count(ctx, "dir", fusebox.Counts{Skips: 1}); err == nil {
-		t.Error("Count into a directory succeeded")
+	if err := s.Count(ctx, "dir", fusebox.Counts{Skips: 1}); err != nil {
+		t.Fatalf("Count with a directory in place of the file: %v", err)
+	}
+	if c, err := s.Counts(ctx, "dir"); err != nil || c.Skips != 1 {
+		t.Errorf("Counts = %+v, %v; want the 1 skip in a new file", c, err)
+	}
+	if moved, _ := filepath.Glob(filepath.Join(dir, ".counts", "dir.counts.corrupt-*")); len(moved) != 1 {
+		t.Errorf("the directory was not moved aside: %v", moved)
 	}
 }
 

@@ -65,7 +65,11 @@ func (s *Store) lockFile(ctx context.Context, name string, dir subdir, path stri
 		}
 	}
 	for {
-		fd, err := s.openCreate(path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC)
+		// Read-only is enough for an flock, so another member's lock file
+		// that is only group-readable serves too. One that cannot serve (a
+		// FIFO, a symlink, one the caller may not open) is moved aside.
+		var open unix.Stat_t
+		fd, err := s.openUsable(ctx, path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, &open)
 		if err != nil {
 			<-gate
 			return nil, fmt.Errorf("lock %s: %w", name, err)
@@ -78,7 +82,7 @@ func (s *Store) lockFile(ctx context.Context, name string, dir subdir, path stri
 		}
 		// GC removes a lock file while holding it; whoever was waiting on
 		// that file now holds a lock nobody else will see. Try again.
-		same, err := stillLinked(fd, path)
+		same, err := stillLinked(&open, path)
 		if same {
 			return func() { unix.Close(fd); <-gate }, nil
 		}
@@ -143,12 +147,10 @@ func flock(ctx context.Context, expired <-chan time.Time, fd int, path string, g
 	}
 }
 
-// stillLinked reports whether the open file fd is the one at path.
-func stillLinked(fd int, path string) (bool, error) {
-	var open, linked unix.Stat_t
-	if err := unix.Fstat(fd, &open); err != nil {
-		return false, &fs.PathError{Op: "fstat", Path: path, Err: err}
-	}
+// stillLinked reports whether the open file whose fstat is open is the one
+// at path.
+func stillLinked(open *unix.Stat_t, path string) (bool, error) {
+	var linked unix.Stat_t
 	switch err := unix.Lstat(path, &linked); err {
 	case nil:
 		return open.Dev == linked.Dev && open.Ino == linked.Ino, nil

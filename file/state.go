@@ -43,12 +43,12 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 // Names lists the circuits with a state or a counts file, sorted: a
 // circuit that has only ever succeeded has no state file.
 func (s *Store) Names(context.Context) ([]string, error) {
-	names, err := records(s.dir, ".json")
+	names, err := named(s.dir, ".json")
 	if err != nil {
 		return nil, fmt.Errorf("list circuits: %w", err)
 	}
 	if err := s.checkSubdir(countsDir, false); err == nil {
-		counted, err := records(filepath.Join(s.dir, ".counts"), ".counts")
+		counted, err := named(filepath.Join(s.dir, ".counts"), ".counts")
 		if err != nil {
 			return nil, fmt.Errorf("list circuits: %w", err)
 		}
@@ -105,7 +105,7 @@ func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State)
 	if err := s.writeAtomic(s.statePath(name), append(b, '\n')); err != nil {
 		return fusebox.State{}, false, fmt.Errorf("update %s: write state: %w", name, err)
 	}
-	if err := s.appendEvents(name, events); err != nil {
+	if err := s.appendEvents(ctx, name, events); err != nil {
 		return fusebox.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
 	}
 	return st, true, nil
@@ -122,14 +122,18 @@ func (s *Store) readLocked(name string) (fusebox.State, error) {
 	if !errors.As(err, &d) {
 		return st, err
 	}
-	if err := s.moveAside(s.statePath(name), d.problem); err != nil {
+	if err := s.moveAside(s.statePath(name), d.problem, d.unusable); err != nil {
 		return fusebox.State{}, err
 	}
 	return fusebox.State{Name: name}, nil
 }
 
-// damage is a file that holds no usable record.
-type damage struct{ problem string }
+// damage is a file that holds no usable record: damaged (a crash, an edit),
+// or unusable (see setAside).
+type damage struct {
+	problem  string
+	unusable bool
+}
 
 func (d *damage) Error() string { return d.problem }
 
@@ -138,7 +142,8 @@ func (d *damage) Error() string { return d.problem }
 // is a fresh state; an unparsable file or a symlink is a *damage.
 func (s *Store) readState(name string) (fusebox.State, error) {
 	var lst unix.Stat_t
-	switch err := lstatJoin(&lst, s.prefix, name, ".json"); err { // statePath, unallocated
+	lerr := lstatJoin(&lst, s.prefix, name, ".json") // statePath, unallocated
+	switch lerr {
 	case nil:
 		if st, ok := s.states.lookup(name, &lst); ok {
 			return st, nil
@@ -149,6 +154,12 @@ func (s *Store) readState(name string) (fusebox.State, error) {
 	}
 	path := s.statePath(name)
 	fd, err := openFile(path, readFlags)
+	if errors.Is(err, fs.ErrPermission) && lerr == nil { // another user's file, or FIFO
+		if lst.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fusebox.State{}, &damage{notRegular(uint32(lst.Mode)), true}
+		}
+		return fusebox.State{}, &damage{s.forbidden(&lst), true}
+	}
 	if err != nil {
 		return stateOf(nil, err, name)
 	}
@@ -174,10 +185,10 @@ func stateOf(b []byte, err error, name string) (fusebox.State, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fusebox.State{Name: name}, nil
-	case errors.Is(err, unix.ELOOP):
-		return fusebox.State{}, &damage{"it is a symlink"}
+	case symlinkRefused(err):
+		return fusebox.State{}, &damage{"it is a symlink", true}
 	case refused(err) != "":
-		return fusebox.State{}, &damage{refused(err)}
+		return fusebox.State{}, &damage{refused(err), true}
 	case err != nil:
 		return fusebox.State{}, err
 	}
@@ -185,7 +196,7 @@ func stateOf(b []byte, err error, name string) (fusebox.State, error) {
 	if !ok {
 		st = fusebox.State{}
 		if err := json.Unmarshal(b, &st); err != nil {
-			return fusebox.State{}, &damage{describe(b, err)}
+			return fusebox.State{}, &damage{describe(b, err), false}
 		}
 	}
 	st.Name = name
@@ -213,16 +224,4 @@ func describe(b []byte, err error) string {
 		return fmt.Sprintf("it holds %d zero bytes (a crash before the data reached the disk?)", len(b))
 	}
 	return "it is not a valid record: " + err.Error()
-}
-
-// moveAside renames a damaged file (or the symlink itself, never its target)
-// to PATH.corrupt-TIME, where a person can inspect it and GC removes it
-// later, and logs one warning.
-func (s *Store) moveAside(path, problem string) error {
-	to := path + ".corrupt-" + s.now().UTC().Format("20060102T150405Z")
-	if err := rename(path, to); err != nil {
-		return fmt.Errorf("move damaged file aside: %w", err)
-	}
-	s.logger.Warn("moved a damaged file aside; starting afresh", "file", path, "problem", problem, "moved_to", to)
-	return nil
 }

@@ -12,9 +12,11 @@
 // Every file name is a valid name (fusebox.ValidateName) plus a suffix, so no
 // name can reach outside DIR. Files are replaced by renaming a temporary file
 // over them, so a reader without the lock never sees a torn one; a file that
-// is damaged anyway (a crash without fsync, a person's edit) or replaced by a
-// symlink is renamed aside to FILE.corrupt-TIME with one warning. A
-// subdirectory replaced by a symlink is refused, never followed.
+// is damaged anyway (a crash without fsync, a person's edit) is renamed
+// aside to FILE.corrupt-TIME with one warning, and one the Store cannot use
+// (a symlink, a FIFO, another user's it may not open, an oversized one: see
+// aside.go) with one error. A subdirectory replaced by a symlink is
+// refused, never followed.
 package file
 
 import (
@@ -25,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -55,6 +58,7 @@ type Store struct {
 	maps        countMaps               // counters files kept mapped; see withCounts
 	states      stateCache              // states last read or written; see stateCache
 	shared      bool                    // the dir is shared by a group: see shared.go
+	told        sync.Map                // the errors tellOnce has logged
 }
 
 // Option configures a Store.

@@ -38,8 +38,11 @@ func open(t testing.TB, dir string, opts ...file.Option) *file.Store {
 // logBuffer collects a Store's log, one line a record.
 type logBuffer struct{ testenv.Buffer }
 
-// warnings returns the lines logged at warning level.
-func (l *logBuffer) warnings() []string { return l.Lines("level=WARN") }
+// warnings returns the lines logged at warning or error level: a damaged
+// file moved aside warns, one fusebox cannot use is an error.
+func (l *logBuffer) warnings() []string {
+	return append(l.Lines("level=WARN"), l.Lines("level=ERROR")...)
+}
 
 func withLog() (file.Option, *logBuffer) {
 	l := &logBuffer{}

@@ -69,6 +69,10 @@ const (
 	maxEventLine  = 64 << 10 // an event line longer than this is skipped undecoded
 )
 
+// symlinkRefused reports whether err is an open's refusal, under
+// O_NOFOLLOW, of a symlink: ELOOP on Linux and macOS, EMLINK on FreeBSD.
+func symlinkRefused(err error) bool { return errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) }
+
 // errNotRegular is a FIFO, device, socket or directory where a file should be.
 var errNotRegular = errors.New("not a regular file")
 
@@ -80,16 +84,15 @@ func (e *tooLarge) Error() string {
 }
 
 // readFile returns the content of the regular file at path, at most limit
-// bytes. A symlink there gives an error matching unix.ELOOP; anything but a
+// bytes. A symlink there gives an error symlinkRefused reports; anything but a
 // regular file, errNotRegular; a longer file, a *tooLarge, unread.
 func readFile(path string, limit int64) ([]byte, error) {
 	return readAt(path, limit, refuseLonger)
 }
 
 // readTail is readFile keeping, of a file longer than limit, its last limit
-// bytes; readHead, its first.
+// bytes.
 func readTail(path string, limit int64) ([]byte, error) { return readAt(path, limit, keepTail) }
-func readHead(path string, limit int64) ([]byte, error) { return readAt(path, limit, keepHead) }
 
 // What readAt does with a file longer than its limit.
 const (

@@ -48,7 +48,8 @@ func unix(t *time.Time) (float64, bool) {
 // Circuits returns the families read from the state store: whether it could
 // be read (up), and for each circuit of rows (chains have none) its state,
 // counts and times, each labelled name. With up false the rows are not
-// read: the store's counts are unknown.
+// read: the store's counts are unknown. A row with a Problem has no samples
+// either: its values are unknown, and a zero would read as a counter reset.
 func Circuits(rows []status.Row, up bool) []*Family {
 	upf := New("fusebox_state_store_up", "gauge", "1 when the state store can be read and written, 0 when fusebox runs failing open or, for Redis, on the host's local replica.")
 	state := New("fusebox_circuitbreaker_state", "gauge", "1 for the circuit's current state, 0 for the others.")
@@ -62,7 +63,7 @@ func Circuits(rows []status.Row, up bool) []*Family {
 	}
 	upf.Add(1)
 	for _, r := range rows {
-		if r.Kind == status.KindChain {
+		if r.Kind == status.KindChain || r.Problem != "" {
 			continue
 		}
 		for _, p := range Phases {

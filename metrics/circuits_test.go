@@ -112,3 +112,19 @@ func TestCircuitsOfAStoreDown(t *testing.T) {
 		t.Errorf("a store down:\n%s", got)
 	}
 }
+
+// A circuit the store could not read (its row has a Problem) has no
+// samples: its values are unknown, and zeros would read as a reset.
+func TestCircuitsLeaveOutARowWithAProblem(t *testing.T) {
+	rows := []status.Row{
+		{Name: "attic", Kind: status.KindCircuit, State: status.StateUnknown, Problem: "load attic: permission denied"},
+		{Name: "kitchen", Kind: status.KindCircuit, State: "closed", TotalSuccesses: 2},
+	}
+	var b bytes.Buffer
+	if err := metrics.Write(&b, metrics.Circuits(rows, true)); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); strings.Contains(s, `"attic"`) || !strings.Contains(s, `fusebox_successes_total{name="kitchen"} 2`) {
+		t.Errorf("the text gives values for the circuit it could not read, or lacks the one it could:\n%s", s)
+	}
+}

@@ -87,7 +87,7 @@ func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
 		p.signal = ws.Signal()
 	}
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		p.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+		p.maxRSS = int64(ru.Maxrss) * 1024 // kilobytes on Linux (an int32 on 32-bit ARM)
 	}
 	return p
 }

@@ -297,9 +297,9 @@ func TestPlantedSymlinkIsNeverFollowed(t *testing.T) {
 		{"state file", "c.json", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
 		{"event log", "events/c.jsonl", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
 		// A failure takes the circuit's lock (a success only counts).
-		{"lock file", ".locks/c.lock", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "too many levels of symbolic links"},
-		{"counts file of a healthy circuit", ".counts/c.counts", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "too many levels of symbolic links"},
-		{"counts file", ".counts/c.counts", true, runArgs("c", nil, "echo", "ran"), 75, "", "too many levels of symbolic links"},
+		{"lock file", ".locks/c.lock", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
+		{"counts file of a healthy circuit", ".counts/c.counts", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
+		{"counts file", ".counts/c.counts", true, runArgs("c", nil, "echo", "ran"), 75, "", "it is a symlink"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")

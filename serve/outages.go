@@ -76,7 +76,7 @@ func outages(events []fusebox.Event, rows []status.Row, from, now time.Time) []C
 			continue
 		}
 		list := byName[r.Name]
-		if r.State != string(fusebox.Closed) {
+		if r.State != string(fusebox.Closed) && r.State != status.StateUnknown {
 			o := current[r.Name]
 			if o == nil {
 				o = &open{at: from, forced: r.State == string(fusebox.ForcedOpen), reason: r.LastFailure}

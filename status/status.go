@@ -14,6 +14,10 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
+// StateUnknown is the State of a circuit whose state could not be read:
+// its Row's Problem says why.
+const StateUnknown = "unknown"
+
 // The kinds of Row.
 const (
 	KindCircuit  = "circuit"  // a circuit only a command (fusebox run) or the library uses
@@ -25,7 +29,7 @@ const (
 type Row struct {
 	Name                string     `json:"name"`
 	Kind                string     `json:"kind"`  // KindCircuit, KindEndpoint or KindChain
-	State               string     `json:"state"` // a fusebox.Phase, or "chain"
+	State               string     `json:"state"` // a fusebox.Phase, "chain", or StateUnknown
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	OpenedAt            *time.Time `json:"opened_at,omitempty"`
 	OpenUntil           *time.Time `json:"open_until,omitempty"`
@@ -38,6 +42,10 @@ type Row struct {
 	Endpoints           []string   `json:"endpoints,omitempty"`
 	LastSource          string     `json:"last_source,omitempty"`
 	AnswerStoredAt      *time.Time `json:"answer_stored_at,omitempty"`
+	// Problem says why the circuit's state or counts could not be read
+	// (the fields it would have set are then unknown, and zero); the
+	// other rows are whole.
+	Problem string `json:"problem,omitempty"`
 
 	// ReopensIn is how long an open circuit has before it may be probed
 	// (0 when closed, half-open, or forced open until reset).
@@ -53,7 +61,9 @@ type Catalog struct {
 
 // Snapshot returns the rows of names, or, with no names, of every circuit the
 // store holds and every endpoint and chain of cat, sorted by name. A chain's
-// row shows its last stored answer when answers is not nil.
+// row shows its last stored answer when answers is not nil. A circuit whose
+// state or counts the store cannot give has a row with a Problem; Snapshot
+// fails only when the store cannot list its circuits.
 func Snapshot(ctx context.Context, store fusebox.Store, answers fusebox.AnswerStore, cat Catalog, names []string, now fusebox.Instant) ([]Row, error) {
 	if len(names) == 0 {
 		stored, err := store.Names(ctx)
@@ -73,21 +83,27 @@ func Snapshot(ctx context.Context, store fusebox.Store, answers fusebox.AnswerSt
 			rows = append(rows, chainRow(ctx, answers, name, eps))
 			continue
 		}
-		st, err := store.Load(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("load %s: %w", name, err)
-		}
-		counts, err := store.Counts(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("counts of %s: %w", name, err)
-		}
-		row := CircuitRow(st, counts, now)
+		row := circuitRow(ctx, store, name, now)
 		if slices.Contains(cat.Endpoints, name) {
 			row.Kind = KindEndpoint
 		}
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// circuitRow is the row of the circuit name as the store has it.
+func circuitRow(ctx context.Context, store fusebox.Store, name string, now fusebox.Instant) Row {
+	st, err := store.Load(ctx, name)
+	if err != nil {
+		return Row{Name: name, Kind: KindCircuit, State: StateUnknown, Problem: err.Error()}
+	}
+	counts, err := store.Counts(ctx, name)
+	row := CircuitRow(st, counts, now)
+	if err != nil {
+		row.Problem = err.Error()
+	}
+	return row
 }
 
 // CircuitRow is the row of one circuit from its state and counts.

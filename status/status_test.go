@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -87,3 +88,43 @@ func TestSnapshotOfNamedCircuitsOnly(t *testing.T) {
 type fixed fusebox.Instant
 
 func (f fixed) Now() fusebox.Instant { return fusebox.Instant(f) }
+
+// brokenStore is a store that cannot give one circuit's state, and
+// another's counts.
+type brokenStore struct {
+	*mem.Store
+	noState, noCounts string
+}
+
+func (b brokenStore) Load(ctx context.Context, name string) (fusebox.State, error) {
+	if name == b.noState {
+		return fusebox.State{}, errors.New("load " + name + ": permission denied")
+	}
+	return b.Store.Load(ctx, name)
+}
+
+func (b brokenStore) Counts(ctx context.Context, name string) (fusebox.Counts, error) {
+	if name == b.noCounts {
+		return fusebox.Counts{}, errors.New("read counts of " + name + ": permission denied")
+	}
+	return b.Store.Counts(ctx, name)
+}
+
+func TestSnapshotShowsEveryCircuitWhenOneCannotBeRead(t *testing.T) {
+	store := brokenStore{Store: mem.New(), noState: "attic", noCounts: "garage"}
+	for _, name := range []string{"attic", "garage", "kitchen"} {
+		store.Count(ctx, name, fusebox.Counts{Successes: 2})
+	}
+	rows, err := status.Snapshot(ctx, store, nil, status.Catalog{}, nil, fusebox.WallClock{}.Now())
+	if err != nil {
+		t.Fatalf("Snapshot failed as a whole: %v", err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Name+":"+r.State+":"+r.Problem)
+	}
+	want := "attic:unknown:load attic: permission denied garage:closed:read counts of garage: permission denied kitchen:closed:"
+	if strings.Join(got, " ") != want {
+		t.Errorf("rows = %q, want %q", got, want)
+	}
+}

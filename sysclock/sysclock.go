@@ -1,46 +1,22 @@
 // Package sysclock is the fusebox.Clock of a real machine: the wall clock
-// plus Linux's boot ID and CLOCK_BOOTTIME, which counts time since boot
-// (suspend included) and never jumps when NTP corrects the wall clock.
+// plus the system's boot ID and a clock that counts time since boot
+// (suspend included) and never jumps when NTP corrects the wall clock —
+// Linux's boot_id and CLOCK_BOOTTIME, macOS's boot session UUID and
+// CLOCK_MONOTONIC. Elsewhere (FreeBSD) it is the wall clock alone: see
+// boot_other.go.
 package sysclock
 
 import (
-	"bytes"
-	"sync"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
 )
 
-const bootIDPath = "/proc/sys/kernel/random/boot_id"
-
 var _ fusebox.Clock = Clock{}
 
 // Clock reads the system clocks. It is safe for concurrent use. Where the boot
-// ID or CLOCK_BOOTTIME cannot be read, it degrades to the wall clock alone.
+// ID or the boot clock cannot be read, it degrades to the wall clock alone.
 type Clock struct{}
-
-// bootID is read with plain system calls: os.ReadFile would set up the
-// runtime's poller for it (epoll_create, an eventfd and three epoll_ctl),
-// which a fail-fast run otherwise need not.
-var bootID = sync.OnceValue(func() string {
-	fd, err := unix.Open(bootIDPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return ""
-	}
-	defer unix.Close(fd)
-	var buf [64]byte // a UUID and a newline
-	n, err := unix.Read(fd, buf[:])
-	for err == unix.EINTR {
-		n, err = unix.Read(fd, buf[:])
-	}
-	if err != nil || n <= 0 {
-		return ""
-	}
-	return string(bytes.TrimSpace(buf[:n]))
-})
 
 // Now returns the wall time with the boot clock's reading.
 func (Clock) Now() fusebox.Instant {
@@ -49,13 +25,11 @@ func (Clock) Now() fusebox.Instant {
 	if id == "" {
 		return now
 	}
-	// unix.ClockGettime, through RawSyscall: clock_gettime never blocks,
-	// so the scheduler need not be told of it, which is a fifth of its cost.
-	var ts unix.Timespec
-	if _, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_BOOTTIME, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+	since, ok := bootTime()
+	if !ok {
 		return now
 	}
 	now.Boot = id
-	now.BootTime = time.Duration(ts.Nano())
+	now.BootTime = since
 	return now
 }

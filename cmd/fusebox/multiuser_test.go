@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,30 +20,12 @@ import (
 // circuit for the other, and when it is half-open exactly one of them
 // probes while the other is skipped.
 func TestTwoUsersShareOneCircuit(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "creating two users needs root")
-	}
-	for _, tool := range []string{"groupadd", "useradd", "userdel", "groupdel"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testenv.Skip(t, "%s is not installed", tool)
-		}
-	}
-	tag := strconv.FormatUint(rand.Uint64()%1e8, 36)
-	group := "fbg" + tag
-	users := []string{"fba" + tag, "fbb" + tag}
-	sh := func(name string, args ...string) {
-		t.Helper()
-		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-	}
-	sh("groupadd", group)
-	t.Cleanup(func() { exec.Command("groupdel", group).Run() })
+	group, created := testenv.Group(t, 2)
 	creds := map[string]*syscall.Credential{}
-	for _, u := range users {
-		sh("useradd", "-M", "-N", "-G", group, "-s", "/bin/sh", u)
-		t.Cleanup(func() { exec.Command("userdel", u).Run() })
-		creds[u] = credential(t, u)
+	var users []string
+	for _, u := range created {
+		users = append(users, u.Name)
+		creds[u.Name] = u.Cred
 	}
 	a, b := users[0], users[1]
 
@@ -172,33 +151,6 @@ func TestTwoUsersShareOneCircuit(t *testing.T) {
 		return nil
 	})
 	t.Logf("%s and %s shared %d entries of %s; %s probed", a, b, entries, state, prober.user)
-}
-
-// credential returns u's uid, with gid and groups its primary and the
-// groups it is in besides, for the shared group's first.
-func credential(t *testing.T, name string) *syscall.Credential {
-	t.Helper()
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gids, err := u.GroupIds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &syscall.Credential{}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	c.Uid, c.Gid = uint32(uid), uint32(gid)
-	for _, g := range gids {
-		if n, _ := strconv.Atoi(g); g != u.Gid {
-			c.Groups = append(c.Groups, uint32(n))
-		}
-	}
-	if len(c.Groups) == 0 {
-		t.Fatalf("%s is in no group besides its own: %v", name, gids)
-	}
-	return c
 }
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {

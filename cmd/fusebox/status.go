@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +35,9 @@ name, kind, state (closed | open | half_open | forced_open),
 consecutive_failures, opened_at, open_until, last_failure_at, last_failure,
 last_success_at, total_failures, total_successes and skipped; times are RFC
 3339 and absent when unknown. Chains add endpoints, last_source and
-answer_stored_at.
+answer_stored_at. A circuit the state store cannot read has a problem saying
+why, and state unknown when its state is what could not be read: every other
+circuit is shown, and status then exits 1.
 
 --format prometheus writes the Prometheus text format, for node_exporter's
 textfile collector: the state store's families that 'fusebox serve' serves
@@ -119,9 +122,29 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 		return status.WriteTable(w, rows, now.Wall)
 	}
 	if o.output != "" {
-		return writeFileAtomically(o.output, write)
+		err = writeFileAtomically(o.output, write)
+	} else {
+		err = write(a.stdout)
 	}
-	return write(a.stdout)
+	if err != nil {
+		return err
+	}
+	return unreadRows(rows)
+}
+
+// unreadRows is the error of the rows the store could not give whole, or
+// nil when there are none.
+func unreadRows(rows []status.Row) error {
+	var problems []string
+	for _, r := range rows {
+		if r.Problem != "" {
+			problems = append(problems, r.Problem)
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("state store: %d of %d circuits shown without their state or counts: %s", len(problems), len(rows), strings.Join(problems, "; "))
 }
 
 // writeFileAtomically writes path through a temporary file beside it,
