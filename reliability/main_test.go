@@ -96,20 +96,24 @@ func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
 // address space, which exec starts afresh) every millisecond until it exits.
 // The peak is kept until exit, so the last reading misses only growth in the
 // last millisecond of the process's life.
-func runWatched(cmd *exec.Cmd) (proc, error) {
+func runWatched(cmd *exec.Cmd) (proc, error) { return runWatchedStarted(cmd, nil) }
+
+// runWatchedStarted is runWatched, handing the process's pid to started
+// (when not nil) once it runs.
+func runWatchedStarted(cmd *exec.Cmd, started func(pid int)) (proc, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return proc{}, err
 	}
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
 	stop := make(chan struct{})
 	peak := make(chan int64, 1)
 	go func() {
-		status := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "status")
 		var hwm int64
 		for {
-			if v := vmHWM(status); v > hwm {
-				hwm = v
-			}
+			hwm = max(hwm, statusField(cmd.Process.Pid, "VmHWM"))
 			select {
 			case <-stop:
 				peak <- hwm
@@ -125,14 +129,14 @@ func runWatched(cmd *exec.Cmd) (proc, error) {
 	return p, nil
 }
 
-// vmHWM returns the VmHWM in a /proc/PID/status file, in bytes, or 0.
-func vmHWM(status string) int64 {
-	b, err := os.ReadFile(status)
+// statusField returns a kB field of /proc/PID/status in bytes, or 0.
+func statusField(pid int, name string) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, name+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb * 1024
 		}
