@@ -44,7 +44,8 @@ type proc struct {
 	// parent's high-water mark as the child's. An upper bound only; hwm is
 	// fusebox's own (when watched).
 	maxRSS int64
-	hwm    int64 // the process's own peak resident set (VmHWM), in bytes; 0 when not watched
+	hwm    int64         // the process's own peak resident set (VmHWM), in bytes; 0 when not watched
+	cpu    time.Duration // user and system time: the work it did, whatever else the machine ran
 }
 
 // fb runs the fusebox binary with a clean environment: state in stateDir, no
@@ -86,6 +87,7 @@ func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		p.signal = ws.Signal()
 	}
+	p.cpu = ps.UserTime() + ps.SystemTime()
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		p.maxRSS = ru.Maxrss * 1024 // kilobytes on Linux
 	}
@@ -197,6 +199,38 @@ func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 		runtime.Gosched()
 	}
+}
+
+// waitProgress waits until done() reaches n, failing only once it has not
+// grown for stall: a busy machine is slow, a stuck one makes no progress.
+func waitProgress(t testing.TB, what string, n int, stall time.Duration, done func() int) {
+	t.Helper()
+	last, since := -1, time.Now()
+	for {
+		d := done()
+		if d >= n {
+			return
+		}
+		if d > last {
+			last, since = d, time.Now()
+		} else if time.Since(since) > stall {
+			t.Fatalf("%d of %d %s, and no more for %s: stuck", d, n, what, stall)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// exitMeaning says what a fusebox exit status means, for a failure message.
+func exitMeaning(code int) string {
+	switch code {
+	case -1:
+		return "killed by a signal"
+	case 124:
+		return "the attempt timed out: a bound the machine missed, not a lost update"
+	case 75:
+		return "skipped: the circuit was open"
+	}
+	return "the command's or fusebox's own status"
 }
 
 func exists(path string) bool {
