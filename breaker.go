@@ -142,6 +142,7 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 	}
 	if permit.Health { // a health check of an open circuit
 		if !o.Failed && s.Phase == Open {
+			s.recovered(now)
 			return append(events, s.transition(now, Closed, "health check succeeded"))
 		}
 		return events
@@ -149,6 +150,7 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 
 	if permit.Lease != "" { // a half-open probe settles the circuit
 		if !o.Failed {
+			s.recovered(now)
 			return append(events, s.transition(now, Closed, "probe succeeded"))
 		}
 		s.failed(now)
@@ -176,7 +178,7 @@ func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) [
 	case o.OpenFor > 0:
 		return append(events, s.open(now, min(o.OpenFor, p.OpenMax), "asked to wait: "+o.Reason))
 	case s.tripped(p):
-		return append(events, s.open(now, min(p.OpenFor, p.OpenMax), s.tripReason(p)))
+		return append(events, s.open(now, s.openPeriod(p, 0), s.tripReason(p)))
 	}
 	return events
 }
@@ -233,9 +235,14 @@ func (s *State) dropLease(id string) {
 	}
 }
 
-// openPeriod is OpenFor * OpenMultiplier^reopens, capped at OpenMax.
+// openPeriod is OpenFor (or, with LearnOpenFor, the learned period) *
+// OpenMultiplier^reopens, capped at OpenMax.
 func (s *State) openPeriod(p BreakerPolicy, reopens int) time.Duration {
-	return Backoff{First: p.OpenFor, Multiplier: p.OpenMultiplier, Max: p.OpenMax}.Exp(reopens + 1)
+	first := p.OpenFor
+	if p.LearnOpenFor {
+		first, _ = s.LearnedOpenFor(p)
+	}
+	return Backoff{First: first, Multiplier: p.OpenMultiplier, Max: p.OpenMax}.Exp(reopens + 1)
 }
 
 func (s *State) remember(p BreakerPolicy, outcome byte) {

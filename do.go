@@ -246,16 +246,19 @@ type call struct {
 	policy   Policy
 	broken   bool // the store failed: run unprotected, warn once
 	reopened bool // a probe of this call failed and opened the circuit again
+	opened   bool // a failure of this call opened the circuit (or opened it again)
+	open     bool // the circuit was open after this call's last counted failure, or refused its retry
 	byHand   bool // Trip or Reset: their caller tells the person, not the log
 	health   bool // Probe: a health check, which may probe an open circuit
 }
 
 func (k *call) run(parent context.Context, fn func(context.Context) error) error {
 	err := k.attempts(parent, fn)
-	if k.reopened { // declared here, ee costs a successful call nothing
+	if k.reopened || k.open && !k.opened { // declared here, ee costs a successful call nothing
 		var ee *ExhaustedError
 		if errors.As(err, &ee) {
-			ee.Reopened = true
+			ee.Reopened = k.reopened
+			ee.Overtaken = k.open && !k.opened
 		}
 	}
 	return err
@@ -297,6 +300,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 				}
 				return err
 			}
+			k.open = true
 			k.info("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
 			return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Stop: StopOpened, Err: last}
 		}
@@ -345,6 +349,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		k.info("attempt failed", "attempt", attempt, "attempts", r.Attempts, "reason", reason)
 		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, Cause: cause(f, ae), OpenFor: f.OpenFor})
 		k.reopened = k.reopened || opened && permit.Lease != ""
+		k.open = opened && !f.Neutral && !f.Local
 		last = ae
 
 		var stop Stop
@@ -547,11 +552,12 @@ func (k *call) update(permit Permit, o Outcome, success Counts) (reopensIn time.
 	}
 	var events []Event
 	var now Instant
-	clock, bp := k.c.clock, k.policy.Breaker // not k: see acquireLocked
+	clock, bp, retry := k.c.clock, k.policy.Breaker, k.policy.Retry // not k: see acquireLocked
 	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		now = clock.Now()
 		events = st.Record(bp, now, permit, o)
 		StampSkips(events, skips)
+		StampRetry(events, retry)
 		return events, true
 	})
 	if err != nil {
@@ -561,6 +567,9 @@ func (k *call) update(permit Permit, o Outcome, success Counts) (reopensIn time.
 	if !o.Failed {
 		k.count(ctx, success)
 		k.emit(Event{Time: now.Wall, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
+	}
+	for _, e := range events {
+		k.opened = k.opened || e.Kind == EventTransition && e.To == Open
 	}
 	k.logEvents(events)
 	v := st.View(now)

@@ -790,3 +790,73 @@ func TestDoLogsAnOutageOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestDoSaysWhetherAFailureWasToldAlready: a failed call's Told says its
+// outage was told by the call that opened the circuit, so that fusebox run
+// prints nothing for it; every other failure is news.
+func TestDoSaysWhetherAFailureWasToldAlready(t *testing.T) {
+	// whileOthersOpen is an attempt that waits until another caller has
+	// opened the circuit, then fails with err.
+	whileOthersOpen := func(e *env, err error) func(context.Context) error {
+		return func(context.Context) error {
+			e.open("api")
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		call          func(e *env) error
+		wantOvertaken bool
+		wantReopened  bool
+	}{
+		{"a call whose failures open the circuit is news", func(e *env) error {
+			return e.c.Do(context.Background(), "api", fails(errRefused, errRefused, errRefused).fn)
+		}, false, false},
+		{"a call that fails while the circuit stays closed is news", func(e *env) error {
+			return e.circuits(withAttempts(2)).Do(context.Background(), "api", fails(errRefused, errRefused).fn)
+		}, false, false},
+		{"a call whose last attempt fails once another has opened the circuit was told", func(e *env) error {
+			return e.circuits(withAttempts(1)).Do(context.Background(), "api", whileOthersOpen(e, errRefused))
+		}, true, false},
+		{"a call waiting to retry when another opens the circuit was told", func(e *env) error {
+			slow := withAttempts(3)
+			slow.Retry.Backoff.First = 10 * time.Second
+			first := true
+			return e.circuits(slow).Do(context.Background(), "api", func(context.Context) error {
+				if first {
+					first = false
+					go e.open("api") // during the 10s wait
+				}
+				return errRefused
+			})
+		}, true, false},
+		{"a failed probe was told", func(e *env) error {
+			e.open("api")
+			time.Sleep(30 * time.Second)
+			return e.c.Do(context.Background(), "api", fails(errRefused).fn)
+		}, false, true},
+		{"a neutral failure once another has opened the circuit is news", func(e *env) error {
+			neutral := &fusebox.Failure{Err: errors.New("command not found"), Neutral: true, Permanent: true}
+			return e.circuits(withAttempts(1)).Do(context.Background(), "api", whileOthersOpen(e, neutral))
+		}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, doPolicy(), nil)
+				var ee *fusebox.ExhaustedError
+				if err := tc.call(e); !errors.As(err, &ee) {
+					t.Fatalf("Do = %v, want an *ExhaustedError", err)
+				}
+				if ee.Overtaken != tc.wantOvertaken || ee.Reopened != tc.wantReopened || ee.Told() != (tc.wantOvertaken || tc.wantReopened) {
+					t.Errorf("Overtaken %v, Reopened %v, Told %v; want %v, %v (%s)", ee.Overtaken, ee.Reopened, ee.Told(), tc.wantOvertaken, tc.wantReopened, ee.Describe(""))
+				}
+			})
+		})
+	}
+}
+
+func withAttempts(n int) fusebox.Policy {
+	p := doPolicy()
+	p.Retry.Attempts = n
+	return p
+}

@@ -56,8 +56,19 @@ type ExhaustedError struct {
 	// when the circuit first opened. A front end that logs each failed call
 	// at a level people see can keep this one below it.
 	Reopened bool
-	Err      error // the last attempt's error: an *AttemptError, or the deadline's
+	// Overtaken says another call's failure opened the circuit while this
+	// one ran or waited to retry, and it was still open when this call
+	// ended with a failure that counted: the outage was told by the call
+	// that opened it.
+	Overtaken bool
+	Err       error // the last attempt's error: an *AttemptError, or the deadline's
 }
+
+// Told reports whether the call failed within an outage that was told
+// already, by the call that opened its circuit: the call was a failed probe
+// (Reopened) or another's failure overtook it (Overtaken). A front end that
+// prints each failed call where people see it can keep this one below.
+func (e *ExhaustedError) Told() bool { return e.Reopened || e.Overtaken }
 
 // Stop says why Do made no further attempt.
 type Stop int

@@ -47,16 +47,80 @@ type Event struct {
 	// the difference between its opening and its closing. Zero when the
 	// total could not be read.
 	Skips uint64 `json:"skips,omitempty"`
+	// Retry, on a transition a call made, is the retry policy that call ran
+	// under, its command-line flags included: what the calls skipped while
+	// the circuit stays open would have sat through (the time an outage
+	// history says they saved). Zero on a trip or reset by hand and in
+	// events written before it was recorded.
+	Retry RetryRecord `json:"retry,omitzero"`
 }
 
-// SortEvents orders events by time, and events of the same time by circuit
-// name, keeping the order of a circuit's own events: the order AllEvents
-// returns.
+// RetryRecord is a RetryPolicy as an event stores it, in the config's
+// words, so that an event log stays readable with cat.
+type RetryRecord struct {
+	Attempts   int      `json:"attempts,omitempty"`
+	Timeout    Duration `json:"timeout,omitzero"`
+	Deadline   Duration `json:"deadline,omitzero"`
+	Backoff    Duration `json:"backoff,omitzero"`
+	Multiplier float64  `json:"multiplier,omitempty"`
+	MaxDelay   Duration `json:"max_delay,omitzero"`
+	Jitter     Jitter   `json:"jitter,omitempty"`
+}
+
+// RecordRetry returns p as an event records it.
+func RecordRetry(p RetryPolicy) RetryRecord {
+	return RetryRecord{
+		Attempts: p.Attempts, Timeout: Duration(p.Timeout), Deadline: Duration(p.Deadline),
+		Backoff: Duration(p.Backoff.First), Multiplier: p.Backoff.Multiplier, MaxDelay: Duration(p.Backoff.Max), Jitter: p.Backoff.Jitter,
+	}
+}
+
+// Policy returns the retry policy r records (zero fields mean defaults).
+func (r RetryRecord) Policy() RetryPolicy {
+	return RetryPolicy{
+		Attempts: r.Attempts, Timeout: time.Duration(r.Timeout), Deadline: time.Duration(r.Deadline),
+		Backoff: Backoff{First: time.Duration(r.Backoff), Multiplier: r.Multiplier, Max: time.Duration(r.MaxDelay), Jitter: r.Jitter},
+	}
+}
+
+// StampRetry sets Retry on the transitions among events to p, the policy of
+// the call that made them.
+func StampRetry(events []Event, p RetryPolicy) {
+	for i := range events {
+		if events[i].Kind == EventTransition {
+			events[i].Retry = RecordRetry(p)
+		}
+	}
+}
+
+// SortEvents orders events, which hold each circuit's events in the order
+// its store appended them, by time across circuits while keeping each
+// circuit's own order: an event sorts at the latest time its circuit has
+// reached so far, so that one written under a clock stepped back stays
+// after the events stored before it. Events of the same time sort by
+// circuit name. It is the order AllEvents returns.
 func SortEvents(events []Event) {
-	slices.SortStableFunc(events, func(a, b Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
+	type keyed struct {
+		at time.Time
+		e  Event
+	}
+	reached := map[string]time.Time{}
+	ks := make([]keyed, len(events))
+	for i, e := range events {
+		at, seen := reached[e.Circuit]
+		if !seen || e.Time.After(at) {
+			at = e.Time
+		}
+		reached[e.Circuit] = at
+		ks[i] = keyed{at, e}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := a.at.Compare(b.at); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Circuit, b.Circuit)
+		return cmp.Compare(a.e.Circuit, b.e.Circuit)
 	})
+	for i, k := range ks {
+		events[i] = k.e
+	}
 }

@@ -84,6 +84,11 @@ type BreakerPolicy struct {
 	OpenFor        time.Duration
 	OpenMultiplier float64
 	OpenMax        time.Duration
+	// LearnOpenFor (open_for: auto) learns an outage's first open period
+	// from how the circuit's recent outages recovered (State.LearnedOpenFor),
+	// between MinLearnedOpenFor and OpenMax; OpenFor is the period until
+	// there is anything to learn from.
+	LearnOpenFor bool
 	// Probes is how many callers, across all processes sharing the store,
 	// may try a half-open circuit at once. Each holds a lease of ProbeLease.
 	Probes     int

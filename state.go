@@ -48,8 +48,14 @@ type State struct {
 	OpenPeriod Duration  `json:"open_period,omitzero"` // 0 with ForcedOpen: until reset
 	OpenUntil  time.Time `json:"open_until,omitzero"`  // for people reading the file; OpenedAt+OpenPeriod rules
 	// Reopens counts failed probes since the circuit first opened.
-	Reopens int     `json:"reopens,omitempty"`
-	Probes  []Lease `json:"probes,omitempty"`
+	Reopens int `json:"reopens,omitempty"`
+	// FirstOpenedAt is when the outage's circuit first opened (OpenedAt
+	// moves on with every failed probe); zero while closed.
+	FirstOpenedAt Instant `json:"first_opened_at,omitzero"`
+	// Recoveries are how the last outages ended, oldest first: what
+	// open_for: auto learns from (LearnedOpenFor).
+	Recoveries []Recovery `json:"recoveries,omitempty"`
+	Probes     []Lease    `json:"probes,omitempty"`
 
 	LastFailureAt time.Time `json:"last_failure_at,omitzero"`
 	LastFailure   string    `json:"last_failure,omitempty"`
@@ -195,11 +201,17 @@ func (s *State) transition(now Instant, to Phase, reason string) Event {
 		s.FailingSince = time.Time{}
 		s.OpenedAt, s.OpenPeriod, s.OpenUntil, s.Reopens = Instant{}, 0, time.Time{}, 0
 	}
+	if to != Open {
+		s.FirstOpenedAt = Instant{} // closed, or tripped by hand: that outage teaches nothing more
+	}
 	return e
 }
 
 // open moves the circuit to Open for period, starting now.
 func (s *State) open(now Instant, period time.Duration, reason string) Event {
+	if s.Phase != Open {
+		s.FirstOpenedAt = now
+	}
 	e := s.transition(now, Open, reason)
 	s.OpenedAt = now
 	s.OpenPeriod = Duration(period)

@@ -21,16 +21,15 @@ import (
 )
 
 // The proxy scenario: GETs per second and their latency through `fusebox
-// serve` to a local upstream, against the upstream directly, against nginx
-// as a plain reverse proxy and against a bare reverse proxy of Go's net/http
-// (bench/goproxy: what a Go proxy costs with the standard server and
-// client), each hammered in
-// turn by the same client
-// (a fixed number of keep-alive connections), in interleaved rounds so that
-// the machine's noise falls on all three alike. Each request has its own
-// query parameter, which the endpoint passes on (pass_query), so the daemon
-// shares no calls between callers: every request is an upstream request, as
-// it is through nginx.
+// serve` to a local upstream, against the upstream directly, against net/http's
+// httputil.ReverseProxy doing the same forwarding (bench/goproxy: the
+// baseline, Go's standard server and transport and nothing else) and against
+// nginx as a plain reverse proxy (for context), each hammered in turn by the
+// same client (a fixed number of keep-alive connections), in interleaved
+// rounds so that the machine's noise falls on all alike. Each request has its
+// own query parameter, which the endpoint passes on (pass_query), so the
+// daemon shares no calls between callers: every request is an upstream
+// request, as it is through the proxies.
 
 type proxyTarget struct {
 	Name string
@@ -92,7 +91,7 @@ func startServe(ctx context.Context, t *tools, dir, base string) (string, int, f
 	return "http://" + addr + "/call/up", cmd.Process.Pid, stop, nil
 }
 
-// startGoProxy builds and runs the bare Go reverse proxy (bench/goproxy) in
+// startGoProxy builds and runs httputil.ReverseProxy (bench/goproxy) in
 // front of base/data, and returns its URL.
 func startGoProxy(ctx context.Context, t *tools, base string) (string, int, func(), error) {
 	bin := filepath.Join(t.work, "goproxy")
@@ -346,21 +345,24 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 	}
 	defer stopNginx()
 
+	goURL, goPID, stopGo, err := startGoProxy(ctx, t, base)
+	if err != nil {
+		return "", fmt.Errorf("httputil.ReverseProxy: %w", err)
+	}
+	defer stopGo()
+	const (
+		direct = iota
+		reverse
+		fusebox
+		nginx
+	)
 	targets := []proxyTarget{
-		{Name: "upstream directly", URL: base + "/data"},
-		{Name: "nginx, plain reverse proxy", URL: nginxURL, Procs: func() []int { return append(childrenOf(nginxPID), nginxPID) }},
-		{Name: "fusebox serve", URL: serveURL, Procs: func() []int { return []int{servePID} }},
+		direct:  {Name: "upstream directly", URL: base + "/data"},
+		reverse: {Name: "httputil.ReverseProxy (baseline)", URL: goURL, Procs: func() []int { return []int{goPID} }},
+		fusebox: {Name: "fusebox serve", URL: serveURL, Procs: func() []int { return []int{servePID} }},
+		nginx:   {Name: "nginx, plain reverse proxy (context)", URL: nginxURL, Procs: func() []int { return append(childrenOf(nginxPID), nginxPID) }},
 	}
-	// A proxy of Go's standard server and client and nothing else: the
-	// daemon has its own connection loop (serve/http1.go) and client round
-	// trips (httpcall.DirectTransport), and fusebox's own work on top. An
-	// older checkout (-repo) has none.
-	if goURL, goPID, stopGo, err := startGoProxy(ctx, t, base); err != nil {
-		log.Printf("proxy: no bare Go proxy to compare with: %v", err)
-	} else {
-		defer stopGo()
-		targets = append(targets, proxyTarget{Name: "bare Go net/http proxy", URL: goURL, Procs: func() []int { return []int{goPID} }})
-	}
+	startRSS := rss(servePID, "VmRSS")
 	// Many short rounds rather than a few long ones: a spell of the
 	// machine's noise (another VM on the host, a burst of other work) then
 	// falls on every path alike instead of on whichever ran through it.
@@ -394,7 +396,7 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 			pacedLat[k], pacedErrs[k] = append(pacedLat[k], lat...), pacedErrs[k]+errs
 		}
 	}
-	direct, nginx, serve := res[0], res[1], res[2]
+	idleRSS := rss(servePID, "VmRSS") // after the load, the daemon idle again
 	var rows [][]string
 	for _, r := range res {
 		cpu := "—"
@@ -402,11 +404,11 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 			cpu = fmt.Sprintf("%.0f µs", float64(r.cpuPerRequest())/float64(time.Microsecond))
 		}
 		rows = append(rows, []string{r.Name, fmt.Sprintf("%.0f", r.rps()), fmtMs(r.P50), fmtMs(r.P99), strconv.Itoa(r.Errors),
-			fmtRatio(ratio(r.rps(), nginx.rps())), cpu})
+			fmtRatio(ratio(r.rps(), res[reverse].rps())), cpu})
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "GETs of a 27-byte JSON body from a local Go upstream, %d keep-alive connections, %s per target in %d interleaved rounds (the client, the upstream and the proxies share this machine's cores). Each request has its own query parameter, passed on by `pass_query`, so the daemon coalesces nothing: every request through it is an upstream request, a circuit check and a count in the file store. p50 and p99 are the median over the rounds; a proxy's CPU per request is its processes' user and system time over the rounds (nginx's master and workers) divided by the requests it served.\n\n", conc, per, rounds)
-	b.WriteString(mdTable([]string{"path", "requests/s", "p50", "p99", "errors", "throughput / nginx", "proxy CPU per request"}, "lrrrrrr", rows))
+	b.WriteString(mdTable([]string{"path", "requests/s", "p50", "p99", "errors", "throughput / ReverseProxy", "proxy CPU per request"}, "lrrrrrr", rows))
 	fmt.Fprintf(&b, "\nWithout load: each path alone, %d requests a second from one keep-alive connection, %s per path in the same %d interleaved rounds, so no request queues behind another and the p99 is what a path's own work and this machine's scheduling add.\n\n", pacedRate, per/2, rounds)
 	var pacedRows [][]string
 	for k, tg := range targets {
@@ -414,30 +416,32 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 			return "", fmt.Errorf("%s: no paced request succeeded (%d errors)", tg.Name, pacedErrs[k])
 		}
 		pacedRows = append(pacedRows, []string{tg.Name, strconv.Itoa(len(pacedLat[k])), fmtMs(median(pacedLat[k])), fmtMs(p99(pacedLat[k])),
-			fmtMs(p99(pacedLat[k]) - p99(pacedLat[0])), strconv.Itoa(pacedErrs[k])})
+			fmtMs(p99(pacedLat[k]) - p99(pacedLat[direct])), strconv.Itoa(pacedErrs[k])})
 	}
 	b.WriteString(mdTable([]string{"path", "requests", "p50", "p99", "p99 added over the upstream", "errors"}, "lrrrrr", pacedRows))
-	share := ratio(serve.rps(), nginx.rps())
+	fmt.Fprintf(&b, "\nMemory: the resident size of each Go process (`VmRSS`, and `VmHWM`, its peak, from /proc) at the end of the run.\n\n")
+	b.WriteString(mdTable([]string{"process", "RSS idle at start", "RSS idle after the load", "peak RSS"}, "lrrr", [][]string{
+		{"fusebox serve", fmtMB(startRSS), fmtMB(idleRSS), fmtMB(rss(servePID, "VmHWM"))},
+		{"httputil.ReverseProxy", "—", fmtMB(rss(goPID, "VmRSS")), fmtMB(rss(goPID, "VmHWM"))},
+	}))
+	share := ratio(res[fusebox].rps(), res[reverse].rps())
 	var shares []float64 // round by round
-	for i := range got[2] {
-		shares = append(shares, ratio(got[2][i].rps(), got[1][i].rps()))
+	for i := range got[fusebox] {
+		shares = append(shares, ratio(got[fusebox][i].rps(), got[reverse][i].rps()))
 	}
 	slices.Sort(shares)
-	added := serve.P99 - direct.P99
-	pacedAdded := p99(pacedLat[2]) - p99(pacedLat[0])
+	cpu := ratio(float64(res[fusebox].cpuPerRequest()), float64(res[reverse].cpuPerRequest()))
+	pacedAdded := p99(pacedLat[fusebox]) - p99(pacedLat[direct])
 	b.WriteString("\n")
 	verdicts := [][]string{
-		{"`fusebox serve` ≥80% of nginx's throughput", fmt.Sprintf("%.0f%%", share*100), verdict(share >= 0.8)},
+		{"`fusebox serve` ≥90% of httputil.ReverseProxy's throughput", fmt.Sprintf("%.0f%%", share*100), verdict(share >= 0.9)},
 		{fmt.Sprintf("the same, round by round (%d rounds): lowest, median, highest", len(shares)),
 			fmt.Sprintf("%.0f%%, %.0f%%, %.0f%%", shares[0]*100, shares[len(shares)/2]*100, shares[len(shares)-1]*100), "(no target)"},
+		{"`fusebox serve`'s CPU per request ≤1.15x httputil.ReverseProxy's", fmtRatio(cpu), verdict(cpu <= 1.15)},
 		{fmt.Sprintf("`fusebox serve` adds <1 ms p99 over the upstream directly, at %d requests/s", pacedRate), fmtMs(pacedAdded), verdict(pacedAdded < time.Millisecond)},
-		{fmt.Sprintf("what `fusebox serve` adds to the p99 under full load (%d connections)", conc), fmtMs(added), "(no target)"},
-		{"what `fusebox serve` adds to the p50", fmtMs(serve.P50 - direct.P50), "(no target)"},
-		{"`fusebox serve`'s CPU per request / nginx's", fmtRatio(ratio(float64(serve.cpuPerRequest()), float64(nginx.cpuPerRequest()))), "(no target)"},
-	}
-	if len(res) > 3 {
-		bare := res[3]
-		verdicts = append(verdicts, []string{"`fusebox serve`'s CPU per request / the bare Go proxy's", fmtRatio(ratio(float64(serve.cpuPerRequest()), float64(bare.cpuPerRequest()))), "(no target)"})
+		{"`fusebox serve`'s idle RSS ≤15 MB (after the load)", fmtMB(idleRSS), verdict(idleRSS > 0 && idleRSS <= 15e6)},
+		{fmt.Sprintf("what `fusebox serve` adds to the p99 under full load (%d connections)", conc), fmtMs(res[fusebox].P99 - res[direct].P99), "(no target)"},
+		{"`fusebox serve`'s throughput / nginx's", fmt.Sprintf("%.0f%%", ratio(res[fusebox].rps(), res[nginx].rps())*100), "(no target: context)"},
 	}
 	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", verdicts))
 	return b.String(), nil
@@ -491,4 +495,29 @@ func childrenOf(pid int) []int {
 		}
 	}
 	return out
+}
+
+// rss returns a field of /proc/PID/status in bytes (VmRSS, VmHWM), or 0.
+func rss(pid int, field string) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest) // "12345 kB"
+			if len(f) == 2 && f[1] == "kB" {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+func fmtMB(n int64) string {
+	if n <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

@@ -39,6 +39,9 @@ type childResult struct {
 	reason   string // for the log: "exit status 3", "killed by signal 9 (SIGKILL)"
 	timedOut bool
 	startErr error // the command could not be started
+	// own is how fusebox could not pass the command's output on, or wait
+	// for it: its own trouble, which never counts against the circuit.
+	own error
 }
 
 // run starts the command directly (never through a shell) in its own process
@@ -82,6 +85,14 @@ func (c *child) run(ctx context.Context) childResult {
 		}
 		res.reason += ": " + line // what the command said about it
 	}
+	if res.own != nil && reaped {
+		if res.code == 0 {
+			res.code = 1 // its output is lost: not a success
+			res.reason = "fusebox could not pass the command's output on: " + res.own.Error()
+		} else {
+			res.reason += " (fusebox could not pass its output on: " + res.own.Error() + ")"
+		}
+	}
 	if stopped && ctx.Err() == context.DeadlineExceeded {
 		if _, user := c.interrupt(); !user {
 			res.timedOut = true
@@ -104,20 +115,18 @@ func startFailure(name string, err error) childResult {
 
 // exitResult reads how the command ended from its wait status. err is how
 // it could not be waited for (not reaped), or how its output could not be
-// copied.
+// passed on: either is fusebox's own trouble (childResult.own).
 func exitResult(ws syscall.WaitStatus, reaped bool, err error) childResult {
 	switch {
 	case !reaped:
-		return childResult{code: 1, reason: err.Error()} // no status to read
+		return childResult{code: 1, reason: err.Error(), own: err} // no status to read
 	case ws.Signaled():
 		sig := ws.Signal()
-		return childResult{code: 128 + int(sig), reason: fmt.Sprintf("killed by signal %d (%s)", int(sig), signalName(sig))}
+		return childResult{code: 128 + int(sig), reason: fmt.Sprintf("killed by signal %d (%s)", int(sig), signalName(sig)), own: err}
 	case ws.ExitStatus() != 0:
-		return childResult{code: ws.ExitStatus(), reason: fmt.Sprintf("exit status %d", ws.ExitStatus())}
-	case err != nil:
-		return childResult{code: 1, reason: err.Error()} // stdout could not be copied
+		return childResult{code: ws.ExitStatus(), reason: fmt.Sprintf("exit status %d", ws.ExitStatus()), own: err}
 	}
-	return childResult{}
+	return childResult{own: err}
 }
 
 func signalName(sig syscall.Signal) string {

@@ -45,6 +45,11 @@ func attemptFailure(res childResult, retryable *ExitCodes) error {
 		// The command is missing or not executable: retrying cannot help and
 		// the circuit's endpoint did nothing wrong.
 		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: fusebox.CauseExit}
+	case res.own != nil:
+		// fusebox could not pass the output on (or wait for the command):
+		// its own trouble, not the endpoint's, and a retry would meet it
+		// again.
+		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: fusebox.CauseOther}
 	case res.timedOut:
 		ee.Code = ExitTimeout
 		return ee // Do names the cut: a timeout

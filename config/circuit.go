@@ -54,6 +54,7 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 				l.errorAt(f, f.path, "want an exit status from 0 to 255, got %d", n)
 			} else if ok {
 				skipExit = &n
+				refs["skip_exit"] = f
 			}
 		default:
 			l.unknownKey(f, circuitKeys...)
@@ -70,6 +71,8 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 			set(&circ.Endpoint.Fresh)(l.duration(fresh.value, fresh.path))
 		}
 	}
+	circ.sources = l.sources(refs)
+	delete(refs, "skip_exit") // not a policy key: validate knows nothing of it
 	l.validate(p, refs, &e, reported)
 	circ.Policy = p
 	circ.Notify = rules

@@ -33,6 +33,8 @@ type Config struct {
 	Circuits    map[string]*Circuit
 	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
 	Secrets     []string                   // every value that came from ${VAR}, ${file:...} or !secret
+	// defaultSources says where each policy key of defaults: was set.
+	defaultSources map[string]Source
 	// Partial says the Config holds only what fusebox run of one circuit
 	// reads (LoadForRun cut the rest out): Circuits that circuit at most,
 	// no Chains, and Secrets only theirs (Secrets(Path) has them all).
@@ -54,6 +56,35 @@ type Circuit struct {
 	// open (skip_exit:), for a command whose own 75 means something; nil:
 	// 75.
 	SkipExit *int
+	// sources says where each of the circuit's own policy keys (and
+	// skip_exit) was set.
+	sources map[string]Source
+}
+
+// Source is where the config set a value.
+type Source struct {
+	File string
+	Line int
+	Key  string // its dotted path: "circuits.zigbee2mqtt.attempts"
+}
+
+func (s Source) String() string { return fmt.Sprintf("%s:%d (%s)", s.File, s.Line, s.Key) }
+
+// PolicySource returns where the config sets policy key (a key of defaults:
+// such as "attempts" or "failure_rate.window", or "skip_exit") for the named
+// circuit: in the circuit's own entry, else in defaults:. It reports false
+// when neither sets it.
+func (c *Config) PolicySource(name, key string) (Source, bool) {
+	if c == nil {
+		return Source{}, false
+	}
+	if circ, ok := c.Circuits[name]; ok {
+		if s, ok := circ.sources[key]; ok {
+			return s, true
+		}
+	}
+	s, ok := c.defaultSources[key]
+	return s, ok
 }
 
 // Env is what Parse may read besides the config text: environment variables
@@ -275,6 +306,7 @@ func (l *loader) config(path string) *Config {
 	}
 	refs := keyRefs{}
 	c.Defaults, c.DefaultNotify = l.defaults(sections["defaults"], refs)
+	c.defaultSources = l.sources(refs)
 	reported := l.validate(c.Defaults, refs, nil, nil)
 	circuits := l.circuits(sections["circuits"], c, reported)
 	l.chains(sections["chains"], c, circuits)
@@ -349,6 +381,19 @@ func (l *loader) history(e entry, c *Config) {
 			l.unknownKey(f, "keep")
 		}
 	}
+}
+
+// sources says where each key of refs was set.
+func (l *loader) sources(refs keyRefs) map[string]Source {
+	out := make(map[string]Source, len(refs))
+	for k, e := range refs {
+		s := Source{File: l.file, Key: e.path}
+		if e.key != nil && e.key.Position != nil {
+			s.Line = e.key.Position.Line
+		}
+		out[k] = s
+	}
+	return out
 }
 
 // errorAt reports a problem at the key of e.

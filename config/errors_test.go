@@ -152,6 +152,8 @@ var malformed = []struct {
 	{name: "mqtt without broker", yaml: "defaults:\n  notify:\n    mqtt: {prefix: fb}\n", at: "3:5", key: "defaults.notify.mqtt", msg: "broker is required"},
 	{name: "mqtt broker without port", yaml: "defaults:\n  notify:\n    mqtt: {broker: 'tcp://localhost'}\n", at: "3:", key: "defaults.notify.mqtt.broker", msg: "tcp://host:1883"},
 	{name: "mqtt wildcard prefix", yaml: "defaults:\n  notify:\n    mqtt: {broker: 'tcp://h:1883', prefix: 'a/#'}\n", at: "3:", key: "defaults.notify.mqtt.prefix", msg: "without + #"},
+	{name: "webhook redirects", yaml: "defaults:\n  notify:\n    webhooks: [{url: 'https://ntfy.sh/x', redirects: nne}]\n", at: "3:", key: "defaults.notify.webhooks[0].redirects", msg: "did you mean none?"},
+	{name: "mqtt instance with a slash", yaml: "defaults:\n  notify:\n    mqtt: {broker: 'tcp://h:1883', instance: 'a/b'}\n", at: "3:", key: "defaults.notify.mqtt.instance", msg: "letters, digits"},
 	{name: "history keep zero", yaml: "history: {keep: 0s}\n", at: "1:", key: "history.keep", msg: "more than 0"},
 	{name: "history misspelled", yaml: "history: {kep: 30d}\n", at: "1:", key: "history.kep", msg: "did you mean keep?"},
 }

@@ -59,8 +59,10 @@ func (l *loader) webhooks(e entry) []notify.Webhook {
 				set(&w.Format)(oneOf(l, f, notify.Formats))
 			case "headers":
 				w.Headers = l.headers(f)
+			case "redirects":
+				set(&w.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "format", "headers")
+				l.unknownKey(f, "url", "format", "headers", "redirects")
 			}
 		}
 		return w, hasURL
@@ -77,12 +79,21 @@ func (l *loader) heartbeats(e entry) []notify.Heartbeat {
 				hasURL = true
 			case "kind":
 				set(&hb.Kind)(oneOf(l, f, notify.HeartbeatKinds))
+			case "redirects":
+				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "kind")
+				l.unknownKey(f, "url", "kind", "redirects")
 			}
 		}
 		return hb, hasURL
 	})
+}
+
+// notifyRedirects reads a webhook's or heartbeat's redirects: as an
+// endpoint's.
+func (l *loader) notifyRedirects(e entry) (notify.Redirects, bool) {
+	r, ok := l.redirects(e)
+	return notify.Redirects(r), ok
 }
 
 // urlItems reads a list of mappings, each read by read, which reports
@@ -106,7 +117,7 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery"}
+var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance"}
 
 func (l *loader) mqtt(e entry) *notify.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
@@ -128,6 +139,8 @@ func (l *loader) mqtt(e entry) *notify.MQTT {
 			set(&m.Prefix)(l.topic(f, false))
 		case "discovery":
 			set(&m.Discovery)(l.topic(f, true))
+		case "instance":
+			set(&m.Instance)(l.instance(f))
 		default:
 			l.unknownKey(f, mqttKeys...)
 		}
@@ -162,6 +175,19 @@ func (l *loader) topic(e entry, mayBeEmpty bool) (string, bool) {
 		return "", false
 	case s == "" && !mayBeEmpty, strings.ContainsAny(s, "+#\x00"), strings.HasPrefix(s, "/"), strings.HasSuffix(s, "/"):
 		l.errorf(e.value, e.path, "want a topic prefix like fusebox, without + # or a leading or trailing /")
+		return "", false
+	}
+	return s, true
+}
+
+// instance reads the name this host's circuits carry in Home Assistant.
+func (l *loader) instance(e entry) (string, bool) {
+	s, ok := l.text(e.value, e.path, "a name like nas")
+	if !ok {
+		return "", false
+	}
+	if !notify.ValidInstance(s) {
+		l.errorf(e.value, e.path, "want a name of 1 to 64 letters, digits, '.', '_' or '-', like nas, got %q", s)
 		return "", false
 	}
 	return s, true

@@ -22,7 +22,8 @@ defaults:
       - url: http://gotify.lan/message
         format: gotify
         headers: {X-Gotify-Key: '${GOTIFY}'}
-    mqtt: {broker: 'tcp://127.0.0.1:1883', username: fb, password: '${GOTIFY}'}
+        redirects: any
+    mqtt: {broker: 'tcp://127.0.0.1:1883', username: fb, password: '${GOTIFY}', instance: nas.lan}
 circuits:
   bridge:
     notify:
@@ -32,6 +33,7 @@ circuits:
         - url: https://hc-ping.com/uuid
         - url: http://kuma.lan/api/push/abc
           kind: uptime_kuma
+          redirects: none
   quiet:
     attempts: 2
 `), testEnv(map[string]string{"GOTIFY": "g-secret"}, nil))
@@ -46,9 +48,9 @@ circuits:
 		After: 10 * time.Minute, ProbeFailed: 3,
 		Webhooks: []notify.Webhook{
 			{URL: "https://ntfy.sh/home-alerts", Format: notify.Ntfy},
-			{URL: "http://gotify.lan/message", Format: notify.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}},
+			{URL: "http://gotify.lan/message", Format: notify.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}, Redirects: notify.RedirectsAny},
 		},
-		MQTT: &notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant"},
+		MQTT: &notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas.lan"},
 	}
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults' rules = %+v, want %+v", def, want)
@@ -59,7 +61,7 @@ circuits:
 	b := c.Notify("bridge")
 	want.After = 0
 	want.OnOpen = []string{"/usr/local/bin/bridge-down", "--loud"}
-	want.Heartbeats = []notify.Heartbeat{{URL: "https://hc-ping.com/uuid", Kind: notify.Healthchecks}, {URL: "http://kuma.lan/api/push/abc", Kind: notify.UptimeKuma}}
+	want.Heartbeats = []notify.Heartbeat{{URL: "https://hc-ping.com/uuid", Kind: notify.Healthchecks}, {URL: "http://kuma.lan/api/push/abc", Kind: notify.UptimeKuma, Redirects: notify.RedirectsNone}}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("bridge's rules = %+v, want %+v", b, want)
 	}

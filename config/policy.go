@@ -50,7 +50,13 @@ func (l *loader) policyKey(e entry, p *fusebox.Policy, refs keyRefs) bool {
 	case "failure_rate":
 		b.FailureRate = l.failureRate(e, refs)
 	case "open_for":
-		set(&b.OpenFor)(l.duration(e.value, e.path))
+		if s, ok := l.text(e.value, e.path, "a duration like 30s, or auto"); ok && strings.TrimSpace(s) == "auto" {
+			b.OpenFor, b.LearnOpenFor = 0, true // learned; the default is its first guess
+			break
+		}
+		if d, ok := l.duration(e.value, e.path); ok {
+			b.OpenFor, b.LearnOpenFor = d, false // over an auto of defaults:
+		}
 	case "open_multiplier":
 		set(&b.OpenMultiplier)(l.number(e.value, e.path))
 	case "open_max":

@@ -7,9 +7,14 @@
 // never loses a call.
 //
 // A state kept in Redis (a redis:// URL) is opened as a Fallback: while Redis
-// answers within its budget every process on every host shares its
-// circuits; when it does not, the process warns once and carries on with the
-// local state dir.
+// answers every process on every host shares its circuits, and each host
+// keeps a replica of them in its local state dir; while it does not, every
+// process of the host uses the replica, after one warning for the host, and
+// what they record is merged into Redis when it is back. The local state dir
+// then holds, beside the replica:
+//
+//	DIR/.redis-up/        the availability circuit of Redis (a state dir of its own)
+//	DIR/.redis-merged/    per circuit: the shared state last copied, and what was merged back
 package failopen
 
 import (
@@ -17,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -37,18 +43,25 @@ type Options struct {
 	EventsFor time.Duration // keep events this long; 0: fusebox.DefaultEventRetention
 	Logger    *slog.Logger  // for the store's own warnings; nil: none
 
-	// The budget of each Redis command: to connect and to answer (0: the
-	// defaults of package redis, 100 ms and 50 ms).
+	Clock fusebox.Clock // times the availability circuit of Redis; nil: fusebox.WallClock
+
+	// The bound of each Redis command: to connect and to answer (0: the
+	// defaults of package redis, 2s and 5s; the URL's dial_timeout,
+	// read_timeout and write_timeout win).
 	DialTimeout, CommandTimeout time.Duration
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
-	// SharedDown is how Redis failed earlier in this process, if it did:
-	// the store then starts on LocalDir (FallbackOptions.Down).
-	SharedDown error
-	// Shared, when set, is a Store already open on Dir in this process,
-	// whose connections are reused (redis.Store.Reuse) instead of dialling
-	// again; the returned store owns it.
-	Shared *redis.Store
+	// Shared, when set, is the store Open returned earlier in this process
+	// for the same Dir (the fast path's): it is returned again, with these
+	// options, keeping its connection to Redis and what it learned of
+	// Redis's availability.
+	Shared fusebox.Store
 }
+
+// Local state dirs beside the replica (see the package doc).
+const (
+	HealthDir = ".redis-up"
+	MergedDir = ".redis-merged"
+)
 
 // Open opens the store o names. It never fails: a store that cannot be
 // opened is returned as Unavailable, which Reason reports.
@@ -85,22 +98,36 @@ func openRedis(o Options) fusebox.Store {
 	if o.Logger != nil {
 		opts = append(opts, redis.WithLogger(o.Logger))
 	}
-	var primary *redis.Store
-	if o.Shared != nil {
-		primary = o.Shared.Reuse(opts...)
-	} else {
-		var err error
-		if primary, err = redis.Open(o.Dir, opts...); err != nil {
-			return Unavailable{Err: err}
-		}
-	}
-	local := func() (fusebox.Store, error) {
+	local := func() (Local, error) {
 		if o.LocalDir == "" {
-			return nil, errors.New("no local state dir to fall back to")
+			return Local{}, errors.New("no local state dir to fall back to")
 		}
-		return openFile(o, o.LocalDir)
+		s, err := openFile(o, o.LocalDir)
+		if err != nil {
+			return Local{}, err
+		}
+		l := Local{Store: s}
+		// Without its bookkeeping the replica still serves an outage; the
+		// availability circuit is then each process's own.
+		if m, err := openFile(o, filepath.Join(o.LocalDir, MergedDir)); err == nil {
+			l.Merged = m
+		}
+		if h, err := openFile(o, filepath.Join(o.LocalDir, HealthDir)); err == nil {
+			l.Health = h
+		}
+		return l, nil
 	}
-	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Down: o.SharedDown})
+	if f, ok := o.Shared.(*Fallback); ok {
+		if p, ok := f.Primary().(*redis.Store); ok {
+			f.reuse(p.Reuse(opts...), local, o.Logger)
+			return f
+		}
+	}
+	primary, err := redis.Open(o.Dir, opts...)
+	if err != nil {
+		return Unavailable{Err: err}
+	}
+	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Clock: o.Clock, Answered: redis.Answered, Refused: redis.Refused})
 }
 
 // Reason returns why s is Unavailable, or nil when it is a working store: a
@@ -111,6 +138,16 @@ func Reason(s fusebox.Store) error {
 		return u.Err
 	}
 	return nil
+}
+
+// Down returns why s cannot be used as asked: Reason, or why a Fallback is
+// on its local replica (the shared store is unreachable); nil when s is in
+// use as asked. It is what fusebox_state_store_up reports.
+func Down(s fusebox.Store) error {
+	if f, ok := s.(*Fallback); ok {
+		return f.Down()
+	}
+	return Reason(s)
 }
 
 var (

@@ -9,25 +9,42 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/mem"
 )
-
-// DefaultRetryAfter is how long a Fallback keeps to its local store before it
-// tries the primary again.
-const DefaultRetryAfter = 30 * time.Second
 
 // FallbackOptions tune a Fallback.
 type FallbackOptions struct {
-	// RetryAfter is how long to stay on the local store once the primary
-	// failed before trying the primary again (default DefaultRetryAfter): a
-	// daemon resumes sharing state by itself; a cron run is over long before.
-	RetryAfter time.Duration
-	Logger     *slog.Logger     // for the one warning a fallback gives; nil: none
-	Now        func() time.Time // the clock RetryAfter is measured on; nil: time.Now
-	// Down, when set, is how the primary just failed, before the Fallback
-	// was made (a process's fast path found it down): the Fallback starts
-	// on the local store, warning with it, instead of waiting for the
-	// primary's budget a second time.
-	Down error
+	Logger *slog.Logger // for the outage's one warning and one notice, and a restored circuit; nil: none
+	// Clock times the availability circuit; nil: fusebox.WallClock.
+	Clock fusebox.Clock
+	// Health is the availability circuit's policy; zero: DefaultHealthPolicy.
+	Health fusebox.BreakerPolicy
+	// Refused, when set, reports whether an error of the primary says it is
+	// plainly not there (a refused connection: redis.Refused), which opens
+	// the availability circuit at once; any other outage (a timeout) opens
+	// it only after Health.TripAfter in a row.
+	Refused func(error) bool
+	// Answered, when set, reports whether an error of the primary came
+	// from a primary that answered (a problem of one record, such as
+	// redis.Answered): it is returned as it is, and the primary stays in
+	// use. Other errors, but for the caller's own ctx ending and a busy
+	// lock, are an outage.
+	Answered func(error) bool
+}
+
+// Local is what a Fallback keeps on its own host, in the local state dir.
+type Local struct {
+	// Store is the replica of the shared circuits, the last shared state
+	// this host saw of each (written when it changes, not on every call),
+	// and, while the primary is away, the store every call uses.
+	Store fusebox.Store
+	// Merged holds, for each circuit, the shared state last copied into
+	// Store, and (as its Counts) what of Store's counts has been merged
+	// back into the primary, with the time of the last event merged as
+	// LastSuccess.
+	Merged fusebox.Store
+	// Health holds the primary's availability circuit.
+	Health fusebox.Store
 }
 
 var (
@@ -36,19 +53,28 @@ var (
 )
 
 // Fallback is a Store that uses a shared primary store (Redis) while it
-// answers, and a local one (the state dir) when it does not: the first
-// failure of the primary warns once, naming the reason, and moves this
-// process to the local store, opened then, so that no call waits longer
-// than the primary's own budget or fails because of it. After RetryAfter
-// the primary is tried again; when it answers, the Fallback resumes on it.
+// answers, and the host's replica of it (Local.Store, in the state dir)
+// while it does not, so that an open circuit or a trip held in the primary
+// stays in force through its outage:
 //
-// What one process wrote locally stays local: the shared circuits do not
-// learn of failures seen while on the local store, and come back as the
-// primary kept them (see the README on what a fallback keeps and loses).
+//   - The primary's availability is a circuit in Local.Health, shared by
+//     every process of the host: the first failure opens it, with one
+//     warning; while it is open every call goes straight to the replica;
+//     one process at a time probes the primary again, and its success closes
+//     the circuit, with one notice.
+//   - Whenever a process sees a circuit's shared state change (a transition,
+//     a trip, a reset), it copies it into the replica.
+//   - The probe that finds the primary back merges into it what the host
+//     recorded on the replica meanwhile: counts and events added, and each
+//     circuit's state where the replica's is the stricter (see stricter).
+//   - A circuit the primary has lost (restarted with an empty dataset)
+//     while the replica holds it open or tripped is restored from the
+//     replica by the first process that reads it.
 //
-// Errors that say nothing about the primary's health pass through without a
-// fallback: an invalid name, the caller's own ctx ending, a busy lock
-// (fusebox.ErrLockTimeout), and fn's own error from Exclusive.
+// Errors that say nothing about the primary's availability pass through
+// without a fallback: an invalid name, the caller's own ctx ending, a busy
+// lock (fusebox.ErrLockTimeout), fn's own error from Exclusive, and those
+// FallbackOptions.Answered accepts.
 //
 // The wrapper lives here, not in package redis, because it knows nothing of
 // Redis: any remote Store can be the primary, and every front end gets it by
@@ -57,117 +83,153 @@ var (
 // A Fallback is safe for concurrent use.
 type Fallback struct {
 	primary   fusebox.Store
-	openLocal func() (fusebox.Store, error)
+	openLocal func() (Local, error)
 	o         FallbackOptions
 
 	mu        sync.Mutex
-	local     fusebox.Store // opened at the first fallback
+	local     *Local // opened at first use
 	localErr  error
-	downSince time.Time // zero while the primary is in use
+	memHealth fusebox.Store   // the availability circuit when Local has none
+	route     route           // where calls go
+	permit    fusebox.Permit  // this process's on the availability circuit
+	lookAgain time.Time       // while onLocal: when to read the availability circuit again
+	down      error           // while onLocal: why
+	closed    []fusebox.Event // the availability circuit's events of the last catch-up
 }
 
-// NewFallback returns a Store that uses primary and falls back to the store
-// openLocal opens.
-func NewFallback(primary fusebox.Store, openLocal func() (fusebox.Store, error), o FallbackOptions) *Fallback {
-	if o.RetryAfter <= 0 {
-		o.RetryAfter = DefaultRetryAfter
+// NewFallback returns a Store that uses primary and falls back to what
+// openLocal opens, at first use.
+func NewFallback(primary fusebox.Store, openLocal func() (Local, error), o FallbackOptions) *Fallback {
+	if o.Clock == nil {
+		o.Clock = fusebox.WallClock{}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Health == (fusebox.BreakerPolicy{}) {
+		o.Health = DefaultHealthPolicy
 	}
-	f := &Fallback{primary: primary, openLocal: openLocal, o: o}
-	if o.Down != nil {
-		f.failed(o.Down)
+	if o.Answered == nil {
+		o.Answered = func(error) bool { return false }
 	}
-	return f
+	if o.Refused == nil {
+		o.Refused = func(error) bool { return false }
+	}
+	return &Fallback{primary: primary, openLocal: openLocal, o: o}
 }
 
 // Primary returns the primary store.
-func (f *Fallback) Primary() fusebox.Store { return f.primary }
+func (f *Fallback) Primary() fusebox.Store {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.primary
+}
 
-// OnLocal reports whether the Fallback is using its local store.
+// OnLocal reports whether the Fallback is using its local replica.
 func (f *Fallback) OnLocal() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return !f.downSince.IsZero()
+	return f.route == onLocal
 }
 
-// pick returns the primary, or the local store while the primary is down
-// and not yet due for another try.
-func (f *Fallback) pick() (s fusebox.Store, primary bool) {
+// Down returns why the Fallback is on its local replica, nil while it uses
+// the primary: what a daemon's fusebox_state_store_up reports.
+func (f *Fallback) Down() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.downSince.IsZero() || f.o.Now().Sub(f.downSince) >= f.o.RetryAfter {
+	if f.route != onLocal {
+		return nil
+	}
+	return f.down
+}
+
+// pick returns the store to use: the primary, or the local replica while
+// the primary is away and not yet due for another look.
+func (f *Fallback) pick(ctx context.Context) (s fusebox.Store, primary bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.route == undecided || f.route == onLocal && !f.o.Clock.Now().Wall.Before(f.lookAgain) {
+		f.decideLocked(ctx)
+	}
+	if f.route == onPrimary {
 		return f.primary, true
 	}
-	return f.localLocked(), false
+	return f.replicaLocked(), false
 }
 
-func (f *Fallback) localLocked() fusebox.Store {
+func (f *Fallback) localLocked() (*Local, error) {
 	if f.local == nil && f.localErr == nil {
-		f.local, f.localErr = f.openLocal()
-	}
-	if f.localErr != nil {
-		return Unavailable{Err: fmt.Errorf("local state store: %w", f.localErr)}
-	}
-	return f.local
-}
-
-// failed moves to the local store after the primary failed with err,
-// warning the first time of each outage, and returns the local store.
-func (f *Fallback) failed(err error) fusebox.Store {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.downSince.IsZero() && f.o.Logger != nil {
-		f.o.Logger.Warn("shared state store unreachable; using the local state for this process", "err", err)
-	}
-	f.downSince = f.o.Now()
-	return f.localLocked()
-}
-
-func (f *Fallback) answered() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.downSince.IsZero() {
-		f.downSince = time.Time{}
-		if f.o.Logger != nil {
-			f.o.Logger.Info("shared state store is back; using it again")
+		l, err := f.openLocal()
+		if err != nil {
+			f.localErr = err
+		} else {
+			f.local = &l
 		}
 	}
+	return f.local, f.localErr
 }
 
-// healthy reports whether err says the primary works: it answered, or the
-// error is the caller's doing or a busy lock.
-//
-// The caller's deadline is checked by the clock too: a socket deadline set
-// from it can fire a moment before ctx itself reports it ended.
-func healthy(ctx context.Context, err error) bool {
-	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) {
-		return true
+// replicaLocked returns the local replica, Unavailable when it cannot be
+// opened.
+func (f *Fallback) replicaLocked() fusebox.Store {
+	l, err := f.localLocked()
+	if err != nil {
+		return Unavailable{Err: fmt.Errorf("local state store: %w", err)}
+	}
+	return l.Store
+}
+
+// healthLocked returns the store of the availability circuit: the host's,
+// or this process's own when the host has none.
+func (f *Fallback) healthLocked() fusebox.Store {
+	if l, err := f.localLocked(); err == nil && l.Health != nil {
+		return l.Health
+	}
+	if f.memHealth == nil {
+		f.memHealth = mem.New()
+	}
+	return f.memHealth
+}
+
+// outage reports whether err, from the primary, says it is unavailable: not
+// the caller's own doing (ctx ended; a socket deadline set from it can fire a
+// moment before ctx reports it ended), nor a busy lock, nor an error of a
+// primary that answered.
+func (f *Fallback) outage(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) || f.o.Answered(err) {
+		return false
 	}
 	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
+	return !ok || time.Now().Before(d)
 }
 
-// use runs op on the primary or, when it fails, on the local store.
-func (f *Fallback) use(ctx context.Context, op func(fusebox.Store) error) error {
-	s, primary := f.pick()
-	err := op(s)
-	if !primary {
-		return err
+// failed moves to the local replica after the primary failed with err and
+// returns it.
+func (f *Fallback) failed(ctx context.Context, err error) fusebox.Store {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.route != onLocal {
+		f.failedLocked(ctx, err)
 	}
-	if healthy(ctx, err) {
-		f.answered()
-		return err
+	return f.replicaLocked()
+}
+
+// use runs op on the primary or, when it is away, on the local replica, and
+// reports whether op ran on the primary.
+func (f *Fallback) use(ctx context.Context, op func(fusebox.Store) error) (onPrimary bool, err error) {
+	s, primary := f.pick(ctx)
+	err = op(s)
+	if !primary || !f.outage(ctx, err) {
+		return primary, err
 	}
-	return op(f.failed(err))
+	return false, op(f.failed(ctx, err))
 }
 
 func (f *Fallback) Load(ctx context.Context, name string) (st fusebox.State, err error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.State{}, err
 	}
-	err = f.use(ctx, func(s fusebox.Store) (err error) { st, err = s.Load(ctx, name); return err })
+	primary, err := f.use(ctx, func(s fusebox.Store) (err error) { st, err = s.Load(ctx, name); return err })
+	if primary && err == nil {
+		st = f.observe(ctx, name, st)
+	}
 	return st, err
 }
 
@@ -175,27 +237,46 @@ func (f *Fallback) Update(ctx context.Context, name string, fn func(*fusebox.Sta
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.State{}, err
 	}
-	err = f.use(ctx, func(s fusebox.Store) (err error) { st, err = s.Update(ctx, name, fn); return err })
+	moved := false
+	record := func(st *fusebox.State) ([]fusebox.Event, bool) {
+		events, changed := fn(st)
+		moved = changed && hasTransition(events)
+		return events, changed
+	}
+	primary, err := f.use(ctx, func(s fusebox.Store) (err error) { st, err = s.Update(ctx, name, record); return err })
+	if primary && err == nil && moved {
+		f.replicate(ctx, name, st)
+	}
 	return st, err
+}
+
+func hasTransition(events []fusebox.Event) bool {
+	for _, e := range events {
+		if e.Kind == fusebox.EventTransition {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *Fallback) Count(ctx context.Context, name string, c fusebox.Counts) error {
 	if err := fusebox.ValidateName(name); err != nil {
 		return err
 	}
-	return f.use(ctx, func(s fusebox.Store) error { return s.Count(ctx, name, c) })
+	_, err := f.use(ctx, func(s fusebox.Store) error { return s.Count(ctx, name, c) })
+	return err
 }
 
 func (f *Fallback) Counts(ctx context.Context, name string) (c fusebox.Counts, err error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.Counts{}, err
 	}
-	err = f.use(ctx, func(s fusebox.Store) (err error) { c, err = s.Counts(ctx, name); return err })
+	_, err = f.use(ctx, func(s fusebox.Store) (err error) { c, err = s.Counts(ctx, name); return err })
 	return c, err
 }
 
 func (f *Fallback) Names(ctx context.Context) (names []string, err error) {
-	err = f.use(ctx, func(s fusebox.Store) (err error) { names, err = s.Names(ctx); return err })
+	_, err = f.use(ctx, func(s fusebox.Store) (err error) { names, err = s.Names(ctx); return err })
 	return names, err
 }
 
@@ -203,17 +284,19 @@ func (f *Fallback) Events(ctx context.Context, name string, since time.Time) (ev
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, err
 	}
-	err = f.use(ctx, func(s fusebox.Store) (err error) { evs, err = s.Events(ctx, name, since); return err })
+	_, err = f.use(ctx, func(s fusebox.Store) (err error) { evs, err = s.Events(ctx, name, since); return err })
 	return evs, err
 }
 
 func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []fusebox.Event, err error) {
-	err = f.use(ctx, func(s fusebox.Store) (err error) { evs, err = s.AllEvents(ctx, since); return err })
+	_, err = f.use(ctx, func(s fusebox.Store) (err error) { evs, err = s.AllEvents(ctx, since); return err })
 	return evs, err
 }
 
+// GC collects the store in use: the primary, or, while it is away, the
+// local replica (OnLocal says which).
 func (f *Fallback) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (r fusebox.GCReport, err error) {
-	err = f.use(ctx, func(s fusebox.Store) (err error) { r, err = s.GC(ctx, now, unusedFor, eventsFor); return err })
+	_, err = f.use(ctx, func(s fusebox.Store) (err error) { r, err = s.GC(ctx, now, unusedFor, eventsFor); return err })
 	return r, err
 }
 
@@ -229,20 +312,21 @@ func (f *Fallback) SaveAnswer(ctx context.Context, key string, a fusebox.Answer)
 	if err := fusebox.ValidateName(key); err != nil {
 		return err
 	}
-	return f.use(ctx, func(s fusebox.Store) error {
+	_, err := f.use(ctx, func(s fusebox.Store) error {
 		as, err := answerStore(s)
 		if err != nil {
 			return err
 		}
 		return as.SaveAnswer(ctx, key, a)
 	})
+	return err
 }
 
 func (f *Fallback) LoadAnswer(ctx context.Context, key string) (a fusebox.Answer, ok bool, err error) {
 	if err := fusebox.ValidateName(key); err != nil {
 		return fusebox.Answer{}, false, err
 	}
-	err = f.use(ctx, func(s fusebox.Store) error {
+	_, err = f.use(ctx, func(s fusebox.Store) error {
 		as, err := answerStore(s)
 		if err != nil {
 			return err
@@ -261,7 +345,7 @@ func (f *Fallback) Exclusive(ctx context.Context, key string, fn func() error) e
 	}
 	ran := false
 	var fnErr error
-	err := f.use(ctx, func(s fusebox.Store) error {
+	_, err := f.use(ctx, func(s fusebox.Store) error {
 		as, err := answerStore(s)
 		if err != nil {
 			return err
@@ -278,13 +362,34 @@ func (f *Fallback) Exclusive(ctx context.Context, key string, fn func() error) e
 	return err
 }
 
-// Close closes both stores.
+// Close closes the primary and the local stores.
 func (f *Fallback) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	err := f.primary.Close()
-	if f.local != nil {
-		err = errors.Join(err, f.local.Close())
+	if l := f.local; l != nil {
+		for _, s := range []fusebox.Store{l.Store, l.Merged, l.Health} {
+			if s != nil {
+				err = errors.Join(err, s.Close())
+			}
+		}
 	}
 	return err
+}
+
+// reuse moves f onto primary (on f's own connections, with other settings)
+// and the local stores openLocal opens, keeping what f learned of the
+// primary's availability.
+func (f *Fallback) reuse(primary fusebox.Store, openLocal func() (Local, error), logger *slog.Logger) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.primary, f.openLocal, f.o.Logger = primary, openLocal, logger
+	if l := f.local; l != nil {
+		for _, s := range []fusebox.Store{l.Store, l.Merged, l.Health} {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}
+	f.local, f.localErr = nil, nil
 }

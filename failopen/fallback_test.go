@@ -2,6 +2,7 @@ package failopen_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -27,43 +28,81 @@ type logBuf struct{ testenv.Buffer }
 
 func (l *logBuf) count(s string) int { return strings.Count(l.String(), s) }
 
-const warning = "shared state store unreachable"
+func (l *logBuf) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
-// openRedis opens srv's store through failopen.Open with budget, 0 for the
-// default; a test whose subject is not the budget widens it, as a loaded
-// machine can miss the default on any command.
-func openRedis(t *testing.T, srv *redistest.Server, log *logBuf, budget time.Duration) (fusebox.Store, string) {
-	t.Helper()
-	local := filepath.Join(t.TempDir(), "state")
-	s := failopen.Open(failopen.Options{Dir: srv.URL(), LocalDir: local, Logger: slog.New(slog.NewTextHandler(log, nil)),
-		DialTimeout: budget, CommandTimeout: budget})
+const (
+	warning = "shared state store unreachable"
+	back    = "shared state store is back"
+)
+
+// host is one machine's local state dir, shared by the processes it opens.
+type host struct {
+	t     *testing.T
+	srv   *redistest.Server
+	local string
+	log   *logBuf
+	clock fusebox.Clock
+	// budget bounds each command, 0 for the default; a test whose subject
+	// is not the bound widens it, as a loaded machine can miss any bound.
+	budget time.Duration
+}
+
+func newHost(t *testing.T, srv *redistest.Server, budget time.Duration) *host {
+	return &host{t: t, srv: srv, local: filepath.Join(t.TempDir(), "state"), log: &logBuf{}, clock: fusebox.WallClock{}, budget: budget}
+}
+
+// open is a new process on h: a store opened through failopen.Open.
+func (h *host) open() *failopen.Fallback {
+	h.t.Helper()
+	s := failopen.Open(failopen.Options{Dir: h.srv.URL(), LocalDir: h.local, Logger: h.log.logger(), Clock: h.clock,
+		DialTimeout: h.budget, CommandTimeout: h.budget})
 	if err := failopen.Reason(s); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { s.Close() })
+	return s.(*failopen.Fallback)
+}
+
+func (h *host) circuits(s fusebox.Store) *fusebox.Circuits {
+	return fusebox.New(s, fusebox.WithClock(h.clock), fusebox.WithLogger(h.log.logger()),
+		fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Hour}}))
+}
+
+// run is one call of name in a new process on h; it reports whether the
+// call ran.
+func (h *host) run(name string, fail bool) bool {
+	h.t.Helper()
+	ran := false
+	err := h.circuits(h.open()).Do(ctx, name, func(context.Context) error {
+		ran = true
+		if fail {
+			return errors.New("down")
+		}
+		return nil
+	})
+	if ran == errors.Is(err, fusebox.ErrOpen) {
+		h.t.Fatalf("Do = %v, ran %v", err, ran)
+	}
+	return ran
+}
+
+func (h *host) localStore() *file.Store {
+	h.t.Helper()
+	s, err := file.Open(h.local)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openRedis(t *testing.T, srv *redistest.Server) *redis.Store {
+	s, err := redis.Open(srv.URL(), redis.WithTimeouts(10*time.Second, 10*time.Second))
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, local
-}
-
-func run(t *testing.T, c *fusebox.Circuits) {
-	t.Helper()
-	ran := 0
-	if err := c.Do(ctx, "api", func(context.Context) error { ran++; return nil }); err != nil || ran != 1 {
-		t.Fatalf("Do = %v, ran %d times; want the call run once", err, ran)
-	}
-}
-
-func localCounts(t *testing.T, dir string) fusebox.Counts {
-	t.Helper()
-	s, err := file.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.Counts(ctx, "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return s
 }
 
 func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
@@ -71,103 +110,173 @@ func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 	n := 0
 	storetest.Run(t, func(t *testing.T) fusebox.Store {
 		n++
-		primary, err := redis.Open(srv.URL(), redis.WithPrefix(strings.Repeat("p", n)+":"), redis.WithTimeouts(2*time.Second, 2*time.Second))
+		primary, err := redis.Open(srv.URL(), redis.WithPrefix(strings.Repeat("p", n)+":"), redis.WithTimeouts(10*time.Second, 10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "state")
-		return failopen.NewFallback(primary, func() (fusebox.Store, error) {
-			t.Error("a healthy primary fell back")
-			return file.Open(dir)
-		}, failopen.FallbackOptions{})
+		var log logBuf
+		dir := t.TempDir()
+		f := failopen.NewFallback(primary, func() (failopen.Local, error) {
+			s, err := file.Open(dir)
+			return failopen.Local{Store: s}, err
+		}, failopen.FallbackOptions{Logger: log.logger(), Answered: redis.Answered})
+		t.Cleanup(func() {
+			if f.OnLocal() || log.count(warning) != 0 {
+				t.Errorf("a healthy primary fell back:\n%s", log.String())
+			}
+		})
+		return f
 	})
 }
 
-func TestRedisKilledMidRunFallsBackWithOneWarning(t *testing.T) {
+// A hundred cron runs while Redis is down: the first finds it refused and
+// opens the availability circuit with the one warning; the others go to the
+// replica without asking Redis.
+func TestRedisDownOneWarningPerHostAcrossAHundredRuns(t *testing.T) {
 	srv := redistest.Start(t)
-	var log logBuf
-	store, local := openRedis(t, srv, &log, 10*time.Second)
-	c := fusebox.New(store, fusebox.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	run(t, c)
+	h := newHost(t, srv, 10*time.Second)
+	h.run("api", false)
 	srv.Kill()
-	run(t, c)
-	run(t, c)
-	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings after Redis died, want 1:\n%s", n, log.String())
+	for range 100 {
+		h.run("api", false)
 	}
-	if n := log.count("running without circuit protection"); n != 0 {
-		t.Errorf("the local store failed too:\n%s", log.String())
+	if n := h.log.count(warning); n != 1 {
+		t.Errorf("%d warnings over 100 runs with Redis down, want 1:\n%s", n, h.log.String())
 	}
-	if got := localCounts(t, local).Successes; got != 2 {
-		t.Errorf("local store counted %d successes, want the 2 made while Redis was down", got)
+	if n := h.log.count("running without circuit protection"); n != 0 {
+		t.Errorf("the local replica failed too:\n%s", h.log.String())
+	}
+	if c, err := h.localStore().Counts(ctx, "api"); err != nil || c.Successes != 100 {
+		t.Errorf("the replica counted %+v, %v; want the 100 successes made while Redis was down", c, err)
 	}
 }
 
-func TestFallbackResumesWhenRedisIsBack(t *testing.T) {
+// While Redis is away, a trip and an open circuit held in Redis stay in
+// force from the replica; when it is back (after the availability circuit's
+// open period), the probe merges what the host recorded meanwhile, with one
+// notice, and every count reaches Redis.
+func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 	srv := redistest.Start(t)
-	primary, err := redis.Open(srv.URL(), redis.WithTimeouts(10*time.Second, 10*time.Second))
-	if err != nil {
+	h := newHost(t, srv, 10*time.Second)
+	clk := testenv.NewClock(fusebox.Instant{Wall: time.Now()})
+	h.clock = clk
+	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
 		t.Fatal(err)
 	}
-	var log logBuf
-	now := time.Now()
-	clock := func() time.Time { return now }
-	f := failopen.NewFallback(primary, func() (fusebox.Store, error) { return file.Open(filepath.Join(t.TempDir(), "state")) },
-		failopen.FallbackOptions{Logger: slog.New(slog.NewTextHandler(&log, nil)), Now: clock, RetryAfter: time.Minute})
-	defer f.Close()
-	c := fusebox.New(f)
+	h.run("bridge", true)
+	h.run("bridge", true) // open for an hour, in Redis
+	h.run("api", false)
 	srv.Kill()
-	run(t, c)
-	if !f.OnLocal() {
-		t.Fatal("a dead Redis did not move the store to the local one")
+	for range 3 {
+		if h.run("nas", false) || h.run("bridge", false) {
+			t.Fatal("with Redis down, a circuit tripped or open in Redis ran its call")
+		}
+		h.run("api", false)
+		h.run("api", true)
 	}
-	srv.Restart()
-	run(t, c)
-	if !f.OnLocal() {
-		t.Error("the primary was tried again before RetryAfter")
+	h.run("cam", true)
+	h.run("cam", true) // opened during the outage, on the replica
+	srv.Restart()      // empty: every shared circuit is gone
+	h.run("api", false)
+	if h.log.count(back) != 0 {
+		t.Error("the availability circuit was probed before its open period ended")
 	}
-	now = now.Add(time.Minute)
-	run(t, c)
-	if f.OnLocal() {
-		t.Fatal("the store did not resume on Redis after RetryAfter")
+	clk.Advance(failopen.DefaultHealthPolicy.OpenFor)
+	if h.run("nas", false) {
+		t.Error("the first run after Redis came back empty ran a tripped circuit")
 	}
-	if got, err := primary.Counts(ctx, "api"); err != nil || got.Successes != 1 {
-		t.Errorf("Redis counted %+v, %v after resuming; want the 1 success made since", got, err)
+	if n, b := h.log.count(warning), h.log.count(back); n != 1 || b != 1 {
+		t.Errorf("%d warnings and %d notices for one outage, want 1 and 1:\n%s", n, b, h.log.String())
 	}
-	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, log.String())
+	r := openRedis(t, srv)
+	for name, want := range map[string]fusebox.Phase{"nas": fusebox.ForcedOpen, "bridge": fusebox.Open, "cam": fusebox.Open} {
+		if st, err := r.Load(ctx, name); err != nil || st.Phase != want {
+			t.Errorf("Redis after the outage: %s is %q (%v), want %q restored from the replica", name, st.Phase, err, want)
+		}
+	}
+	c, err := r.Counts(ctx, "api")
+	// Redis restarted empty: what it holds is the 4 successes and 3
+	// failures recorded on the replica.
+	if err != nil || c.Successes != 4 || c.Failures != 3 {
+		t.Errorf("Redis counted %+v, %v for api; want 4 successes and 3 failures from the outage (counts lost in the merge)", c, err)
+	}
+	evs, err := r.Events(ctx, "cam", time.Time{})
+	if err != nil || len(evs) < 3 {
+		t.Errorf("Redis has %d events of cam (%v), want its 2 failures and its opening from the outage", len(evs), err)
+	}
+	// A second probe merges nothing twice.
+	h.run("api", false)
+	if c, _ := r.Counts(ctx, "api"); c.Successes != 5 {
+		t.Errorf("Redis counted %d successes of api after one more run, want 5 (merged once)", c.Successes)
 	}
 }
 
-// A generous bound: the budget is 150 ms to connect and answer; a call that
-// waited for Redis to wake would take the whole pause.
-const pause, bound = 4 * time.Second, 2 * time.Second
-
-func TestClientPauseLongerThanTheBudget(t *testing.T) {
+// Redis restarted with an empty dataset between two runs, which this host
+// never saw fail: the first run to read the tripped circuit restores it from
+// the replica, with one notice, and skips.
+func TestRedisRestartedEmptyRestoresATripFromTheReplica(t *testing.T) {
 	srv := redistest.Start(t)
-	var log logBuf
-	store, _ := openRedis(t, srv, &log, 0)
-	c := fusebox.New(store)
-	run(t, c) // connected, so the pause hits a command, not the dial
+	h := newHost(t, srv, 10*time.Second)
+	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	if h.run("nas", false) {
+		t.Error("a circuit tripped until reset ran after Redis restarted empty")
+	}
+	if n := h.log.count("circuit restored from this host's replica"); n != 1 {
+		t.Errorf("%d notices of the restore, want 1:\n%s", n, h.log.String())
+	}
+	if n := h.log.count(warning); n != 0 {
+		t.Errorf("a restart between runs warned:\n%s", h.log.String())
+	}
+	if st, err := openRedis(t, srv).Load(ctx, "nas"); err != nil || !st.TrippedUntilReset() {
+		t.Errorf("Redis holds %+v, %v; want the trip restored", st, err)
+	}
+	// A reset on Redis is then copied to the replica, so it is not undone.
+	if _, err := h.circuits(h.open()).Reset(ctx, "nas"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := h.localStore().Load(ctx, "nas"); err != nil || st.Phase != fusebox.Closed {
+		t.Errorf("the replica after a reset holds %q, %v; want closed", st.Phase, err)
+	}
+}
+
+// Slow is not down: a Redis paused for less than the bound is waited for.
+func TestRedisSlowerThanTheOldBudgetIsWaitedFor(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv, 0) // the default bound
+	s := h.open()
+	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil }) // connected
+	if got := srv.Do("CLIENT", "PAUSE", "300", "ALL"); got != "+OK" {
+		t.Fatalf("CLIENT PAUSE = %s", got)
+	}
+	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
+	if s.OnLocal() || h.log.count(warning) != 0 {
+		t.Errorf("a Redis paused for 300 ms, within the bound, was left:\n%s", h.log.String())
+	}
+}
+
+// A pause longer than the bound: each call gives up at the bound instead of
+// waiting for Redis to wake, and the third in a row opens the availability
+// circuit, with the host's one warning; the next goes straight to the
+// replica.
+func TestClientPauseLongerThanTheBound(t *testing.T) {
+	const bound, pause = 300 * time.Millisecond, 20 * time.Second
+	srv := redistest.Start(t)
+	h := newHost(t, srv, bound)
+	h.run("api", false)
 	if got := srv.Do("CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "ALL"); got != "+OK" {
 		t.Fatalf("CLIENT PAUSE = %s", got)
 	}
-	start := time.Now()
-	run(t, c)
-	if d := time.Since(start); d > bound {
-		t.Errorf("a call on a paused Redis took %s, want it to give up within the budget (bound %s)", d, bound)
-	}
-	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings on a paused Redis, want 1:\n%s", n, log.String())
-	}
+	slowRuns(t, h, pause)
 }
 
-func TestDebugSleepLongerThanTheBudget(t *testing.T) {
+func TestDebugSleepLongerThanTheBound(t *testing.T) {
+	const bound, pause = 300 * time.Millisecond, 8 * time.Second
 	srv := redistest.Start(t)
-	var log logBuf
-	store, _ := openRedis(t, srv, &log, 0)
-	c := fusebox.New(store)
-	run(t, c)
+	h := newHost(t, srv, bound)
+	h.run("api", false)
 	conn, err := net.Dial("tcp", srv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -178,17 +287,33 @@ func TestDebugSleepLongerThanTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAsleep(t, srv)
-	start := time.Now()
-	run(t, c)
-	if d := time.Since(start); d > bound {
-		t.Errorf("a call on a sleeping Redis took %s, want it to give up within the budget (bound %s)", d, bound)
-	}
-	if n := log.count(warning); n != 1 {
-		t.Errorf("%d warnings on a sleeping Redis, want 1:\n%s", n, log.String())
-	}
+	slowRuns(t, h, pause)
 	// Wait for the sleep to end, so that the server is killed awake.
 	conn.SetReadDeadline(time.Now().Add(2 * pause))
 	conn.Read(make([]byte, 16))
+}
+
+// slowRuns makes runs on h while Redis does not answer for pause: the first
+// three give up at the bound, the third warns, the fourth does not ask Redis.
+func slowRuns(t *testing.T, h *host, pause time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for i := range 3 {
+		h.run("api", false)
+		if n := h.log.count(warning); n != i/2 {
+			t.Errorf("%d warnings after %d timeouts, want %d (the third opens the availability circuit):\n%s", n, i+1, i/2, h.log.String())
+		}
+	}
+	h.run("api", false)
+	if d := time.Since(start); d >= pause/2 {
+		t.Errorf("four runs on an unanswering Redis took %s: they waited for it (%s) instead of giving up at the bound (%s)", d, pause, h.budget)
+	}
+	if n := h.log.count(warning); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, h.log.String())
+	}
+	if c, err := h.localStore().Counts(ctx, "api"); err != nil || c.Successes != 4 {
+		t.Errorf("the replica counted %+v, %v; want the 4 successes made while Redis did not answer", c, err)
+	}
 }
 
 // waitAsleep returns once a PING goes unanswered for 200 ms.
@@ -210,27 +335,62 @@ func waitAsleep(t *testing.T, srv *redistest.Server) {
 	t.Fatal("DEBUG SLEEP did not put redis-server to sleep")
 }
 
-func TestRedisRestartedEmpty(t *testing.T) {
+// One damaged key takes one circuit aside, not the process off Redis: the
+// key is moved aside with one ERROR, the circuit starts afresh, and another
+// circuit's trip stays in force.
+func TestADamagedKeyIsThatCircuitsProblemOnly(t *testing.T) {
 	srv := redistest.Start(t)
-	var log logBuf
-	store, _ := openRedis(t, srv, &log, 10*time.Second)
-	c := fusebox.New(store)
-	if _, err := c.Trip(ctx, "api", time.Hour); err != nil {
+	h := newHost(t, srv, 10*time.Second)
+	s := h.open()
+	c := h.circuits(s)
+	if _, err := c.Trip(ctx, "nas", 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); err == nil {
-		t.Fatal("a tripped circuit ran the call")
+	srv.Do("SET", "fusebox:s:api", "not a hash")
+	srv.Do("SET", "fusebox:c:api", "not a hash either")
+	for range 3 {
+		if err := c.Do(ctx, "api", func(context.Context) error { return nil }); err != nil {
+			t.Fatalf("a call of the damaged circuit: %v", err)
+		}
+		if err := c.Do(ctx, "nas", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+			t.Fatalf("the other circuit's trip after a damaged key: %v, want it skipped", err)
+		}
 	}
-	srv.Restart()
-	// The same process, whose connections died with the server, and a new
-	// one: both find the circuit closed (Redis forgot the trip) and run.
-	run(t, c)
-	fresh, _ := openRedis(t, srv, &log, 10*time.Second)
-	run(t, fusebox.New(fresh))
-	if n := log.count(warning); n > 1 {
-		t.Errorf("%d warnings after a restart, want at most 1 (the dead connection):\n%s", n, log.String())
+	if s.OnLocal() || h.log.count(warning) != 0 {
+		t.Errorf("a damaged key took the process off Redis:\n%s", h.log.String())
 	}
-	if f := fresh.(*failopen.Fallback); f.OnLocal() {
-		t.Error("a new process on the restarted Redis fell back to the local store")
+	if n := h.log.count("level=ERROR"); n != 2 || h.log.count("circuit=api") != 2 {
+		t.Errorf("%d ERRORs, want 2 naming circuit api (one a key):\n%s", n, h.log.String())
+	}
+	if got, err := openRedis(t, srv).Counts(ctx, "api"); err != nil || got.Successes != 3 {
+		t.Errorf("Redis counted %+v, %v for the damaged circuit; want its 3 successes since", got, err)
+	}
+}
+
+// One process that timed out on a busy host runs on the replica alone,
+// silently, while the others stay on Redis; the next process that finds
+// Redis answering merges what it recorded, so no count is left behind.
+func TestOneTimeoutIsMergedByTheNextProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv, 300*time.Millisecond)
+	h.run("api", false)
+	srv.Do("CLIENT", "PAUSE", "1500", "ALL")
+	h.run("api", true)
+	h.run("api", false)
+	srv.Do("PING") // answered once the pause is over
+	h.run("api", false)
+	if n := h.log.count(warning); n != 0 {
+		t.Errorf("two timeouts warned:\n%s", h.log.String())
+	}
+	if c, err := openRedis(t, srv).Counts(ctx, "api"); err != nil || c.Successes != 3 || c.Failures != 1 {
+		t.Errorf("Redis counted %+v, %v; want 3 successes and 1 failure, the two runs on the replica merged", c, err)
+	}
+	st, err := file.Open(filepath.Join(h.local, failopen.HealthDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got, err := st.Load(ctx, "primary"); err != nil || got.ConsecutiveFailures != 0 {
+		t.Errorf("the availability circuit after the merge: %d failures, %v; want them cleared", got.ConsecutiveFailures, err)
 	}
 }

@@ -331,7 +331,7 @@ func (s *Store) trimEvents(ctx context.Context, name string, cutoff time.Time) (
 // records lists the names of the regular files NAME+suffix in dir whose NAME
 // is valid, sorted by name. A missing dir holds none.
 func records(dir, suffix string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirUnsorted(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -347,6 +347,18 @@ func records(dir, suffix string) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// readDirUnsorted is os.ReadDir without its sort by name: the names are
+// sorted once, after filtering (a third of a status of ten thousand
+// circuits went to sorting their entries twice).
+func readDirUnsorted(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // sweepLeftovers removes from dir the temporary files of writeAtomic last

@@ -19,10 +19,11 @@ func ExampleOutages() {
 		{Time: at(10), Circuit: "bridge", Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.Open, Since: at(0), Skips: 40},
 		{Time: at(900), Circuit: "bridge", Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Closed, Reason: "probe succeeded", Since: at(0), Skips: 52},
 	}
-	for _, o := range history.Outages(events, nil, at(3600)) {
-		fmt.Printf("%s down %s from %s, %d× %s, %d calls skipped saving %s\n",
-			o.Circuit, o.Duration, o.Start.Format("15:04"), o.Reasons[0].Count, o.Reasons[0].Reason, o.Skips, o.Saved)
+	outages, _ := history.Outages(events, nil, at(3600))
+	for _, o := range outages {
+		fmt.Printf("%s down %s to %s from %s, %d× %s, %d calls skipped saving %s\n",
+			o.Circuit, o.DownAtLeast(), o.Duration, o.Start.Format("15:04"), o.Reasons[0].Count, o.Reasons[0].Reason, o.Skips, o.Saved)
 	}
 	// Output:
-	// bridge down 15m0s from 06:15, 3× connection refused, 12 calls skipped saving 36s
+	// bridge down 10s to 15m0s from 06:15, 3× connection refused, 12 calls skipped saving 36s
 }

@@ -74,7 +74,10 @@ func (s *sim) outages() []history.Outage {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	out := history.Outages(events, func(string) fusebox.Policy { return testPolicy }, time.Now())
+	out, ignored := history.Outages(events, func(string) fusebox.Policy { return testPolicy }, time.Now())
+	if len(ignored) > 0 {
+		s.t.Errorf("times ignored in a simulation on a steady clock: %+v", ignored)
+	}
 	for i := range out {
 		c, _ := s.store.Counts(context.Background(), out[i].Circuit)
 		out[i].CountSkipsTo(c.Skips)
@@ -204,7 +207,7 @@ func TestOutagesReadEventsWithoutTheMarks(t *testing.T) {
 		{Time: at(20), Circuit: "old", Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.Open},
 		{Time: at(100), Circuit: "old", Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Closed, Reason: "probe succeeded"},
 	}
-	out := history.Outages(events, nil, at(200))
+	out, _ := history.Outages(events, nil, at(200))
 	if len(out) != 1 || !out[0].Start.Equal(t0) || out[0].Duration != 100*time.Second || out[0].Failures != 3 {
 		t.Fatalf("outages = %+v, want one from 06:15:00 lasting 100s with 3 failures", out)
 	}
@@ -246,7 +249,7 @@ func TestSavedTimeFromTimeouts(t *testing.T) {
 		{Time: t0.Add(10 * time.Second), Circuit: "api", Kind: fusebox.EventTransition, To: fusebox.Open, Since: t0, Skips: 7},
 		{Time: t0.Add(70 * time.Second), Circuit: "api", Kind: fusebox.EventTransition, To: fusebox.Closed, Reason: "probe succeeded", Skips: 19},
 	}
-	out := history.Outages(events, func(string) fusebox.Policy { return testPolicy }, t0.Add(time.Hour))
+	out, _ := history.Outages(events, func(string) fusebox.Policy { return testPolicy }, t0.Add(time.Hour))
 	if len(out) != 1 || out[0].Skips != 12 || out[0].Saved != 12*5*time.Second {
 		t.Fatalf("outages = %+v, want 12 skips saving 12 timeouts of 5s", out)
 	}
@@ -254,14 +257,18 @@ func TestSavedTimeFromTimeouts(t *testing.T) {
 
 func TestTableAndJSON(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
-	o := history.Outage{Circuit: "bridge", Start: t0, Opened: t0.Add(20 * time.Second), End: t0.Add(15 * time.Minute),
+	o := history.Outage{Circuit: "bridge", Start: t0, Opened: t0.Add(20 * time.Second), LastFailureAt: t0.Add(14*time.Minute + 30*time.Second), End: t0.Add(15 * time.Minute),
 		EndedBy: "probe succeeded", Duration: 15 * time.Minute, Failures: 5, Skips: 40, Saved: 2 * time.Minute,
 		Reasons: []history.ReasonCount{{"connection refused", 4}, {"status 502", 1}}}
 	var b bytes.Buffer
-	if err := history.WriteTable(&b, []history.Outage{o, {Circuit: "api", Start: t0, Ongoing: true, Duration: time.Hour}}, time.UTC); err != nil {
+	if err := history.WriteTable(&b, []history.Outage{o, {Circuit: "api", Start: t0, LastFailureAt: t0.Add(50 * time.Minute), Ongoing: true, Duration: time.Hour}}, time.UTC); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"2026-03-01 06:15:00  06:30:00  15m0s", "4× connection refused; 1× status 502", "ongoing"} {
+	for _, want := range []string{
+		"2026-03-01 06:15:00  06:29:30–06:30:00  14m30s–15m0s", // back between the last failure and the closing probe
+		"4× connection refused; 1× status 502",
+		"ongoing            50m0s–1h0m0s",
+	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
@@ -270,7 +277,7 @@ func TestTableAndJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"duration_seconds":900`, `"saved_seconds":120`, `"skips":40`, `"end":"2026-03-01T06:30:00Z"`, `"ongoing":false`} {
+	for _, want := range []string{`"duration_seconds":900`, `"saved_seconds":120`, `"skips":40`, `"end":"2026-03-01T06:30:00Z"`, `"last_failure_at":"2026-03-01T06:29:30Z"`, `"ongoing":false`} {
 		if !strings.Contains(string(j), want) {
 			t.Errorf("JSON lacks %s: %s", want, j)
 		}

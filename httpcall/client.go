@@ -191,9 +191,6 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	case c.http.Transport == nil:
 		c.http.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	if tr, ok := c.http.Transport.(*http.Transport); ok {
-		c.http.Transport = NewDirectTransport(tr) // plain http:// without its goroutine hand-offs
-	}
 	for _, ep := range c.endpoints {
 		hc := *c.http
 		hc.CheckRedirect = ep.checkRedirect

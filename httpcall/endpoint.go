@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/redirect"
 )
 
 // DefaultMaxBody caps a response body unless an endpoint sets MaxBody.
@@ -68,12 +69,12 @@ type Redirects string
 const (
 	// RedirectsSameHost follows a redirect only to the endpoint's own
 	// scheme, host and port: a secret in the URL or a header cannot leave.
-	RedirectsSameHost Redirects = "same-host"
+	RedirectsSameHost = Redirects(redirect.SameHost)
 	// RedirectsNone follows no redirect.
-	RedirectsNone Redirects = "none"
+	RedirectsNone = Redirects(redirect.None)
 	// RedirectsAny follows a redirect anywhere, dropping the configured
 	// headers once the hop leaves the endpoint's scheme, host and port.
-	RedirectsAny Redirects = "any"
+	RedirectsAny = Redirects(redirect.Any)
 )
 
 // RedirectPolicies are the values of Redirects, for messages.

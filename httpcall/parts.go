@@ -13,8 +13,9 @@ type parts struct {
 }
 
 // parts checks what opt adds against ep's leave and returns the request's
-// URL and body. A subpath stays below the URL's path, on its host: no
-// segment may be empty, "." or "..", or hold a backslash, a "%" or a NUL.
+// URL and body. A subpath stays below the URL's path, on its host (see
+// plainSegment), and a caller's query parameter may not be one the URL sets,
+// in any spelling a server may take for it (see paramName).
 func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 	base := ep.parsed // compile's
 	if base == nil {
@@ -29,9 +30,7 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 			return nil, fmt.Errorf("%w: a path below the URL (set allow_subpath)", ErrNotAllowed)
 		}
 		for _, s := range strings.Split(opt.Subpath, "/") {
-			// No escapes either: a server that decodes twice must not
-			// find a ".." in "%252e%252e".
-			if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "\\%\x00") {
+			if !plainSegment(s) {
 				return nil, fmt.Errorf("%w: path segment %q", ErrNotAllowed, s)
 			}
 		}
@@ -48,8 +47,12 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 			u.RawQuery = opt.Query.Encode()
 		} else {
 			q := u.Query()
+			set := make(map[string]bool, len(q))
+			for k := range q {
+				set[paramName(k)] = true
+			}
 			for k, vs := range opt.Query {
-				if _, taken := q[k]; taken {
+				if set[paramName(k)] {
 					return nil, fmt.Errorf("%w: query parameter %q is set by the config", ErrNotAllowed, k)
 				}
 				q[k] = vs
@@ -61,4 +64,39 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 		return nil, fmt.Errorf("%w: a request body (set pass_body)", ErrNotAllowed)
 	}
 	return &parts{url: u.String(), body: opt.Body}, nil
+}
+
+// plainSegment reports whether s, a segment of a caller's subpath, is one
+// every server reads as a plain name below the URL's path. Refused: an empty
+// segment; one of dots alone ("..", and "..." that Windows servers trim to
+// it), counting the look-alike dots some servers fold to "." (U+2024,
+// U+FE52, U+FF0E) and ignoring spaces and tabs they trim; a ";" anywhere
+// (Tomcat and Jetty cut a segment's parameters off, and read "..;" as
+// ".."); escapes ("%", so that a server decoding twice finds no ".." in
+// "%252e%252e"), backslashes and control characters.
+func plainSegment(s string) bool {
+	if s == "" || strings.ContainsAny(s, ";\\%") {
+		return false
+	}
+	dots := true
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return false
+		case r == '.' || r == '\u2024' || r == '\ufe52' || r == '\uff0e' || r == ' ' || r == '\t':
+		default:
+			dots = false
+		}
+	}
+	return !dots
+}
+
+// paramName is the name a server may take a query parameter for: without
+// case, and without the bracketed suffix with which PHP and others make
+// "appid[]" or "appid[0]" an array under "appid".
+func paramName(k string) string {
+	if i := strings.IndexByte(k, '['); i > 0 {
+		k = k[:i]
+	}
+	return strings.ToLower(k)
 }

@@ -26,6 +26,17 @@ func TestRequestPartsStayBelowTheURL(t *testing.T) {
 		{"backslash", CallOptions{Subpath: `..\x`}, ""},
 		{"an escape", CallOptions{Subpath: "%2e%2e/x"}, ""},
 		{"a config parameter", CallOptions{Query: url.Values{"k": {"mine"}}}, ""},
+		{"dot-dot with a parameter (Tomcat, Jetty)", CallOptions{Subpath: "..;/x"}, ""},
+		{"a parameter anywhere", CallOptions{Subpath: "a;jsessionid=1/b"}, ""},
+		{"three dots", CallOptions{Subpath: ".../x"}, ""},
+		{"dot-dot and a space", CallOptions{Subpath: ".. /x"}, ""},
+		{"fullwidth dots", CallOptions{Subpath: "\uff0e\uff0e/x"}, ""},
+		{"a control character", CallOptions{Subpath: "a\rb"}, ""},
+		{"dots inside a name", CallOptions{Subpath: "sensor..x/a.b"}, "http://ha.lan:8123/api/sensor..x/a.b?k=v"},
+		{"a config parameter in capitals", CallOptions{Query: url.Values{"K": {"mine"}}}, ""},
+		{"a config parameter as an array", CallOptions{Query: url.Values{"k[]": {"mine"}}}, ""},
+		{"a config parameter indexed", CallOptions{Query: url.Values{"K[0]": {"mine"}}}, ""},
+		{"a parameter of its own with brackets", CallOptions{Query: url.Values{"ids[]": {"1"}}}, "http://ha.lan:8123/api?ids%5B%5D=1&k=v"},
 	} {
 		p, err := open.parts(c.opt)
 		switch {
@@ -59,6 +70,15 @@ func FuzzRequestPartsNeverLeaveTheBase(f *testing.F) {
 		}
 		if clean := path.Clean(u.Path); u.Host != "ha.lan:8123" || !strings.HasPrefix(clean, "/api/") || u.RawQuery != "" || u.Fragment != "" {
 			t.Fatalf("%q left the base: %q", sub, p.url)
+		}
+		// As a server that cuts a segment's ";parameters" and folds
+		// look-alike dots reads it: still no dot segment.
+		for seg := range strings.SplitSeq(strings.TrimPrefix(u.Path, "/api/"), "/") {
+			seg, _, _ = strings.Cut(seg, ";")
+			seg = strings.Trim(strings.NewReplacer("\u2024", ".", "\ufe52", ".", "\uff0e", ".").Replace(seg), " \t")
+			if strings.Trim(seg, ".") == "" {
+				t.Fatalf("%q passed a segment a server reads as a dot segment: %q", sub, p.url)
+			}
 		}
 	})
 }

@@ -42,7 +42,8 @@ func (c *commandSink) Send(ctx context.Context, _ fusebox.Event, m *Message) err
 
 // Env is the message as environment variables for a command: FUSEBOX_EVENT
 // (opened, closed, probe_failed), FUSEBOX_CIRCUIT, FUSEBOX_TIME and
-// FUSEBOX_SINCE (RFC 3339), FUSEBOX_DOWN_SECONDS, FUSEBOX_REASON,
+// FUSEBOX_SINCE (RFC 3339), FUSEBOX_DOWN_SECONDS, FUSEBOX_LAST_FAILURE_AT
+// and FUSEBOX_DOWN_AT_LEAST_SECONDS (empty when unknown), FUSEBOX_REASON,
 // FUSEBOX_LAST_FAILURE, FUSEBOX_FAILED_PROBES, FUSEBOX_TITLE and
 // FUSEBOX_MESSAGE.
 func Env(m Message) []string {
@@ -53,10 +54,19 @@ func Env(m Message) []string {
 		"FUSEBOX_TIME=" + b.Time,
 		"FUSEBOX_SINCE=" + b.Since,
 		"FUSEBOX_DOWN_SECONDS=" + strconv.FormatFloat(b.DownSeconds, 'f', -1, 64),
+		"FUSEBOX_LAST_FAILURE_AT=" + b.LastFailureAt,
+		"FUSEBOX_DOWN_AT_LEAST_SECONDS=" + downAtLeast(b),
 		"FUSEBOX_REASON=" + m.Reason,
 		"FUSEBOX_LAST_FAILURE=" + m.LastFailure,
 		"FUSEBOX_FAILED_PROBES=" + strconv.Itoa(m.FailedProbes),
 		"FUSEBOX_TITLE=" + m.Title(),
 		"FUSEBOX_MESSAGE=" + m.Text(),
 	}
+}
+
+func downAtLeast(b WebhookBody) string {
+	if b.LastFailureAt == "" {
+		return ""
+	}
+	return strconv.FormatFloat(b.DownAtLeastSeconds, 'f', -1, 64)
 }

@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,8 +28,9 @@ var HeartbeatKinds = []HeartbeatKind{Healthchecks, UptimeKuma}
 // Heartbeat is a URL pinged after each run of a circuit, so that a monitor
 // notices when runs stop coming, or fail.
 type Heartbeat struct {
-	URL  string
-	Kind HeartbeatKind // default Healthchecks
+	URL       string
+	Kind      HeartbeatKind // default Healthchecks
+	Redirects Redirects     // which redirects are followed; "" is RedirectsSameHost
 }
 
 // Ping tells hb how a run went: ok, or failed with msg.
@@ -65,14 +65,5 @@ func Ping(ctx context.Context, client *http.Client, hb Heartbeat, ok bool, msg s
 		return err
 	}
 	req.Header.Set("User-Agent", "fusebox")
-	resp, err := client.Do(req)
-	if err != nil {
-		return withoutURL(err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return send(client, req, hb.Redirects, nil)
 }

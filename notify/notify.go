@@ -31,11 +31,18 @@ type Message struct {
 	Kind    Kind      `json:"kind"`
 	Time    time.Time `json:"time"`  // of the transition
 	Since   time.Time `json:"since"` // the outage's first failure
-	// Down is how long the endpoint has been down (Time-Since).
-	Down         time.Duration `json:"-"`
-	Reason       string        `json:"reason,omitempty"`       // the transition's
-	LastFailure  string        `json:"last_failure,omitempty"` // the reason of the outage's last failure before it
-	FailedProbes int           `json:"failed_probes"`
+	// Down is how long the endpoint has been down (Time-Since): for
+	// Closed, the most it was down, since it came back at some moment
+	// after LastFailureAt.
+	Down time.Duration `json:"-"`
+	// LastFailureAt is the outage's last failure before the transition (a
+	// failed attempt or probe); for Closed, DownAtLeast = LastFailureAt -
+	// Since is the least it was down.
+	LastFailureAt time.Time     `json:"last_failure_at,omitzero"`
+	DownAtLeast   time.Duration `json:"-"`
+	Reason        string        `json:"reason,omitempty"`       // the transition's
+	LastFailure   string        `json:"last_failure,omitempty"` // the reason of the outage's last failure before it
+	FailedProbes  int           `json:"failed_probes"`
 }
 
 // Title is a one-line headline: "weather is down".
@@ -54,7 +61,11 @@ func (m Message) Text() string {
 	since := m.Since.Local().Format("15:04:05")
 	switch m.Kind {
 	case Closed:
-		return fmt.Sprintf("%s is back after %s down (since %s): %s", m.Circuit, round(m.Down), since, m.Reason)
+		down := round(m.Down).String()
+		if lo := round(m.DownAtLeast); m.DownAtLeast > 0 && lo != round(m.Down) {
+			down = lo.String() + "–" + down // back at some moment between its last failure and this
+		}
+		return fmt.Sprintf("%s is back after %s down (since %s): %s", m.Circuit, down, since, m.Reason)
 	case ProbeFailed:
 		return fmt.Sprintf("%s is still down after %d failed probes, %s since %s: %s", m.Circuit, m.FailedProbes, round(m.Down), since, m.why())
 	}
@@ -123,7 +134,21 @@ type MQTT struct {
 	// after defaults).
 	Prefix    string
 	Discovery string
+	// Instance names this host in Home Assistant's unique IDs, so that two
+	// hosts with a circuit of the same name make two entities; "" is the
+	// host name (ValidInstance says what it may hold).
+	Instance string
 }
+
+// ValidInstance reports whether s can be an MQTT.Instance: 1 to 64
+// letters, digits, '.', '_' and '-', as a circuit's name.
+func ValidInstance(s string) bool {
+	return fusebox.ValidateName(s) == nil
+}
+
+// believable is the earliest time an outage's start is taken for: a clock
+// that says year 1 or 1970 tells no duration (history ignores such times too).
+var believable = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Decide says which message, if any, the transition e sends. outage holds
 // the circuit's events of the outage that e belongs to, oldest first, e
@@ -133,19 +158,23 @@ func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
 	if e.Kind != fusebox.EventTransition || e.Since.IsZero() {
 		return Message{}, false // not an outage's: a trip or reset by hand of a healthy circuit
 	}
+	if e.Since.Before(believable) || e.Since.After(e.Time) {
+		return Message{}, false // a clock beyond belief: no duration it gives can be told
+	}
 	start := e.Since
 	reached := func(t time.Time) bool { return t.Sub(start) >= r.After }
-	announced, probes, last := false, 0, ""
+	announced, probes, last, lastAt := false, 0, "", time.Time{}
 	for _, x := range outage {
 		if x.Kind == e.Kind && x.To == e.To && x.Time.Equal(e.Time) {
 			break // e itself: what follows is later
 		}
 		if x.Kind == fusebox.EventFailure && !x.Time.Before(start) {
-			last = x.Reason
+			last, lastAt = x.Reason, x.Time
 		}
 		if x.Kind != fusebox.EventTransition || x.To != fusebox.Open || x.Time.Before(start) {
 			continue
 		}
+		lastAt = x.Time // a failed probe, or the failure that opened it
 		if reached(x.Time) {
 			announced = true
 		}
@@ -154,6 +183,9 @@ func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
 		}
 	}
 	m := Message{Circuit: e.Circuit, Time: e.Time, Since: start, Down: e.Time.Sub(start), Reason: e.Reason, LastFailure: last, FailedProbes: probes}
+	if !lastAt.IsZero() && !lastAt.After(e.Time) {
+		m.LastFailureAt, m.DownAtLeast = lastAt, lastAt.Sub(start)
+	}
 	switch e.To {
 	case fusebox.Open:
 		if e.From == fusebox.HalfOpen {

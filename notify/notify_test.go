@@ -278,3 +278,30 @@ func TestAFailureToNotifyDoesNotLogTheURL(t *testing.T) {
 		t.Errorf("log:\n%s", logs.String())
 	}
 }
+
+// The closing says how long the outage was as the range it is known to: the
+// bridge was still down at its last failed probe (470s) and back by the
+// probe that closed it (800s).
+func TestAClosingTellsTheOutageAsARange(t *testing.T) {
+	log := outage()
+	m, ok := notify.Decide(notify.Rules{}, log, log[len(log)-1])
+	if !ok || m.Kind != notify.Closed {
+		t.Fatalf("no closing: %+v", m)
+	}
+	if !m.LastFailureAt.Equal(at(470)) || m.DownAtLeast != 470*time.Second || m.Down != 800*time.Second {
+		t.Errorf("last failure %s, down at least %s, at most %s; want 470s, 7m50s, 13m20s", m.LastFailureAt, m.DownAtLeast, m.Down)
+	}
+	if got := m.Text(); !strings.Contains(got, "is back after 7m50s–13m20s down") {
+		t.Errorf("text %q", got)
+	}
+	b := notify.Body(m)
+	if b.DownAtLeastSeconds != 470 || b.DownSeconds != 800 || b.LastFailureAt == "" {
+		t.Errorf("webhook body %+v", b)
+	}
+	// A start the clock cannot have meant tells nothing.
+	e := log[len(log)-1]
+	e.Since = time.Time{}.Add(time.Hour) // year 1
+	if m, ok := notify.Decide(notify.Rules{}, log, e); ok {
+		t.Errorf("a closing of an outage since year 1 was told: %s", m.Text())
+	}
+}

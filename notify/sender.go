@@ -62,7 +62,10 @@ func NewSender(rules func(circuit string) Rules, events func(ctx context.Context
 // timeout, retrying a failed delivery at most once. It returns when every
 // sink is done or the time is up, and never panics on a sink's failure:
 // failures are logged.
-func (s *Sender) Listen(e fusebox.Event) {
+func (s *Sender) Listen(e fusebox.Event) { s.Deliver(context.Background(), e) }
+
+// Deliver is Listen within ctx as well as the rules' timeout.
+func (s *Sender) Deliver(ctx context.Context, e fusebox.Event) {
 	if e.Kind != fusebox.EventTransition {
 		return
 	}
@@ -71,7 +74,7 @@ func (s *Sender) Listen(e fusebox.Event) {
 	if len(sinks) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.TimeoutOrDefault())
+	ctx, cancel := context.WithTimeout(ctx, r.TimeoutOrDefault())
 	defer cancel()
 	var outage []fusebox.Event
 	if !e.Since.IsZero() {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/redirect"
 )
 
 // Format is the shape of a webhook's request.
@@ -37,33 +38,55 @@ var Formats = []Format{JSON, Ntfy, Gotify, HomeAssistant}
 
 // Webhook is one HTTP destination.
 type Webhook struct {
-	URL     string
-	Format  Format // default JSON
-	Headers map[string]string
+	URL       string
+	Format    Format // default JSON
+	Headers   map[string]string
+	Redirects Redirects // which redirects are followed; "" is RedirectsSameHost
 }
+
+// Redirects says which redirects a webhook or a heartbeat follows, as an
+// endpoint's do (httpcall.Redirects): no hop carries a Referer, and a hop to
+// another scheme, host or port, made only under RedirectsAny, carries none
+// of the configured headers.
+type Redirects = redirect.Policy
+
+// The redirect policies.
+const (
+	RedirectsSameHost = redirect.SameHost // only to the URL's own scheme, host and port (the default)
+	RedirectsNone     = redirect.None
+	RedirectsAny      = redirect.Any
+)
 
 // WebhookBody is the JSON object of the json and homeassistant formats.
 type WebhookBody struct {
-	Circuit      string  `json:"circuit"`
-	Event        Kind    `json:"event"`
-	Title        string  `json:"title"`
-	Message      string  `json:"message"`
-	Time         string  `json:"time"`
-	Since        string  `json:"since"`
-	DownSeconds  float64 `json:"down_seconds"`
-	Reason       string  `json:"reason,omitempty"`
-	LastFailure  string  `json:"last_failure,omitempty"`
-	FailedProbes int     `json:"failed_probes"`
+	Circuit     string  `json:"circuit"`
+	Event       Kind    `json:"event"`
+	Title       string  `json:"title"`
+	Message     string  `json:"message"`
+	Time        string  `json:"time"`
+	Since       string  `json:"since"`
+	DownSeconds float64 `json:"down_seconds"`
+	// LastFailureAt and DownAtLeastSeconds bound a closing's outage from
+	// below: it came back after its last failure.
+	LastFailureAt      string  `json:"last_failure_at,omitempty"`
+	DownAtLeastSeconds float64 `json:"down_at_least_seconds,omitempty"`
+	Reason             string  `json:"reason,omitempty"`
+	LastFailure        string  `json:"last_failure,omitempty"`
+	FailedProbes       int     `json:"failed_probes"`
 }
 
 // Body returns the json and homeassistant formats' object for m.
 func Body(m Message) WebhookBody {
-	return WebhookBody{
+	b := WebhookBody{
 		Circuit: m.Circuit, Event: m.Kind, Title: m.Title(), Message: m.Text(),
 		Time: m.Time.UTC().Format(timeFormat), Since: m.Since.UTC().Format(timeFormat),
 		DownSeconds: float64(m.Down.Milliseconds()) / 1000, Reason: m.Reason, LastFailure: m.LastFailure,
 		FailedProbes: m.FailedProbes,
 	}
+	if !m.LastFailureAt.IsZero() {
+		b.LastFailureAt, b.DownAtLeastSeconds = m.LastFailureAt.UTC().Format(timeFormat), float64(m.DownAtLeast.Milliseconds())/1000
+	}
+	return b
 }
 
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
@@ -87,12 +110,23 @@ func (w *webhookSink) Send(ctx context.Context, _ fusebox.Event, m *Message) err
 	for k, v := range w.hook.Headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := w.client.Do(req)
+	return send(w.client, req, w.hook.Redirects, w.hook.Headers)
+}
+
+// send sends req with client under the redirect policy p (headers being
+// the configured ones) and wants a 2xx.
+func send(client *http.Client, req *http.Request, p Redirects, headers map[string]string) error {
+	hc := *client
+	hc.CheckRedirect = redirect.Check(p, headers)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return withoutURL(err)
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if reason := redirect.Refused(p, resp, redactURL); reason != "" {
+		return errors.New(reason)
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 )
 
-// No n8n or Home Assistant runs here (n8n 2.x needs a newer Node.js than the
-// test machines have; Home Assistant is not packaged for them), so these
-// tests send the requests their documented configs make — method, URL and
-// the headers their HTTP clients add — to a real daemon, and read the
-// answer the way each reads it.
+// No Home Assistant runs here (it is not packaged for the test machines), so
+// these tests send the requests its documented config makes — method, URL
+// and the headers its HTTP client adds — to a real daemon, and read the
+// answer the way it reads it. n8n and Node-RED run for real (n8n_test.go,
+// nodered_test.go).
 
 // documentedAddr is the daemon's address in every example.
 const documentedAddr = "127.0.0.1:8417"
@@ -58,98 +58,6 @@ func send(t *testing.T, d *daemon, method, url string, headers map[string]string
 		t.Fatal(err)
 	}
 	return resp, b
-}
-
-// n8nHeaders are those n8n's HTTP Request node (version 4.2, axios) sends
-// on a GET with the response format left to autodetect and no headers set.
-var n8nHeaders = map[string]string{
-	"Accept":          "application/json,text/html,application/xhtml+xml,application/xml,text/*;q=0.9, image/*;q=0.8, */*;q=0.7",
-	"Accept-Encoding": "gzip, compress, deflate, br",
-	"User-Agent":      "axios/1.12.0",
-}
-
-// TestN8nHTTPRequestNode sends the request of examples/n8n-node.json and
-// reads the answer as the node does with Include Response Headers and
-// Status and Never Error: a 503 reaches the next node as data, with
-// body.errors and headers["retry-after"].
-func TestN8nHTTPRequestNode(t *testing.T) {
-	t.Parallel()
-	var node struct {
-		Nodes []struct {
-			Type        string  `json:"type"`
-			TypeVersion float64 `json:"typeVersion"`
-			Parameters  struct {
-				Method  string `json:"method"`
-				URL     string `json:"url"`
-				Options struct {
-					Response struct {
-						Response struct {
-							FullResponse bool `json:"fullResponse"`
-							NeverError   bool `json:"neverError"`
-						} `json:"response"`
-					} `json:"response"`
-					Timeout int `json:"timeout"`
-				} `json:"options"`
-			} `json:"parameters"`
-		} `json:"nodes"`
-	}
-	b, err := os.ReadFile("examples/n8n-node.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &node); err != nil || len(node.Nodes) != 1 {
-		t.Fatalf("examples/n8n-node.json: %v, %d nodes", err, len(node.Nodes))
-	}
-	n := node.Nodes[0]
-	p := n.Parameters
-	if n.Type != "n8n-nodes-base.httpRequest" || n.TypeVersion != 4.2 {
-		t.Fatalf("the example is a %s version %v, want the HTTP Request node version 4.2", n.Type, n.TypeVersion)
-	}
-	if p.Method == "" {
-		p.Method = http.MethodGet // the node's default, which n8n leaves out of the JSON
-	}
-	if !p.Options.Response.Response.FullResponse || !p.Options.Response.Response.NeverError {
-		t.Fatalf("the example's response options %+v; the README says it includes status and headers and never errors", p.Options.Response)
-	}
-	if p.Options.Timeout < 30000 {
-		t.Errorf("timeout %d ms; the README says above the chain's 20s deadline", p.Options.Timeout)
-	}
-	timeout := time.Duration(p.Options.Timeout) * time.Millisecond
-
-	up := startUpstream(t)
-	up.Release()
-	d := exampleDaemon(t, up)
-
-	up.Down(fakeapis.OpenWeatherMap)
-	up.Down(fakeapis.Wttr)
-	resp, body := send(t, d, p.Method, p.URL, n8nHeaders, timeout)
-	var problem struct {
-		Errors []struct {
-			Name string `json:"name"`
-		} `json:"errors"`
-	}
-	if resp.StatusCode != 503 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
-		json.Unmarshal(body, &problem) != nil || len(problem.Errors) != 2 {
-		t.Errorf("every endpoint down: %s %s %s; want a 503 whose JSON body has errors for both endpoints",
-			resp.Status, resp.Header.Get("Content-Type"), body)
-	}
-	if resp.Header.Get("Retry-After") == "" {
-		t.Errorf("every endpoint down: no Retry-After in %v", resp.Header)
-	}
-
-	up.Up(fakeapis.OpenWeatherMap)
-	up.Up(fakeapis.Wttr)
-	d.post(t, "/api/circuits/openweather/reset")
-	d.post(t, "/api/circuits/wttr/reset")
-	resp, body = send(t, d, p.Method, p.URL, n8nHeaders, timeout)
-	var temp any
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
-		json.Unmarshal(body, &temp) != nil || temp != 21.5 {
-		t.Errorf("up: %s %s %q; want 200 and the JSON number 21.5", resp.Status, resp.Header.Get("Content-Type"), body)
-	}
-	if src := resp.Header.Get("X-Fusebox-Source"); src != "openweather" {
-		t.Errorf("headers[\"x-fusebox-source\"] = %q, want openweather", src)
-	}
 }
 
 // haHeaders are those Home Assistant's RESTful integration (aiohttp) sends

@@ -103,7 +103,12 @@ func (u *upstream) Release() { u.once.Do(func() { close(u.release) }) }
 type daemon struct {
 	Addr   string
 	stderr testenv.Buffer
+	stop   func()
 }
+
+// Stop stops the daemon now, by its PID, and waits until it has exited: its
+// port then refuses connections, as a daemon that is down does.
+func (d *daemon) Stop() { d.stop() }
 
 var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
 
@@ -127,7 +132,7 @@ func startDaemon(t *testing.T, dir, cfg string) *daemon {
 		t.Fatal(err)
 	}
 	d := &daemon{}
-	d.Addr = startWatched(t, "fusebox serve", cmd, pipe, &d.stderr, 30*time.Second, func(line string) (string, bool) {
+	d.Addr, d.stop = startWatched(t, "fusebox serve", cmd, pipe, &d.stderr, 30*time.Second, func(line string) (string, bool) {
 		if m := addrRE.FindStringSubmatch(line); m != nil {
 			return m[1], true
 		}
@@ -138,10 +143,11 @@ func startDaemon(t *testing.T, dir, cfg string) *daemon {
 
 // startWatched starts cmd, whose output comes on out, copies each line of it
 // to log, and waits up to wait for the first line ready accepts, returning
-// what ready made of it. When the test ends the process is stopped, by its
-// PID (stopProcess), and its log shown if the test failed.
+// what ready made of it, and a function that stops the process now, by its
+// PID (stopProcess). When the test ends the process is stopped if it still
+// runs, and its log shown if the test failed.
 func startWatched(t *testing.T, name string, cmd *exec.Cmd, out io.Reader, log *testenv.Buffer,
-	wait time.Duration, ready func(line string) (string, bool)) string {
+	wait time.Duration, ready func(line string) (string, bool)) (string, func()) {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -162,21 +168,22 @@ func startWatched(t *testing.T, name string, cmd *exec.Cmd, out io.Reader, log *
 		}
 		cmd.Wait()
 	}()
+	stop := func() { stopProcess(t, name, cmd.Process, exited) }
 	t.Cleanup(func() {
-		stopProcess(t, name, cmd.Process, exited)
+		stop()
 		if t.Failed() {
 			t.Logf("%s's log:\n%s", name, log.String())
 		}
 	})
 	select {
 	case v := <-found:
-		return v
+		return v, stop
 	case <-exited:
 		t.Fatalf("%s exited:\n%s", name, log.String())
 	case <-time.After(wait):
 		t.Fatalf("%s was not ready within %s:\n%s", name, wait, log.String())
 	}
-	return ""
+	return "", stop
 }
 
 // post sends an empty POST to the daemon's path and fails the test unless

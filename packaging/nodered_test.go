@@ -60,23 +60,24 @@ type nodeRED struct {
 	log  testenv.Buffer
 }
 
-// nodeREDInstall returns the node binary and Node-RED's red.js from
-// $FUSEBOX_NODE_RED, or skips the test through testenv.Skip.
-func nodeREDInstall(t *testing.T) (node, red string) {
+// npmInstalled returns the node binary and the file rel (below
+// node_modules) of what is installed in the npm prefix $envVar names, or
+// skips the test through testenv.Skip, saying how to install it.
+func npmInstalled(t *testing.T, envVar, rel, how string) (node, path string) {
 	t.Helper()
-	prefix := os.Getenv(NodeREDVar)
+	prefix := os.Getenv(envVar)
 	if prefix == "" {
-		testenv.Skip(t, "$%s is not set: npm install --prefix DIR node-red@4.1.15 and set it to DIR", NodeREDVar)
+		testenv.Skip(t, "$%s is not set: %s and set it to DIR", envVar, how)
 	}
-	red = filepath.Join(prefix, "node_modules", "node-red", "red.js")
-	if _, err := os.Stat(red); err != nil {
-		testenv.Skip(t, "no Node-RED in $%s: %v", NodeREDVar, err)
+	path = filepath.Join(prefix, "node_modules", rel)
+	if _, err := os.Stat(path); err != nil {
+		testenv.Skip(t, "nothing installed in $%s: %v (%s)", envVar, err, how)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Skip(t, "Node.js is not installed (apt-get install nodejs npm): %v", err)
 	}
-	return node, red
+	return node, path
 }
 
 // startNodeRED runs red.js with node, a temporary user dir and no flows, and
@@ -219,12 +220,13 @@ func (s *sidebar) next(t *testing.T) debugMsg {
 // (4.1: Node-RED 5 needs Node.js 22.9, newer than the test machines have)
 // and runs it against a real `fusebox serve` with the example config: the
 // switch sends the daemon's 503 to the "every endpoint down" debug node
-// with payload.errors and a Retry-After header, and a temperature to the
-// other one — from OpenWeatherMap, from wttr.in when it is down, and the
-// stored answer when both are.
+// with payload.errors and a Retry-After header, a temperature to the
+// temperature one — from OpenWeatherMap, from wttr.in when it is down, and
+// the stored answer when both are — and, once the daemon is stopped, the
+// connection's error to the "fusebox itself unreachable" one.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
-	node, red := nodeREDInstall(t)
+	node, red := npmInstalled(t, NodeREDVar, "node-red/red.js", "npm install --prefix DIR node-red@4.1.15")
 	up := startUpstream(t)
 	d := exampleDaemon(t, up)
 	up.Down(fakeapis.OpenWeatherMap)
@@ -315,4 +317,38 @@ func TestNodeREDFlow(t *testing.T) {
 	if got := d.metric(t, "fusebox_serve_requests_total"); got != 4 {
 		t.Errorf("the daemon answered %v requests, want 4", got)
 	}
+
+	// The daemon itself down: the http request node sends the msg on, with
+	// the connection error's code as msg.statusCode, and logs the error
+	// (to the sidebar and to Catch nodes); the switch's otherwise branch
+	// takes it.
+	t.Run("the daemon down: ECONNREFUSED to the unreachable node, and an error logged", func(t *testing.T) {
+		d.Stop()
+		n.inject(t, "fusebox.inject")
+		var shown, logged *debugMsg
+		for shown == nil || logged == nil {
+			m := sb.next(t)
+			switch m.ID {
+			case "fusebox.unreachable":
+				shown = &m
+			case "fusebox.weather": // the http request node's node.error
+				logged = &m
+			default:
+				t.Fatalf("debug node %s showed %s, want fusebox.unreachable", m.ID, m.Msg)
+			}
+		}
+		var msg struct {
+			StatusCode string `json:"statusCode"`
+			Payload    string `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(shown.Msg), &msg); err != nil {
+			t.Fatalf("fusebox.unreachable's msg %q: %v", shown.Msg, err)
+		}
+		if msg.StatusCode != "ECONNREFUSED" || !strings.Contains(msg.Payload, "ECONNREFUSED") {
+			t.Errorf("msg = %+v, want statusCode ECONNREFUSED and the error in payload", msg)
+		}
+		if !strings.Contains(logged.Msg, "ECONNREFUSED") {
+			t.Errorf("the http request node logged %q, want the connection refused", logged.Msg)
+		}
+	})
 }

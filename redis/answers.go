@@ -26,14 +26,22 @@ func (s *Store) SaveAnswer(ctx context.Context, key string, a fusebox.Answer) er
 	if err != nil {
 		return fmt.Errorf("save answer %s: %w", key, err)
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	_, err = s.c.TxPipelined(bctx, func(p goredis.Pipeliner) error {
-		p.Set(bctx, s.answerKey(key), b, s.ttl)
-		p.ZAdd(bctx, s.answersKey(), goredis.Z{Score: score(time.Now()), Member: key})
-		return nil
+	err = s.mended(ctx, "", s.answerKeys(key), func() error {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		_, err := s.c.TxPipelined(bctx, func(p goredis.Pipeliner) error {
+			p.Set(bctx, s.answerKey(key), b, s.ttl)
+			p.ZAdd(bctx, s.answersKey(), goredis.Z{Score: score(time.Now()), Member: key})
+			return nil
+		})
+		return err
 	})
 	return wrap("save answer", key, err)
+}
+
+// answerKeys are the keys of a stored answer, and the list of answers.
+func (s *Store) answerKeys(k string) []typedKey {
+	return []typedKey{{s.answerKey(k), typeString}, {s.answersKey(), typeZSet}}
 }
 
 // LoadAnswer reads the key's answer. One that does not decode is deleted
@@ -42,9 +50,13 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, boo
 	if err := fusebox.ValidateName(key); err != nil {
 		return fusebox.Answer{}, false, fmt.Errorf("load answer: %w", err)
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	b, err := s.c.Get(bctx, s.answerKey(key)).Bytes()
+	var b []byte
+	err := s.mended(ctx, "", s.answerKeys(key)[:1], func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		b, err = s.c.Get(bctx, s.answerKey(key)).Bytes()
+		return err
+	})
 	if errors.Is(err, goredis.Nil) {
 		return fusebox.Answer{}, false, nil
 	}
@@ -56,6 +68,8 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, boo
 		if s.logger != nil {
 			s.logger.Warn("damaged stored answer dropped", "answer", key, "err", err)
 		}
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
 		s.c.Del(bctx, s.answerKey(key))
 		return fusebox.Answer{}, false, nil
 	}
@@ -84,9 +98,13 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 	timeout := time.NewTimer(s.lockTimeout)
 	defer timeout.Stop()
 	for attempt := 0; ; attempt++ {
-		bctx, cancel := s.budget(ctx)
-		ok, err := s.c.SetNX(bctx, lock, token, s.lockLease).Result()
-		cancel()
+		var ok bool
+		err := s.mended(ctx, "", []typedKey{{lock, typeString}}, func() (err error) {
+			bctx, cancel := s.budget(ctx)
+			defer cancel()
+			ok, err = s.c.SetNX(bctx, lock, token, s.lockLease).Result()
+			return err
+		})
 		if err != nil {
 			if ended(ctx) {
 				return fmt.Errorf("lock answer %s: %w", key, cmp.Or(ctx.Err(), context.DeadlineExceeded))

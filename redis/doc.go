@@ -14,6 +14,7 @@
 //	PREFIX a:KEY      a stored answer, as JSON
 //	PREFIX answers    sorted set: answer keys, scored by last write (ms)
 //	PREFIX x:KEY      Exclusive's lock: SET NX PX with a random token
+//	PREFIX damaged:K  a key K of the wrong type or a state that did not decode, moved aside (with the TTL)
 //
 // A circuit's keys expire after the store's TTL (WithTTL, default
 // fusebox.DefaultGCAfter), refreshed on every write, so idle circuits go away
@@ -41,12 +42,31 @@
 // Counters are HINCRBYs in a small script that also raises LastSuccess as a
 // maximum, so a healthy call is one round trip and takes no lock.
 //
-// # Budget
+// # Bounds, and what counts as Redis being down
 //
-// Every command has a short budget: 100 ms to connect and 50 ms to answer
-// by default (WithTimeouts), with go-redis's own retries off, so a Redis
-// that is down or paused fails a command quickly. Falling back to the local
-// store when that happens is failopen.Fallback's job, not this package's.
+// Every command is bounded: 2s to connect and 5s to answer by default
+// (WithTimeouts, or the URL's dial_timeout, read_timeout and
+// write_timeout), with go-redis's own retries off. A server that refuses the
+// connection fails at once; the bound is for one that is slow to answer, or
+// a host so busy that its process is not scheduled to read the answer in
+// time. Slow is not down: on a host with every core saturated a Redis round
+// trip can take far longer than on an idle one, and a process that gave up
+// on Redis after 50 ms left the shared circuits for no fault of Redis's. Go
+// reports a timeout when the process is scheduled after the deadline, even
+// with the answer waiting in the socket: with 200 processes released at once
+// on 2 cores at a load average of 60, about 1 in 100 missed a 2s bound.
+// Answered tells the errors of a Redis that answered (a per-record problem)
+// from those of one that is unavailable. Falling back to the local replica
+// when Redis is unavailable is package failopen's job, not this package's.
+//
+// # Damaged keys
+//
+// A key of the wrong type (a SET over a circuit's hash, by hand or by
+// another program) makes Redis refuse every command on it. The store then
+// renames the key aside, to PREFIX damaged:KEY with the store's TTL, logs one
+// ERROR naming the key and the circuit, and runs the command again on a
+// fresh key: the circuit starts afresh, and no other circuit notices. A
+// state whose JSON does not decode is moved aside the same way.
 //
 // A Store is safe for concurrent use by goroutines and by processes on any
 // number of hosts.

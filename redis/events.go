@@ -18,9 +18,13 @@ func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]fus
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, err
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	msgs, err := s.c.XRange(bctx, s.eventsKey(name), "-", "+").Result()
+	var msgs []goredis.XMessage
+	err := s.mended(ctx, name, []typedKey{{s.eventsKey(name), typeStream}}, func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		msgs, err = s.c.XRange(bctx, s.eventsKey(name), "-", "+").Result()
+		return err
+	})
 	if err != nil {
 		return nil, wrap("events", name, err)
 	}
@@ -65,12 +69,18 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event
 	return out, nil
 }
 
-func (s *Store) listed(ctx context.Context) ([]string, error) {
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	return s.c.ZRange(bctx, s.namesKey(), 0, -1).Result()
+func (s *Store) listed(ctx context.Context) (names []string, err error) {
+	err = s.mended(ctx, "", []typedKey{{s.namesKey(), typeZSet}}, func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		names, err = s.c.ZRange(bctx, s.namesKey(), 0, -1).Result()
+		return err
+	})
+	return names, err
 }
 
+// streams reads the event streams of names in one pipeline. A stream
+// whose key has the wrong type is moved aside and read as empty.
 func (s *Store) streams(ctx context.Context, names []string) ([][]goredis.XMessage, error) {
 	if len(names) == 0 {
 		return nil, nil
@@ -84,12 +94,19 @@ func (s *Store) streams(ctx context.Context, names []string) ([][]goredis.XMessa
 		}
 		return nil
 	})
-	if err != nil && err != goredis.Nil {
-		return nil, err
-	}
 	out := make([][]goredis.XMessage, len(names))
 	for i, c := range cmds {
-		out[i] = c.Val()
+		switch cerr := c.Err(); {
+		case cerr == nil || cerr == goredis.Nil:
+			out[i] = c.Val()
+		case wrongType(cerr):
+			s.setAsideWrongTypes(ctx, names[i], []typedKey{{s.eventsKey(names[i]), typeStream}})
+		default:
+			return nil, cerr
+		}
+	}
+	if err != nil && err != goredis.Nil && !wrongType(err) {
+		return nil, err
 	}
 	return out, nil
 }
@@ -113,9 +130,13 @@ return out
 
 // Names lists the circuits with a state or counters, sorted.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	names, err := namesScript().Run(bctx, s.c, []string{s.namesKey()}, s.prefix).StringSlice()
+	var names []string
+	err := s.mended(ctx, "", []typedKey{{s.namesKey(), typeZSet}}, func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		names, err = namesScript().Run(bctx, s.c, []string{s.namesKey()}, s.prefix).StringSlice()
+		return err
+	})
 	if err != nil {
 		return nil, wrap("names", "", err)
 	}
@@ -155,9 +176,16 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 	var r fusebox.GCReport
 	cutoff := strconv.FormatInt(now.Add(-unusedFor).UnixMilli(), 10)
 	args := []any{s.prefix, cutoff}
-	bctx, cancel := s.budget(ctx)
-	old, err := s.c.ZRangeByScore(bctx, s.namesKey(), &goredis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
-	cancel()
+	var old []string
+	err := s.mended(ctx, "", []typedKey{{s.namesKey(), typeZSet}, {s.answersKey(), typeZSet}}, func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		old, err = s.c.ZRangeByScore(bctx, s.namesKey(), &goredis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
+		if err == nil {
+			err = s.c.ZCard(bctx, s.answersKey()).Err() // the script reads it too
+		}
+		return err
+	})
 	if err != nil {
 		return r, wrap("gc", "", err)
 	}
@@ -166,7 +194,7 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 			args = append(args, n)
 		}
 	}
-	bctx, cancel = s.budget(ctx)
+	bctx, cancel := s.budget(ctx)
 	removed, err := gcScript().Run(bctx, s.c, []string{s.namesKey(), s.answersKey()}, args...).StringSlice()
 	cancel()
 	if err != nil {
@@ -191,9 +219,13 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 		if len(older) == 0 {
 			continue
 		}
-		bctx, cancel := s.budget(ctx)
-		n, err := s.c.XDel(bctx, s.eventsKey(names[k]), older...).Result()
-		cancel()
+		var n int64
+		err := s.mended(ctx, names[k], []typedKey{{s.eventsKey(names[k]), typeStream}}, func() (err error) {
+			bctx, cancel := s.budget(ctx)
+			defer cancel()
+			n, err = s.c.XDel(bctx, s.eventsKey(names[k]), older...).Result()
+			return err
+		})
 		if err != nil {
 			return r, wrap("gc", names[k], err)
 		}

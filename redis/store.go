@@ -28,13 +28,17 @@ var (
 // Defaults of the options.
 const (
 	DefaultPrefix         = "fusebox:"
-	DefaultDialTimeout    = 100 * time.Millisecond
-	DefaultCommandTimeout = 50 * time.Millisecond
+	DefaultDialTimeout    = 2 * time.Second
+	DefaultCommandTimeout = 5 * time.Second
 	DefaultUpdateTimeout  = 5 * time.Second
 	DefaultLockTimeout    = 5 * time.Second
 	DefaultLockLease      = time.Minute
 	DefaultMaxEvents      = 1000
 )
+
+// ErrConflict is returned by Update when other writers kept winning the
+// compare-and-set for the whole update timeout: Redis answered every time.
+var ErrConflict = errors.New("conflicting writes")
 
 // Store keeps circuits in Redis. It is safe for concurrent use.
 type Store struct {
@@ -69,8 +73,11 @@ func WithTTL(d time.Duration) Option {
 	}
 }
 
-// WithTimeouts sets the budget of each command: how long connecting may take
-// and how long a command may wait for its answer (defaults 100 ms and 50 ms).
+// WithTimeouts sets the bound of each command: how long connecting may take
+// and how long a command may wait for its answer (defaults 2s and 5s). A
+// server that refuses the connection fails at once whatever the bound; the
+// bound is for a server that is slow, or a host too busy to read its
+// answer, which is worth waiting for.
 func WithTimeouts(dial, command time.Duration) Option {
 	return func(s *Store) { s.dialTimeout, s.commandTimeout = dial, command }
 }
@@ -90,7 +97,7 @@ func WithLockLease(d time.Duration) Option { return func(s *Store) { s.lockLease
 // 1000).
 func WithMaxEvents(n int) Option { return func(s *Store) { s.maxEvents = n } }
 
-// WithLogger sets where the store's own warnings (a damaged record) go.
+// WithLogger sets where the store's own trouble (a damaged key) is logged.
 // go-redis's own log lines are dropped (Open sets its logger, once for the
 // process): every failure reaches the caller as an error instead.
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } }
@@ -264,9 +271,13 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 	if err := fusebox.ValidateName(name); err != nil {
 		return "", fusebox.State{}, err
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	vals, err := s.c.HMGet(bctx, s.stateKey(name), "v", "state").Result()
+	var vals []any
+	err := s.mended(ctx, name, []typedKey{{s.stateKey(name), typeHash}}, func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		vals, err = s.c.HMGet(bctx, s.stateKey(name), "v", "state").Result()
+		return err
+	})
 	if err != nil {
 		return "", fusebox.State{}, err
 	}
@@ -280,25 +291,29 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 		return version, st, nil
 	}
 	if err := json.Unmarshal([]byte(raw), &st); err != nil || st.Name != name {
-		s.damaged(ctx, name, raw, err)
+		if s.damaged(ctx, name, raw, err) {
+			version = "0"
+		}
 		return version, fusebox.State{Name: name}, nil
 	}
 	return version, st, nil
 }
 
-// damaged keeps a copy of a record that does not decode beside it and
-// warns; the next Update replaces the record with a fresh state.
-func (s *Store) damaged(ctx context.Context, name, raw string, err error) {
+// damaged moves a state that does not decode aside, with one ERROR, and
+// reports whether it did; the next Update stores a fresh state.
+func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
 	if err == nil {
 		err = errors.New("it names another circuit")
 	}
-	aside := s.prefix + "damaged:" + name
+	k := s.stateKey(name)
 	bctx, cancel := s.budget(ctx)
 	defer cancel()
-	s.c.Set(bctx, aside, raw, s.ttl)
-	if s.logger != nil {
-		s.logger.Warn("damaged circuit state set aside; starting afresh", "circuit", name, "aside", aside, "err", err)
+	n, serr := damagedStateScript().Run(bctx, s.c, []string{k, s.asideName(k)}, raw, ttlArg(s.ttl)).Int()
+	if serr != nil || n != 1 {
+		return false
 	}
+	s.logDamaged(name, k, err)
+	return true
 }
 
 // casScript stores a state when its version is still the one read, with its
@@ -343,7 +358,7 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State)
 		}
 		s.retries.Add(1)
 		if time.Now().After(deadline) {
-			return fusebox.State{}, fmt.Errorf("redis update %s: %d conflicting writes in %s", name, attempt+1, s.updateTimeout)
+			return fusebox.State{}, fmt.Errorf("redis update %s: %w: %d in %s", name, ErrConflict, attempt+1, s.updateTimeout)
 		}
 		// Spread contending writers: a random wait up to 1, 2, 4 ... 16 ms.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 4)))
@@ -375,10 +390,20 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 		}
 		args = append(args, eb)
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	n, err := casScript().Run(bctx, s.c, []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}, args...).Int()
+	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}
+	var n int
+	err = s.mended(ctx, name, s.circuitKeys(name), func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		n, err = casScript().Run(bctx, s.c, keys, args...).Int()
+		return err
+	})
 	return n == 1, err
+}
+
+// circuitKeys are the keys of a circuit's record, and the list of names.
+func (s *Store) circuitKeys(name string) []typedKey {
+	return []typedKey{{s.stateKey(name), typeHash}, {s.eventsKey(name), typeStream}, {s.namesKey(), typeZSet}, {s.countsKey(name), typeHash}}
 }
 
 // countScript adds to the counters and raises LastSuccess, kept as
@@ -420,10 +445,12 @@ func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error 
 	if c.Successes == 0 && c.Failures == 0 && c.Skips == 0 && last == "" {
 		return nil
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	err := countScript().Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
-		c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name).Err()
+	err := s.mended(ctx, name, s.circuitKeys(name), func() error {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		return countScript().Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
+			c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name).Err()
+	})
 	return wrap("count", name, err)
 }
 
@@ -432,9 +459,13 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.Counts{}, err
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	vals, err := s.c.HMGet(bctx, s.countsKey(name), "successes", "failures", "skips", "last").Result()
+	var vals []any
+	err := s.mended(ctx, name, []typedKey{{s.countsKey(name), typeHash}}, func() (err error) {
+		bctx, cancel := s.budget(ctx)
+		defer cancel()
+		vals, err = s.c.HMGet(bctx, s.countsKey(name), "successes", "failures", "skips", "last").Result()
+		return err
+	})
 	if err != nil {
 		return fusebox.Counts{}, wrap("counts", name, err)
 	}
@@ -454,4 +485,13 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 // init every fusebox run pays for, Redis or not.
 func script(src string) func() *goredis.Script {
 	return sync.OnceValue(func() *goredis.Script { return goredis.NewScript(src) })
+}
+
+// Ping asks Redis for a PONG within the store's bound: how a fallback
+// probes whether Redis is back before it moves a host's circuits onto it
+// again.
+func (s *Store) Ping(ctx context.Context) error {
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	return wrap("ping", "", s.c.Ping(bctx).Err())
 }

@@ -2,6 +2,8 @@ package redis_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
 	"github.com/fusebox-hq/fusebox/storetest"
 )
@@ -202,8 +205,8 @@ func TestADamagedStateIsSetAsideAndReplaced(t *testing.T) {
 	if err != nil || st.Name != "api" || st.Phase != "" {
 		t.Fatalf("Load of a damaged record = %+v, %v; want a fresh state", st, err)
 	}
-	if !strings.Contains(log.String(), "damaged circuit state set aside") || srv.Do("EXISTS", "dmg:damaged:api") != ":1" {
-		t.Errorf("no warning or no copy set aside:\n%s", log.String())
+	if !strings.Contains(log.String(), "level=ERROR msg=\"damaged Redis key moved aside") || srv.Do("EXISTS", "dmg:damaged:s:api") != ":1" {
+		t.Errorf("no ERROR or no copy moved aside:\n%s", log.String())
 	}
 	if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		st.ConsecutiveFailures = 1
@@ -213,5 +216,87 @@ func TestADamagedStateIsSetAsideAndReplaced(t *testing.T) {
 	}
 	if st, err := s.Load(ctx, "api"); err != nil || st.ConsecutiveFailures != 1 {
 		t.Errorf("after Update: %+v, %v; want the damaged record replaced", st, err)
+	}
+}
+
+// A key of the wrong type for one circuit (a person's SET over its hash) is
+// that circuit's problem alone: moved aside with a TTL, one ERROR naming the
+// key and the circuit, and the circuit starts afresh; every other circuit
+// and every method goes on.
+func TestAKeyOfTheWrongTypeIsMovedAsideWithOneError(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, k := range []struct{ name, key string }{
+		{"state", "wt:s:api"}, {"counts", "wt:c:api"}, {"events", "wt:e:api"}, {"names", "wt:names"},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			var log testenv.Buffer
+			srv.Do("FLUSHALL")
+			s := open(t, srv, redis.WithPrefix("wt:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			defer s.Close()
+			if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
+				return st.Trip(fusebox.Instant{Wall: time.Now()}, 0), true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			srv.Do("SET", k.key, "written by someone else")
+			// Every method on the damaged circuit works, starting afresh.
+			if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+				st.ConsecutiveFailures++
+				return []fusebox.Event{{Time: time.Now(), Circuit: "api", Kind: fusebox.EventFailure}}, true
+			}); err != nil {
+				t.Fatalf("Update: %v", err)
+			}
+			if err := s.Count(ctx, "api", fusebox.Counts{Failures: 1}); err != nil {
+				t.Fatalf("Count: %v", err)
+			}
+			for what, err := range map[string]error{
+				"Load":      second(s.Load(ctx, "api")),
+				"Counts":    second(s.Counts(ctx, "api")),
+				"Events":    second(s.Events(ctx, "api", time.Time{})),
+				"AllEvents": second(s.AllEvents(ctx, time.Time{})),
+				"Names":     second(s.Names(ctx)),
+				"GC":        second(s.GC(ctx, time.Now(), time.Hour, time.Hour)),
+			} {
+				if err != nil {
+					t.Errorf("%s after %s was damaged: %v", what, k.key, err)
+				}
+			}
+			if got := srv.Do("TYPE", "wt:damaged:"+strings.TrimPrefix(k.key, "wt:")); got != "+string" {
+				t.Errorf("TYPE of the key moved aside = %s, want +string (the damaged value kept)", got)
+			}
+			if ttl := srv.Do("PTTL", "wt:damaged:"+strings.TrimPrefix(k.key, "wt:")); ttl == ":-1" || ttl == ":-2" {
+				t.Errorf("PTTL of the key moved aside = %s, want a TTL", ttl)
+			}
+			if n := strings.Count(log.String(), "level=ERROR"); n != 1 || !strings.Contains(log.String(), "key="+k.key) {
+				t.Errorf("%d ERRORs, want 1 naming %s:\n%s", n, k.key, log.String())
+			}
+			if k.name != "names" && !strings.Contains(log.String(), "circuit=api") {
+				t.Errorf("the ERROR does not name the circuit:\n%s", log.String())
+			}
+			// The other circuit's trip is untouched.
+			if st, err := s.Load(ctx, "nas"); err != nil || st.Phase != fusebox.ForcedOpen {
+				t.Errorf("the other circuit after %s was damaged: %+v, %v; want its trip kept", k.key, st.Phase, err)
+			}
+		})
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func TestAnsweredTellsARecordsErrorsFromAnOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv, redis.WithPrefix("ans:"))
+	defer s.Close()
+	srv.Do("SET", "ans:plain", "x")
+	srv.Do("CONFIG", "SET", "requirepass", "sekrit")
+	_, err := s.Load(ctx, "api")
+	if err == nil || redis.Answered(err) {
+		t.Errorf("Load refused for want of a password = %v; Answered = true, want an outage", err)
+	}
+	if redis.Answered(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")) {
+		t.Error("a refused connection counts as Redis answering")
+	}
+	if !redis.Answered(fmt.Errorf("redis update api: %w", redis.ErrConflict)) {
+		t.Error("a conflict that outlasted the update timeout counts as an outage")
 	}
 }

@@ -371,20 +371,7 @@ func groupMembers(pgid int) []string {
 // where that is impossible (not root, no CAP_SYS_ADMIN) skips loudly.
 func mountTmpfs(t testing.TB, dir, opts string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		testenv.Skip(t, "mounting a tmpfs needs root")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
-		testenv.Skip(t, "cannot mount a tmpfs (-o %s) here: %v %s", opts, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
+	testenv.MountTmpfs(t, dir, opts)
 }
 
 // needRoot skips loudly unless the test runs as root.

@@ -42,17 +42,30 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, problem{Error: "no such endpoint or chain in the config", Name: name})
 		return
 	}
+	if m := wd.unsafe[name]; m != "" && isSafe(r.Method) {
+		// What goes upstream is an unsafe request: a GET, which a page on
+		// any site can have a browser send (an <img src>, with no
+		// cross-origin check), must not send it.
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, problem{Error: name + " sends a " + m + " upstream: call it with POST", Name: name})
+		return
+	}
 	if r.ContentLength > s.o.MaxRequestBody {
-		refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+		refuseAndClose(w, http.StatusRequestEntityTooLarge, "request body too large")
 		return
 	}
 	var body []byte
 	if r.Body != http.NoBody { // the server's body of a request without one: nothing to read
 		var err error
 		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody)); err != nil {
-			refuse(w, http.StatusRequestEntityTooLarge, "request body too large")
+			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+				refuseAndClose(w, http.StatusRequestEntityTooLarge, "request body too large")
+			} else {
+				refuseAndClose(w, http.StatusRequestTimeout, "request body not received in time")
+			}
 			return
 		}
+		clearReadDeadline(w) // the call may take longer than the body did
 	}
 	opt := httpcall.CallOptions{Subpath: r.PathValue("rest")}
 	if r.URL.RawQuery != "" {
@@ -71,7 +84,11 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 			return nil, &busyError{endpoint: full}
 		}
 		defer release()
-		return wd.client.Call(ctx, name, opt)
+		res, err := wd.client.Call(ctx, name, opt)
+		if s.o.OnCall != nil {
+			s.o.OnCall(name, err)
+		}
+		return res, err
 	}
 	var res *httpcall.Result
 	var err error
@@ -99,10 +116,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		code := s.failed(w, r, wd, name, res, err)
-		s.metrics.observe(name, first, "", code, time.Since(began))
+		s.counters.observe(name, first, "", code, time.Since(began))
 		return
 	}
-	s.metrics.observe(name, first, res.Source, res.Status, time.Since(began))
+	s.counters.observe(name, first, res.Source, res.Status, time.Since(began))
 	s.answer(w, res)
 }
 

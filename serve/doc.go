@@ -23,11 +23,20 @@
 // # Safety
 //
 // The daemon is not a proxy: it only calls the URLs of the config, and no
-// part of a request names a URL. Before any route runs, the guard refuses
-// absolute-form request targets, CONNECT, and paths with "." or ".."
-// segments, encoded dots or slashes, or backslashes; a Host header other
-// than the listen address or a configured name (a DNS-rebinding page cannot
-// reach it); a request without the token, when one is set (it must be, off
-// loopback); and unsafe cross-origin browser requests. Header reads have a
-// timeout, and request headers and bodies a size limit.
+// part of a request names a URL. Before any route runs, and before any body
+// is read, the guard refuses absolute-form request targets, CONNECT, and
+// paths with "." or ".." segments, encoded dots or slashes, or backslashes;
+// a Host header other than the listen address or a configured name (a
+// DNS-rebinding page cannot reach it); a request without the token, when one
+// is set (it must be, off loopback); and unsafe cross-origin browser
+// requests. A refusal closes its connection. A call whose upstream request
+// is unsafe (a POST, say) needs an unsafe request of its caller, which the
+// cross-origin check covers: a GET, which any page can have a browser send,
+// is answered 405.
+//
+// It serves on net/http's Server, with deadlines for a request's header,
+// its body and the writing of its answer, an idle timeout, a header size
+// limit and a cap on open connections (see Options), and calls upstreams
+// through net/http's Transport. It sets nothing process-wide: the garbage
+// collector's settings are the program's (GOGC, GOMEMLIMIT).
 package serve

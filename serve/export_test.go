@@ -6,3 +6,15 @@ func (s *Server) Waiting(name string) int { return s.flights.waiting(name + "\x0
 
 // HopHeaders are the response headers an answer does not pass on.
 var HopHeaders = hopHeaders
+
+// Answered returns how many calls the daemon has answered or failed so far
+// (each is counted before its answer is written).
+func (s *Server) Answered() uint64 {
+	s.counters.mu.Lock()
+	defer s.counters.mu.Unlock()
+	var n uint64
+	for _, v := range s.counters.requests {
+		n += v
+	}
+	return n
+}

@@ -134,7 +134,7 @@ func TestMaxInFlightAgainstAHangingUpstream(t *testing.T) {
 	if took := time.Since(began); took > 5*time.Second {
 		t.Errorf("the refusal took %s; it must not wait for the upstream", took)
 	}
-	if r := d.get(t, "/call/via"); r.code != 503 {
+	if r := d.do(t, "POST", "/call/via"); r.code != 503 {
 		t.Errorf("a chain through the full endpoint: %d", r.code)
 	}
 	if r := d.get(t, "/call/other"); r.code != 200 {

@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -20,37 +19,17 @@ func gcSettings() (percent int, limit int64) {
 	return percent, debug.SetMemoryLimit(-1) // a negative limit only reads it
 }
 
-func TestServingSetsTheGCUnlessTheEnvironmentDoes(t *testing.T) {
+// The GC's settings are the process's, not the library's: a program that
+// embeds the daemon, or a person who sets GOGC or GOMEMLIMIT, keeps its own.
+func TestServingLeavesTheGCAlone(t *testing.T) {
 	percent, limit := gcSettings()
-	for _, c := range []struct {
-		name, gogc, gomemlimit string
-		percent                int
-		limit                  int64
-	}{
-		{"neither set: GOGC 400 and a 128 MiB limit while serving", "", "", 400, 128 << 20},
-		{"GOGC set: the process's own", "150", "", percent, limit},
-		{"GOMEMLIMIT set: the process's own", "", "1GiB", percent, limit},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("GOGC", c.gogc)
-			t.Setenv("GOMEMLIMIT", c.gomemlimit)
-			t.Run("serving", func(t *testing.T) {
-				u := newUpstream(t, "u")
-				d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
-				if r := d.get(t, "/call/u"); r.code != 200 { // Serve is serving
-					t.Fatalf("call: %d %s", r.code, r.body)
-				}
-				if p, l := gcSettings(); p != c.percent || l != c.limit {
-					t.Errorf("while serving: GOGC %d, limit %d; want %d, %d", p, l, c.percent, c.limit)
-				}
-			})
-			if p, l := gcSettings(); p != percent || l != limit {
-				t.Errorf("after serving: GOGC %d, limit %d; want %d, %d as before", p, l, percent, limit)
-			}
-		})
+	u := newUpstream(t, "u")
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
+	if r := d.get(t, "/call/u"); r.code != 200 { // Serve is serving
+		t.Fatalf("call: %d %s", r.code, r.body)
 	}
-	if limit != math.MaxInt64 {
-		t.Logf("the test process has a memory limit of its own: %d", limit)
+	if p, l := gcSettings(); p != percent || l != limit {
+		t.Errorf("while serving: GOGC %d, limit %d; want the process's own %d, %d", p, l, percent, limit)
 	}
 }
 

@@ -75,25 +75,34 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// ServeHTTP runs the checks on what the request line and header say, so a
+// refused request's body is never read: its answer closes the connection
+// (net/http then drops the connection instead of draining the body).
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reason := notAPath(r); reason != "" {
-		refuse(w, http.StatusBadRequest, reason)
+		refuseAndClose(w, http.StatusBadRequest, reason)
 		return
 	}
 	if !g.hosts[strings.ToLower(r.Host)] {
-		refuse(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q is not this daemon's (see serve --host)", r.Host))
+		refuseAndClose(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q is not this daemon's (see serve --host)", r.Host))
 		return
 	}
 	if g.token != "" && !isPage(r) && !g.hasToken(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fusebox"`)
-		refuse(w, http.StatusUnauthorized, "missing or wrong token")
+		refuseAndClose(w, http.StatusUnauthorized, "missing or wrong token")
 		return
 	}
 	if err := g.cop.Check(r); err != nil {
-		refuse(w, http.StatusForbidden, "cross-origin request refused")
+		refuseAndClose(w, http.StatusForbidden, "cross-origin request refused")
 		return
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// isSafe reports whether method is one that http.CrossOriginProtection
+// lets through from any site.
+func isSafe(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions
 }
 
 func (g *guard) hasToken(r *http.Request) bool {

@@ -30,3 +30,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func refuse(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, problem{Error: msg})
 }
+
+// refuseAndClose refuses a request whose body is not to be read, and closes
+// its connection after the answer.
+func refuseAndClose(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	refuse(w, code, msg)
+}

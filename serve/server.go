@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,14 +19,18 @@ import (
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/status"
+	"golang.org/x/net/netutil"
 )
 
 // Defaults of Options' zero fields.
 const (
 	DefaultListen            = "127.0.0.1:8417"
 	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxRequestBody    = 1 << 20
+	DefaultMaxConns          = 1024
 	maxHeaderBytes           = 64 << 10
 )
 
@@ -44,13 +48,23 @@ type Options struct {
 	Logger   *slog.Logger  // default: nowhere
 	Redactor *redact.Redactor
 
-	ReadHeaderTimeout time.Duration // default DefaultReadHeaderTimeout
-	IdleTimeout       time.Duration // default DefaultIdleTimeout
+	ReadHeaderTimeout time.Duration // for a request's header; default DefaultReadHeaderTimeout
+	ReadTimeout       time.Duration // for its body, after the header; default DefaultReadTimeout
+	WriteTimeout      time.Duration // for an answer, from its start; default DefaultWriteTimeout
+	IdleTimeout       time.Duration // a kept-alive connection's wait for a request; default DefaultIdleTimeout
 	MaxRequestBody    int64         // default DefaultMaxRequestBody
+	MaxConns          int           // connections open at once; default DefaultMaxConns
 
 	// ClientOptions are added to those of every httpcall.Client the server
 	// makes (a transport, say).
 	ClientOptions []httpcall.Option
+
+	// OnCall, when set, hears the end of each call the daemon makes for
+	// its callers (not one refused before it is made, at max_in_flight;
+	// once for callers sharing a call; not a health check): the name
+	// called and the call's error. It runs on the call's goroutine and
+	// must be quick.
+	OnCall func(name string, err error)
 }
 
 // Server is the daemon. It is safe for concurrent use; Reload may be called
@@ -60,15 +74,13 @@ type Server struct {
 	handler  http.Handler
 	world    atomic.Pointer[world]
 	log      *slog.Logger
-	metrics  *metrics
+	counters *counters
 	flights  flights
 	inFlight inFlight
 	reloaded chan struct{} // tells runHealth to start the new world's checks
 	// transport is every world's: a daemon has many callers at once, and
 	// the default two idle connections per host would have most calls dial.
-	// Plain http:// upstreams get httpcall's DirectTransport, whose round
-	// trips stay on the handler's goroutine.
-	transport http.RoundTripper
+	transport *http.Transport
 
 	reloadMu sync.Mutex // one Reload at a time
 }
@@ -79,9 +91,10 @@ type world struct {
 	client  *httpcall.Client
 	targets config.Targets
 	catalog status.Catalog
-	longest time.Duration    // the longest deadline of any endpoint or chain
-	limits  map[string]int   // max_in_flight by endpoint
-	health  *httpcall.Client // the health checks' probes
+	longest time.Duration     // the longest deadline of any endpoint or chain
+	limits  map[string]int    // max_in_flight by endpoint
+	unsafe  map[string]string // an unsafe method sent upstream, by endpoint and chain
+	health  *httpcall.Client  // the health checks' probes
 	checks  []healthCheck
 }
 
@@ -117,17 +130,25 @@ func New(targets config.Targets, o Options) (*Server, error) {
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
 	}
 	if o.MaxRequestBody <= 0 {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.MaxIdleConns, base.MaxIdleConnsPerHost = 256, 64
-	s.transport = httpcall.NewDirectTransport(base)
-	s.metrics = newMetrics()
+	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
+	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
+	s.counters = newCounters()
 	w, err := s.build(targets)
 	if err != nil {
 		return nil, err
@@ -146,7 +167,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 func (s *Server) build(t config.Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
-		httpcall.WithSyncListener(s.metrics.listen), httpcall.WithTransport(s.transport),
+		httpcall.WithSyncListener(s.counters.listen), httpcall.WithTransport(s.transport),
 		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
@@ -159,16 +180,24 @@ func (s *Server) build(t config.Targets) (*world, error) {
 		return nil, fmt.Errorf("health: %w", err)
 	}
 	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{},
-		health: health, checks: checks}
+		unsafe: map[string]string{}, health: health, checks: checks}
 	for _, ep := range t.Endpoints {
 		if ep.MaxInFlight > 0 {
 			w.limits[ep.Name] = ep.MaxInFlight
+		}
+		if m := strings.ToUpper(cmp.Or(ep.Method, http.MethodGet)); !isSafe(m) {
+			w.unsafe[ep.Name] = m
 		}
 		w.catalog.Endpoints = append(w.catalog.Endpoints, ep.Name)
 		w.longest = max(w.longest, ep.Policy.WithDefaults().Retry.Deadline)
 	}
 	for _, ch := range t.Chains {
 		w.catalog.Chains[ch.Name] = ch.Endpoints
+		for _, n := range ch.Endpoints {
+			if m := w.unsafe[n]; m != "" && w.unsafe[ch.Name] == "" {
+				w.unsafe[ch.Name] = m
+			}
+		}
 		d := ch.Deadline
 		if d == 0 {
 			for _, n := range ch.Endpoints {
@@ -208,25 +237,27 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Serve serves on ln until ctx ends, then stops taking requests and waits
 // for those in flight, each within its own deadline, before returning.
 //
-// While it serves, the garbage collector runs at GOGC 400 with a soft
-// memory limit of 128 MiB, unless the environment sets GOGC or GOMEMLIMIT
-// (see servingGCPercent), and as before afterwards.
+// It serves on net/http's Server: the header must arrive within
+// ReadHeaderTimeout and a body within ReadTimeout, an answer is written
+// within WriteTimeout of its start, a connection idle for IdleTimeout is
+// closed, and at most MaxConns connections are open at once (past it a
+// caller waits in the listen backlog until one ends).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http1{
-		handler:           s.handler,
-		readHeaderTimeout: s.o.ReadHeaderTimeout,
-		idleTimeout:       s.o.IdleTimeout,
-		maxHeaderBytes:    maxHeaderBytes,
-		log:               s.log,
+	hs := &http.Server{
+		Handler:           s.withDeadlines(s.handler),
+		ReadHeaderTimeout: s.o.ReadHeaderTimeout,
+		ReadTimeout:       s.o.ReadHeaderTimeout + s.o.ReadTimeout,
+		IdleTimeout:       s.o.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		// A request's calls must not end with the daemon's context: on
 		// SIGTERM they finish within their deadline.
-		base: context.WithoutCancel(ctx),
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// What net/http logs is about a connection (a TLS handshake on a
+		// plain port, a panic): the daemon's own log, at WARN.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	defer s.transport.(interface{ CloseIdleConnections() }).CloseIdleConnections()
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" { // a person's choice (GOGC=off, a limit on a small board) stands
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(servingMemoryLimit))
-		defer debug.SetGCPercent(debug.SetGCPercent(servingGCPercent))
-	}
+	hs.SetKeepAlivesEnabled(true)
+	defer s.transport.CloseIdleConnections()
 	hctx, stopHealth := context.WithCancel(ctx)
 	var health sync.WaitGroup
 	health.Go(func() { s.runHealth(hctx) })
@@ -234,7 +265,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopHealth()
 
 	done := make(chan error, 1)
-	go func() { done <- hs.serve(ln) }()
+	go func() { done <- hs.Serve(netutil.LimitListener(ln, s.o.MaxConns)) }()
 	select {
 	case err := <-done:
 		return err
@@ -243,30 +274,64 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	grace := s.world.Load().longest + 5*time.Second
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
 	defer cancel()
-	err := hs.shutdown(sctx)
+	err := hs.Shutdown(sctx)
 	if err != nil {
 		s.log.Warn("calls still running at the end of the shutdown grace; closing them", "grace", grace)
-		hs.close()
+		hs.Close()
 	}
-	<-done
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
 	return err
 }
 
-// servingGCPercent and servingMemoryLimit are the garbage collector's
-// settings while the daemon serves. Each call allocates some kilobytes,
-// nearly all of it garbage once answered, and the daemon's live heap is
-// small: at Go's default of 100 it collected every two hundred calls or so,
-// a fifth of its CPU under load (docs/benchmarks.md, the serve section). At
-// 400 it collects a fifth as often; under that load its resident size went
-// from about 20 MB to about 32.
+// withDeadlines sets each request's read and write deadlines around next.
 //
-// The limit keeps garbage from piling up past 128 MiB when the live heap is
-// large (a big body decoded for jq): at 400 alone a heap of 60 MiB could
-// hold 240 more of garbage, which the jq memory bound, on heap growth,
-// would take for the program's own and stop it (httpcall's watchHeap).
-// Past the limit the collector runs more often, as it would at a lower
-// GOGC; it is soft, never a cause to fail.
-const (
-	servingGCPercent   = 400
-	servingMemoryLimit = 128 << 20
-)
+// The server's ReadTimeout bounds reading a request, its body included;
+// once the body is read (handlers that read one call bodyRead), and at once
+// for a request without one, the read deadline is cleared: a call may run
+// for longer than a body takes to arrive, and net/http ends the request's
+// context when a read on its connection fails, a deadline included. The
+// write deadline starts with the answer: a caller that stops reading holds
+// its connection, and the answer's buffer, for WriteTimeout at most.
+func (s *Server) withDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			clearReadDeadline(w)
+		}
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, timeout: s.o.WriteTimeout}, r)
+	})
+}
+
+// clearReadDeadline lifts the read deadline of w's connection.
+func clearReadDeadline(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+}
+
+// deadlineWriter sets its connection's write deadline when the answer's
+// header is written.
+type deadlineWriter struct {
+	http.ResponseWriter
+	timeout time.Duration
+	started bool
+}
+
+func (d *deadlineWriter) start() {
+	if !d.started {
+		d.started = true
+		_ = http.NewResponseController(d.ResponseWriter).SetWriteDeadline(time.Now().Add(d.timeout))
+	}
+}
+
+func (d *deadlineWriter) WriteHeader(code int) {
+	d.start()
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	d.start()
+	return d.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -17,7 +18,8 @@ func WriteTable(w io.Writer, rows []Row, now time.Time) error {
 		_, err := fmt.Fprintln(w, "no circuits yet: they appear after their first failure or success")
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	bw := bufio.NewWriter(w) // tabwriter writes cell by cell: one write in all
+	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tFAILS\tOPENED\tREOPENS IN\tLAST FAILURE\tLAST SUCCESS\tSKIPPED")
 	for _, r := range rows {
 		if r.Kind == KindChain {
@@ -46,7 +48,10 @@ func WriteTable(w io.Writer, rows []Row, now time.Time) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.State, r.ConsecutiveFailures,
 			Ago(now, r.OpenedAt), reopens, failure, Ago(now, r.LastSuccessAt), strconv.FormatUint(r.Skipped, 10))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // Ago says how long before now t was, the way a person reads it: "42s ago",

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/failopen"
 )
 
 // nameArg accepts exactly one valid circuit name.
@@ -129,7 +130,11 @@ itself, at most once an hour, so there is rarely a need to run it.`,
 			if err != nil {
 				return fmt.Errorf("gc: %w", err)
 			}
-			fmt.Fprintf(a.stdout, "removed %d circuit(s), %d answer(s), %d event(s)\n", len(r.Circuits), len(r.Answers), r.Events)
+			where := "" // the store named; said only when it was not the one used
+			if f, ok := store.(*failopen.Fallback); ok && f.OnLocal() {
+				where = " in the local replica " + a.localDir() + " (the shared state store is unreachable)"
+			}
+			fmt.Fprintf(a.stdout, "removed %d circuit(s), %d answer(s), %d event(s)%s\n", len(r.Circuits), len(r.Answers), r.Events, where)
 			for _, n := range r.Circuits {
 				fmt.Fprintf(a.stdout, "  circuit %s\n", n)
 			}

@@ -37,12 +37,10 @@ type app struct {
 	logger   *slog.Logger
 	redactor *redact.Redactor
 
-	// sharedDown is how a redis:// state failed in the fast path: the full
-	// command then goes to the local dir at once instead of waiting again.
-	sharedDown error
-	// shared is the fast path's Redis store, which answered: the full
-	// command reuses its connection.
-	shared *redis.Store
+	// shared is the fast path's store of a redis:// state: the full
+	// command reuses its connection, and what it learned of Redis's
+	// availability.
+	shared fusebox.Store
 
 	// exits says the process exits when the command returns (main sets
 	// it; in-process callers such as the tests do not): what only a
@@ -172,9 +170,9 @@ func (a *app) stateShown(cfg *config.Config) string {
 
 // openStore opens the state store, failing open (see package failopen).
 func (a *app) openStore(cfg *config.Config) fusebox.Store {
-	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger}
+	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
 	if redis.IsURL(o.Dir) {
-		o.LocalDir, o.SharedDown, o.Shared = a.localDir(), a.sharedDown, a.shared
+		o.LocalDir, o.Shared = a.localDir(), a.shared
 		a.shared = nil // the store opened now owns it
 	}
 	if cfg != nil {
@@ -226,7 +224,8 @@ State dir: --state, else $FUSEBOX_STATE_DIR, else the config's state:, else
 $STATE_DIRECTORY (systemd), else /var/lib/fusebox (root), else
 $XDG_STATE_HOME/fusebox (~/.local/state/fusebox). Any of the first three may
 be redis://[user:pass@]host:6379/0 (rediss:// for TLS) to share circuits
-across hosts; the default dir is then the fallback while Redis is down.
+across hosts; the default dir then holds this host's replica of them,
+which stands in while Redis is down.
 Config: --config, else $FUSEBOX_CONFIG, else ~/.config/fusebox/config.yaml,
 else /etc/fusebox/config.yaml; none is needed.`,
 		Example: `  fusebox demo                          # a 20-second tour on a flaky API of its own
@@ -259,6 +258,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		newCallCmd(a),
 		newDemoCmd(a),
 		newStatusCmd(a),
+		newExplainCmd(a),
 		newHistoryCmd(a),
 		newTripCmd(a),
 		newResetCmd(a),

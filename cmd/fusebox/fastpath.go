@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/logging"
 	"github.com/fusebox-hq/fusebox/redis"
@@ -72,12 +73,11 @@ func fastSkip(a *app, o *runOptions, name string) (int, bool) {
 	}
 	circuits := fusebox.New(store, fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))
 	err := circuits.Check(context.Background(), name)
-	if r, ok := store.(*loadRecorder); ok && !errors.Is(err, fusebox.ErrOpen) {
-		// Falling through: hand Redis, or how it failed, to the full command.
-		if a.sharedDown = r.err; r.err == nil {
-			a.shared = r.Store.(*redis.Store)
-			return 0, false
-		}
+	if redis.IsURL(a.stateDir(cfg)) && !errors.Is(err, fusebox.ErrOpen) {
+		// Falling through: hand the store, connected or known to be
+		// away, to the full command.
+		a.shared = store
+		return 0, false
 	}
 	store.Close()
 	if errors.Is(err, fusebox.ErrOpen) {
@@ -99,30 +99,17 @@ func fastSkip(a *app, o *runOptions, name string) (int, bool) {
 	return 0, false
 }
 
-// fastStore opens the state for the fast path, creating nothing. Redis is
-// asked directly, within its budget: when it does not answer, Check finds
-// no open circuit and the full command falls back to the local store.
+// fastStore opens the state for the fast path, creating nothing but, for a
+// redis:// state, the local replica it falls back to (see package failopen):
+// its availability circuit says at once whether to ask Redis at all.
 func fastStore(a *app, dir string) (fusebox.Store, bool) {
 	if redis.IsURL(dir) {
-		s, err := redis.Open(dir, redis.WithLogger(a.logger))
-		return &loadRecorder{Store: s}, err == nil
+		s := failopen.Open(failopen.Options{Dir: dir, LocalDir: a.localDir(), Fsync: true, Logger: a.logger, Clock: a.clock})
+		return s, failopen.Reason(s) == nil
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, false // no state yet, so no open circuit; and nothing is created here
 	}
 	s, err := file.Open(dir, file.WithLogger(a.logger))
 	return s, err == nil
-}
-
-// loadRecorder keeps the error of the fast path's one Load from Redis, which
-// Check does not return, for the full command.
-type loadRecorder struct {
-	fusebox.Store
-	err error
-}
-
-func (r *loadRecorder) Load(ctx context.Context, name string) (fusebox.State, error) {
-	st, err := r.Store.Load(ctx, name)
-	r.err = err
-	return st, err
 }

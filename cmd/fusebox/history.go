@@ -28,10 +28,14 @@ func newHistoryCmd(a *app) *cobra.Command {
 		Short: "List outages: when each endpoint was down, for how long and why",
 		Long: `List the outages of every circuit (or of those named), newest first: one
 row per outage, from the first failure that led to the circuit opening to the
-first success after it (or "ongoing"), its duration, the failure reasons seen
-(counted), the calls skipped meanwhile, and the time those skips saved callers
-(estimated from the policy: the timeouts and backoff waits they did not sit
-through). --since keeps the outages ongoing within that time (default 7d).
+first success after it (or "ongoing"); the endpoint came back between the last
+failure and that success, so BACK and DURATION are ranges. Then the failure
+reasons seen (counted), the calls skipped meanwhile, and the time those skips
+saved callers (estimated from the retry policy the runs that opened the circuit
+used: the timeouts and backoff waits they did not sit through). --since keeps
+the outages ongoing within that time (default 7d). Events are read in the
+order they were stored; a time before 2000, over a day ahead or stepped back by
+more than a minute is not believed, and a warning says so.
 
 --pattern shows when outages start instead, as a grid of weekday by hour of
 day in local time ('.' none, a digit the count, '+' ten or more); --json
@@ -68,13 +72,27 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 	if err := failopen.Reason(store); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
-	// Every stored event: an outage may have begun before --since.
-	events, err := store.AllEvents(ctx, time.Time{})
+	// Every stored event of the circuits asked for (of all, without
+	// names): an outage may have begun before --since.
+	var events []fusebox.Event
+	if len(o.names) == 0 {
+		events, err = store.AllEvents(ctx, time.Time{})
+	} else {
+		for _, name := range o.names {
+			var evs []fusebox.Event
+			if evs, err = store.Events(ctx, name, time.Time{}); err != nil {
+				break
+			}
+			events = append(events, evs...)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("read events: %w", err)
 	}
 	now := a.clock.Now().Wall
-	outages := history.Since(history.Outages(events, cfg.Policy, now), now.Add(-o.since))
+	all, ignored := history.Outages(events, cfg.Policy, now)
+	warnIgnored(a, ignored, o.names)
+	outages := history.Since(all, now.Add(-o.since))
 	kept := outages[:0]
 	for _, out := range outages {
 		if len(o.names) > 0 && !slices.Contains(o.names, out.Circuit) {
@@ -108,6 +126,37 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 		return err
 	}
 	return history.WriteTable(a.stdout, kept, time.Local)
+}
+
+// warnIgnored says, once per circuit (of names, when given), which event
+// times history did not believe.
+func warnIgnored(a *app, ignored []history.Ignored, names []string) {
+	type first struct {
+		history.Ignored
+		n int
+	}
+	var order []string
+	by := map[string]*first{}
+	for _, ig := range ignored {
+		c := ig.Event.Circuit
+		if len(names) > 0 && !slices.Contains(names, c) {
+			continue
+		}
+		if by[c] == nil {
+			order = append(order, c)
+			by[c] = &first{Ignored: ig}
+		}
+		by[c].n++
+	}
+	for _, c := range order {
+		f := by[c]
+		at := "dropped: the log has no believable time"
+		if !f.At.IsZero() {
+			at = f.At.Format(time.RFC3339Nano)
+		}
+		a.logger.Warn("history: ignored event times that cannot be true", "circuit", c, "events", f.n,
+			"first", f.Event.Time.Format(time.RFC3339Nano), "why", f.Why, "counted_at", at)
+	}
 }
 
 func writeJSON(a *app, v any) error {

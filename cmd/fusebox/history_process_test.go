@@ -92,6 +92,7 @@ func TestHistoryOfARealOutage(t *testing.T) {
 	var rows []struct {
 		Circuit  string    `json:"circuit"`
 		Start    time.Time `json:"start"`
+		LastFail time.Time `json:"last_failure_at"`
 		End      time.Time `json:"end"`
 		Ongoing  bool      `json:"ongoing"`
 		Duration float64   `json:"duration_seconds"`
@@ -119,6 +120,17 @@ func TestHistoryOfARealOutage(t *testing.T) {
 	}
 	if lastTick.start.Sub(up) > time.Second+every+lastTick.end.Sub(lastTick.start) {
 		t.Errorf("the first answer came %s after the upstream was up, more than the open period and a tick", lastTick.start.Sub(up))
+	}
+	// The return, between the last failure and the end: the last failure
+	// is the last failing call's, before the upstream came back.
+	var lastFailing tick
+	for _, tk := range ticks[firstDown:firstUp] {
+		if tk.code == 69 {
+			lastFailing = tk
+		}
+	}
+	if o.LastFail.Before(lastFailing.start) || o.LastFail.After(lastFailing.end) || !o.LastFail.Before(up) {
+		t.Errorf("last failure %s, want within the last failing call %s..%s, before up at %s", o.LastFail.Format(time.StampMicro), lastFailing.start.Format(time.StampMicro), lastFailing.end.Format(time.StampMicro), up.Format(time.StampMicro))
 	}
 	if got, want := o.Duration, o.End.Sub(o.Start).Seconds(); got < want-0.002 || got > want+0.002 {
 		t.Errorf("duration %.3fs, want end-start %.3fs", got, want)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,5 +73,55 @@ func TestHistoryListsOutagesOfEveryCircuit(t *testing.T) {
 	}
 	if p := inproc(t, dir, "history", "--since", "soon"); p.code != exitUsage {
 		t.Errorf("history --since soon: exit %d, want %d", p.code, exitUsage)
+	}
+}
+
+// Skipped runs save what the runs' own flags would have cost them, not the
+// config's defaults: eight skips of --attempts 1 runs whose command fails at
+// once saved nothing (the defaults' three attempts and waits said 24 s).
+func TestHistorySavedFollowsTheRunsFlags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	for range 3 {
+		if p := inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "false"); p.code != 1 {
+			t.Fatalf("run: exit %d: %s", p.code, p.stderr)
+		}
+	}
+	for range 8 {
+		if p := inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "true"); p.code != 75 {
+			t.Fatalf("run on the open circuit: exit %d: %s", p.code, p.stderr)
+		}
+	}
+	rows := historyJSON(t, dir)
+	if len(rows) != 1 || rows[0]["skips"] != 8.0 || rows[0]["saved_seconds"] != 0.0 {
+		t.Fatalf("history = %v, want 8 skips saving 0 s", rows)
+	}
+}
+
+// An event time that cannot be true is not believed, and one warning line
+// per circuit says so; the outage stays sane.
+func TestHistoryWarnsOfTimesBeyondBelief(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	for range 3 {
+		inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "false")
+	}
+	log := filepath.Join(dir, "events", "bridge.jsonl")
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"time":"0001-01-01T00:00:00Z","circuit":"bridge","kind":"failure","reason":"from a board without a clock"}` + "\n")
+	f.WriteString(`{"time":"1970-01-01T00:00:01Z","circuit":"bridge","kind":"failure","reason":"from a board without a clock"}` + "\n")
+	f.Close()
+	p := inproc(t, dir, "history", "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &rows); p.code != 0 || err != nil || len(rows) != 1 || rows[0]["duration_seconds"].(float64) > 60 {
+		t.Fatalf("history: exit %d, %v: %s", p.code, err, p.stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(p.stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "bridge") || !strings.Contains(lines[0], "before 2000") || !strings.Contains(lines[0], "events=2") {
+		t.Errorf("stderr = %q, want one warning naming bridge, its 2 events and why", p.stderr)
+	}
+	if p := inproc(t, dir, "history", "nas"); p.stderr != "" {
+		t.Errorf("history of another circuit warned: %q", p.stderr)
 	}
 }

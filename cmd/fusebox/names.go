@@ -30,6 +30,9 @@ func knownNames(ctx context.Context, cfg *config.Config, store fusebox.Store) (n
 // likely a typo, which would otherwise steer (or show) a circuit nobody
 // uses. hint says how to go on when the name is meant.
 func unknownName(ctx context.Context, cfg *config.Config, store fusebox.Store, name, hint string) error {
+	if slices.Contains(configuredNames(cfg), name) || held(ctx, store, name) {
+		return nil // known, without listing every circuit of the store
+	}
 	known, ok := knownNames(ctx, cfg, store)
 	if !ok || slices.Contains(known, name) {
 		return nil
@@ -42,6 +45,17 @@ func unknownName(ctx context.Context, cfg *config.Config, store fusebox.Store, n
 		msg += "; " + hint
 	}
 	return &usageError{msg: msg}
+}
+
+// held reports whether the store holds something of the circuit name: a
+// state that has ever changed, or counts. A circuit it holds nothing of may
+// still be listed (a damaged file, say): unknownName then asks Names.
+func held(ctx context.Context, store fusebox.Store, name string) bool {
+	if st, err := store.Load(ctx, name); err == nil && (st.Generation > 0 || st.ConsecutiveFailures > 0 || !st.UpdatedAt.IsZero() || !st.LastFailureAt.IsZero()) {
+		return true
+	}
+	c, err := store.Counts(ctx, name)
+	return err == nil && c != (fusebox.Counts{})
 }
 
 // completeNames completes a NAME argument with the circuits and chains of

@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 	"github.com/fusebox-hq/fusebox/redact"
@@ -42,13 +47,16 @@ func (a *app) newNotifier(cfg *config.Config, store fusebox.Store) *notifier {
 		return nil
 	}
 	return &notifier{
-		sender: notify.NewSender(cfg.Notify, store.Events, notify.WithLogger(a.logger), notify.WithSink(mqtt.ForRules)),
+		sender: notify.NewSender(cfg.Notify, store.Events, notify.WithLogger(a.logger), notify.WithSink(mqtt.SinkFor(mqtt.Fusebox(versionString())))),
 		redact: a.redactor,
 		bound:  bound + notifySlack,
 	}
 }
 
 func allRules(cfg *config.Config) []notify.Rules {
+	if cfg == nil {
+		return nil
+	}
 	rules := []notify.Rules{cfg.DefaultNotify}
 	for _, c := range cfg.Circuits {
 		rules = append(rules, c.Notify)
@@ -84,4 +92,90 @@ func (n *notifier) finish(circuits *fusebox.Circuits, names []string, err error)
 		}
 	}
 	circuits.Flush(ctx)
+}
+
+// daemonNotifier wires the daemon's notifications: its circuits hand their
+// transitions to a queue and go on (a caller never waits for a webhook),
+// it holds one MQTT connection per broker while it runs, and the rules are
+// those of the config being served, reloads included.
+type daemonNotifier struct {
+	cfg    atomic.Pointer[config.Config]
+	queue  *notify.Queue
+	pool   *mqtt.Pool
+	redact *redact.Redactor
+	logger *slog.Logger
+	closed sync.Once
+}
+
+// newDaemonNotifier returns the daemon's notifier; start connects it.
+func (a *app) newDaemonNotifier(cfg *config.Config, store fusebox.Store) *daemonNotifier {
+	d := &daemonNotifier{pool: mqtt.NewPool(mqtt.Fusebox(versionString()), a.logger), redact: a.redactor, logger: a.logger}
+	d.cfg.Store(cfg)
+	sender := notify.NewSender(d.rules, store.Events, notify.WithLogger(a.logger), notify.WithSink(d.pool.ForRules))
+	d.queue = notify.NewQueue(sender, 0)
+	return d
+}
+
+// start connects to the config's brokers: the daemon is online.
+func (d *daemonNotifier) start() { d.pool.Use(context.Background(), brokers(d.cfg.Load())) }
+
+func (d *daemonNotifier) rules(circuit string) notify.Rules { return d.cfg.Load().Notify(circuit) }
+
+// clientOptions has every circuit the daemon makes, health checks' and
+// reloads' included, queue its transitions: quick, on the call's goroutine.
+func (d *daemonNotifier) clientOptions() []httpcall.Option {
+	return []httpcall.Option{httpcall.WithSyncListener(d.queue.Listen)}
+}
+
+// ran is serve.Options.OnCall: a call that ran pings the heartbeats of the
+// name called, as a run does (one skipped on an open circuit pings none).
+func (d *daemonNotifier) ran(name string, err error) {
+	if errors.Is(err, fusebox.ErrOpen) {
+		return
+	}
+	msg := ""
+	if err != nil {
+		msg = d.redact.String(err.Error())
+	}
+	d.queue.Ran(name, err == nil, msg)
+}
+
+// reload has the notifications follow a config the daemon now serves.
+func (d *daemonNotifier) reload(cfg *config.Config) {
+	d.cfg.Store(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), notify.DefaultTimeout)
+	defer cancel()
+	d.pool.Use(ctx, brokers(cfg))
+}
+
+// close delivers what is queued, within the longest notify timeout, and
+// disconnects from the brokers; once.
+func (d *daemonNotifier) close() { d.closed.Do(d.flush) }
+
+func (d *daemonNotifier) flush() {
+	bound := notifySlack
+	for _, r := range allRules(d.cfg.Load()) {
+		bound = max(bound, r.TimeoutOrDefault()+notifySlack)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if dropped := d.queue.Close(ctx); dropped > 0 {
+		d.logger.Error("notifications not sent: the daemon stopped before they could be", "dropped", dropped)
+	}
+	// A disconnect asks each broker for the will (offline): a second is
+	// plenty on a live connection, and a dead one sends nothing anyway.
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	d.pool.Close(ctx)
+}
+
+// brokers lists the MQTT configs the rules of cfg name, once each.
+func brokers(cfg *config.Config) []notify.MQTT {
+	var out []notify.MQTT
+	for _, r := range allRules(cfg) {
+		if r.MQTT != nil && !slices.Contains(out, *r.MQTT) {
+			out = append(out, *r.MQTT)
+		}
+	}
+	return out
 }

@@ -24,35 +24,14 @@ import (
 func BenchmarkRunThatOpensACircuit(b *testing.B) {
 	ok := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer ok.Close()
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer hang.Close()
-	defer close(release)
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	hang := newHangingHook(b)
+	silent := silentBroker(b)
 
 	configs := []struct{ name, notify string }{
 		{"none", ""},
 		{"webhook", fmt.Sprintf("  notify: {timeout: 1s, webhooks: [{url: '%s'}]}\n", ok.URL)},
 		{"down-broker", fmt.Sprintf("  notify: {timeout: 1s, mqtt: {broker: 'tcp://127.0.0.1:%d'}}\n", testenv.FreePort(b))},
-		{"hanging", fmt.Sprintf("  notify: {timeout: 1s, webhooks: [{url: '%s'}], mqtt: {broker: 'tcp://%s'}}\n", hang.URL, silent.Addr())},
+		{"hanging", fmt.Sprintf("  notify: {timeout: 1s, webhooks: [{url: '%s'}], mqtt: {broker: 'tcp://%s'}}\n", hang.URL, silent)},
 	}
 	for _, c := range configs {
 		b.Run(c.name, func(b *testing.B) {
@@ -69,4 +48,33 @@ func BenchmarkRunThatOpensACircuit(b *testing.B) {
 			b.ReportMetric(float64(worst.Milliseconds()), "worst-ms")
 		})
 	}
+}
+
+// silentBroker listens on 127.0.0.1, accepts connections and never says a
+// word: a broker that hangs. It returns its address.
+func silentBroker(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
 }

@@ -112,15 +112,7 @@ func countChildren(t *testing.T, gate string) int {
 // A webhook that never answers and a broker that accepts and never speaks
 // hold the process at most the notify timeout after the call's output.
 func TestAHangingNotifierDoesNotHoldTheCallPastTheBound(t *testing.T) {
-	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer hang.Close()
-	defer close(release)
+	hang := newHangingHook(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	const timeout = time.Second

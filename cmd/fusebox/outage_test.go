@@ -25,6 +25,19 @@ var outagePolicy = []string{"--attempts", "2", "--backoff", "5ms", "--max-delay"
 // and skips print nothing by default.
 const outageLineBound = 2 * (2 + 1 + 1)
 
+// weatherForCurl serves the fake weather API on 127.0.0.1 until the test
+// ends, for curl: its path, the API to take down and bring up, and its URL.
+func weatherForCurl(t *testing.T) (curl string, api *fakeapis.Server, url string) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		testenv.Skip(t, "curl is not installed")
+	}
+	api = fakeapis.New("key", "token")
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	return curl, api, srv.URL + "/weather"
+}
+
 // TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines drives an outage as
 // cron sees one: waves of jobs (two `call`, two `run -- curl`), the
 // upstream down for several probes of each circuit, then up again until
@@ -32,19 +45,12 @@ const outageLineBound = 2 * (2 + 1 + 1)
 // within outageLineBound, and a success, at the first attempt or after a
 // retry, prints nothing.
 func TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		testenv.Skip(t, "curl is not installed")
-	}
-	api := fakeapis.New("key", "token")
-	srv := httptest.NewServer(api)
-	defer srv.Close()
-	url := srv.URL + "/weather"
+	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()
 	job := map[string][]string{
 		"call": append(append([]string{"call", "--url", url}, outagePolicy...), "weather-api"),
-		// curl -s: its own error lines would pass through, as any command's
-		// stderr does; the bound is on what fusebox prints.
+		// curl -s: it writes no error lines, so the bound is on what fusebox
+		// prints (TestRunCronOutageMailsFromAtMostThreeRuns counts curl's).
 		"run": runArgs("weather-cmd", outagePolicy, curl, "-fs", url),
 	}
 

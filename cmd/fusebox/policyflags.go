@@ -48,7 +48,7 @@ func addPolicyFlags(fs *pflag.FlagSet) *policyFlags {
 	fs.Var(durationValue{&r.Timeout}, "timeout", "per attempt; then SIGTERM, and SIGKILL 1s later (default 10s)")
 	fs.Var(durationValue{&r.Deadline}, "deadline", "for the whole call, waits included (default 60s)")
 	fs.IntVar(&b.TripAfter, "trip-after", 0, "consecutive failed attempts that open the circuit (default 3)")
-	fs.Var(durationValue{&b.OpenFor}, "open-for", "first open period (default 30s)")
+	fs.Var(openForValue{b}, "open-for", "first open period, or auto to learn it from the circuit's outages (default 30s)")
 	fs.Var(durationValue{&b.OpenMax}, "open-max", "longest open period after failed probes (default 5m)")
 	return pf
 }
@@ -68,7 +68,7 @@ func (pf *policyFlags) apply(p fusebox.Policy) fusebox.Policy {
 	set("timeout", func() { r.Timeout = pf.p.Retry.Timeout })
 	set("deadline", func() { r.Deadline = pf.p.Retry.Deadline })
 	set("trip-after", func() { b.TripAfter = pf.p.Breaker.TripAfter })
-	set("open-for", func() { b.OpenFor = pf.p.Breaker.OpenFor })
+	set("open-for", func() { b.OpenFor, b.LearnOpenFor = pf.p.Breaker.OpenFor, pf.p.Breaker.LearnOpenFor })
 	set("open-max", func() { b.OpenMax = pf.p.Breaker.OpenMax })
 	if pf.fs.Changed("open-for") && !pf.fs.Changed("open-max") && b.OpenMax != 0 && b.OpenMax < b.OpenFor {
 		b.OpenMax = b.OpenFor
@@ -104,6 +104,29 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// openForValue is --open-for: a duration, or auto (fusebox.BreakerPolicy's
+// LearnOpenFor).
+type openForValue struct{ b *fusebox.BreakerPolicy }
+
+func (v openForValue) String() string {
+	if v.b == nil {
+		return ""
+	}
+	if v.b.LearnOpenFor {
+		return "auto"
+	}
+	return durationValue{&v.b.OpenFor}.String()
+}
+func (v openForValue) Set(s string) error {
+	if s == "auto" {
+		v.b.OpenFor, v.b.LearnOpenFor = 0, true
+		return nil
+	}
+	v.b.LearnOpenFor = false
+	return durationValue{&v.b.OpenFor}.Set(s)
+}
+func (openForValue) Type() string { return "duration|auto" }
 
 type jitterValue struct{ j *fusebox.Jitter }
 

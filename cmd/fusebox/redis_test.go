@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -15,31 +17,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fusebox-hq/fusebox/failopen"
+	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/redis"
 )
 
 // host is one machine sharing circuits through Redis: a local state dir of
 // its own (its fallback), under a HOME of its own.
 type host struct {
-	local string // the state dir fusebox falls back to: $HOME/.local/state/fusebox
+	state string // FUSEBOX_STATE_DIR: the redis:// URL
+	local string // the local state dir, of the replica: $STATE_DIRECTORY
 	env   []string
 }
 
-// newHost is a host on srv with a wide budget: on a machine as loaded as CI's,
-// a command can miss the default 50 ms and fall back, which only the tests
-// of the budget itself want.
-func newHost(t *testing.T, srv *redistest.Server) host { return newHostAt(t, wide(srv)) }
-
-func wide(srv *redistest.Server) string {
-	return srv.URL() + "?dial_timeout=10s&read_timeout=10s&write_timeout=10s"
-}
+// newHost is a host on srv at the default bound, which a busy machine
+// must not miss: slow is not down.
+func newHost(t *testing.T, srv *redistest.Server) host { return newHostAt(t, srv.URL()) }
 
 // newHostAt is a host with state at url. Its local dir is given as
 // $STATE_DIRECTORY: the tests may run as root, whose default is /var/lib.
-func newHostAt(t *testing.T, url string) host {
+func newHostAt(t testing.TB, url string) host {
 	home := t.TempDir()
 	local := filepath.Join(home, "local-state")
-	return host{local: local, env: []string{"HOME=" + home, "STATE_DIRECTORY=" + local, "FUSEBOX_STATE_DIR=" + url}}
+	return host{state: url, local: local, env: []string{"HOME=" + home, "STATE_DIRECTORY=" + local, "FUSEBOX_STATE_DIR=" + url}}
 }
 
 // fb runs the fusebox binary on h.
@@ -66,11 +67,20 @@ func statusOfEnv(t *testing.T, stateDir string, env []string, name string) map[s
 	return decodeRow(t, p.stdout)
 }
 
+// neverFellBack checks that no process of h found Redis unavailable: its
+// availability circuit, in the local state dir, never recorded a failure.
 func (h host) neverFellBack(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(h.local); err == nil {
-		t.Errorf("host fell back to its local state dir %s", h.local)
+	if b, err := os.ReadFile(filepath.Join(h.local, failopen.HealthDir, "events", "primary.jsonl")); err == nil {
+		t.Errorf("host %s found Redis unavailable and used its local replica:\n%s", h.local, b)
 	}
+}
+
+// availability is the state of h's availability circuit of Redis.
+func (h host) availability(t *testing.T) string {
+	t.Helper()
+	st, _ := statusOfEnv(t, filepath.Join(h.local, failopen.HealthDir), nil, "primary")["state"].(string)
+	return st
 }
 
 func TestRedisAFailureOnOneHostTripsTheCircuitForTheOther(t *testing.T) {
@@ -97,13 +107,8 @@ func TestRedisAFailureOnOneHostTripsTheCircuitForTheOther(t *testing.T) {
 
 func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 	srv := redistest.Start(t)
-	// 20 processes starting at once on 2 shared cores can wait longer than
-	// the default 50 ms for the CPU, and a run whose Redis budget is spent
-	// falls back to its host's local dir, where the circuit is closed. That
-	// is the fallback working; this test checks the probe lease, so it
-	// widens the budget in the URL.
 	hosts := []host{newHost(t, srv), newHost(t, srv)}
-	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m"}
+	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m", "--deadline", "2m"}
 	if p := hosts[0].fb(t, runArgs("bridge", policy, "false")...); p.code != 1 {
 		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
 	}
@@ -125,17 +130,35 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 
 // Every process blocks on one pipe until all have started, so that they all
 // record their outcome at once: half succeed, half fail, over two hosts.
+// Starting 200 processes on a busy 2-core machine takes many seconds, which
+// the first ones spend waiting on the pipe: their --timeout is long, so that
+// a slow start is not taken for a failure (and so is their --deadline).
 func TestRedisTwoHundredProcessesOverTwoHostsLoseNoCount(t *testing.T) {
 	srv := redistest.Start(t)
-	// 200 processes starting at once on 2 shared cores wait far longer than
-	// the default 50 ms budget for the CPU: what this test checks is that no
-	// count is lost, so it widens the budget the way a user of a busy host
-	// would, in the URL.
-	hosts := []host{newHost(t, srv), newHost(t, srv)}
 	n := 200
 	if testing.Short() {
 		n = 40
 	}
+	got := twoHundred(t, []host{newHostAt(t, srv.URL()), newHostAt(t, srv.URL())}, "shared", n)
+	if got.timedOut > 0 || got.fellBack > 0 || got.lost != 0 {
+		t.Errorf("%d processes over two hosts at the default bound: %d timed out before all had started, %d recorded their outcome on their host's replica instead of Redis (%d warned), %d outcomes lost",
+			n, got.timedOut, got.fellBack, got.warned, got.lost)
+	}
+}
+
+// contention is what twoHundred saw.
+type contention struct {
+	wall            time.Duration
+	timedOut, wrong int // processes that hit --timeout, or exited otherwise wrong
+	warned          int // processes that warned that Redis was unreachable
+	fellBack        int // outcomes recorded on a host's replica instead of Redis
+	lost            int // outcomes neither in the store nor on a replica
+}
+
+// twoHundred runs n processes of circuit name over hosts, released together
+// once all have started, half failing (exit 3) and half succeeding, and
+// reads the counts back with fusebox status on the first host.
+func twoHundred(t testing.TB, hosts []host, name string, n int) contention {
 	ready := t.TempDir()
 	barrier, release, err := os.Pipe()
 	if err != nil {
@@ -143,37 +166,84 @@ func TestRedisTwoHundredProcessesOverTwoHostsLoseNoCount(t *testing.T) {
 	}
 	defer barrier.Close()
 	defer release.Close()
-	policy := []string{"--attempts", "1", "--trip-after", "100000"}
+	policy := []string{"--attempts", "1", "--trip-after", "100000", "--timeout", "10m", "--deadline", "10m"}
 	cmds := make([]*exec.Cmd, n)
 	stderr := make([]bytes.Buffer, n)
 	for i := range cmds {
 		code := fmt.Sprint(3 * (i % 2))
-		cmd := hosts[i%2].cmd(runArgs("shared", policy, "sh", "-c", `touch "$1"; cat; exit $2`, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
+		cmd := hosts[i%len(hosts)].cmd(runArgs(name, policy, "sh", "-c", `touch "$1"; cat; exit $2`, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
 		cmd.Stdin, cmd.Stderr = barrier, &stderr[i]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		cmds[i] = cmd
 	}
-	waitFor(t, "every command to start", func() bool {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
 		entries, _ := os.ReadDir(ready)
-		return len(entries) == n
-	})
+		if len(entries) == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d processes started their command in 10 minutes", len(entries), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
 	release.Close()
+	var c contention
 	for i, cmd := range cmds {
-		err := cmd.Wait()
-		want := 3 * (i % 2)
-		if got := cmd.ProcessState.ExitCode(); got != want {
-			t.Errorf("process %d: exit %d (%v), want %d:\n%s", i, got, err, want, stderr[i].String())
+		cmd.Wait()
+		switch code := cmd.ProcessState.ExitCode(); {
+		case code == 124:
+			if c.timedOut++; c.timedOut <= 3 {
+				t.Logf("process %d timed out:\n%s", i, stderr[i].String())
+			}
+		case code != 3*(i%2):
+			c.wrong++
+			t.Errorf("process %d: exit %d, want %d:\n%s", i, code, 3*(i%2), stderr[i].String())
 		}
 		if strings.Contains(stderr[i].String(), "unreachable") {
-			t.Errorf("process %d fell back: %s", i, stderr[i].String())
+			if c.warned++; c.warned <= 3 {
+				t.Logf("process %d warned:\n%s", i, stderr[i].String())
+			}
 		}
 	}
-	st := hosts[0].status(t, "shared")
-	if st["total_successes"] != float64(n/2) || st["total_failures"] != float64(n/2) || st["consecutive_failures"] == nil {
-		t.Errorf("status after %d processes: %v; want %d successes and %d failures", n, st, n/2, n/2)
+	c.wall = time.Since(start)
+	// Read by a new host, whose availability circuit is closed: the store
+	// itself, not a replica standing in for it.
+	got := outcomes(t, newHostAt(t, hosts[0].state), name)
+	for _, h := range hosts {
+		if !redis.IsURL(h.state) {
+			continue
+		}
+		replica, err := file.Open(h.local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := replica.Counts(context.Background(), name)
+		replica.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.fellBack += int(rc.Successes + rc.Failures)
 	}
+	c.lost = n - got - c.fellBack
+	return c
+}
+
+// outcomes is the successes and failures of circuit name that fusebox
+// status shows on h.
+func outcomes(t testing.TB, h host, name string) int {
+	out, err := h.cmd("status", "--json", name).Output()
+	var rows []struct {
+		Successes int `json:"total_successes"`
+		Failures  int `json:"total_failures"`
+	}
+	if err != nil || json.Unmarshal(out, &rows) != nil || len(rows) != 1 {
+		t.Fatalf("status of %s on %s: %v: %s", name, h.state, err, out)
+	}
+	return rows[0].Successes + rows[0].Failures
 }
 
 func TestRedisDownTheCallRunsWithOneWarningAndNoPassword(t *testing.T) {
@@ -219,40 +289,60 @@ func TestRedisStateInTheConfigIsShownWithoutItsPassword(t *testing.T) {
 	}
 }
 
+// A trip held in Redis stays in force while Redis is down (from the host's
+// replica, after one warning) and after it restarts empty (restored from the
+// replica): the maintenance window is kept either way.
 func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv)
 	if p := h.fb(t, "trip", "--new", "nas"); p.code != 0 || strings.Contains(p.stderr, "unreachable") {
 		t.Fatalf("trip: exit %d:\n%s", p.code, p.stderr)
 	}
+	ran := filepath.Join(t.TempDir(), "ran")
 	srv.Kill()
-	if p := h.fb(t, runArgs("nas", fastPolicy, "true")...); p.code != 0 || countLines(p.stderr, "unreachable") != 1 {
-		t.Errorf("with Redis killed: exit %d:\n%s\nwant the call run with one warning", p.code, p.stderr)
+	if p := h.fb(t, runArgs("nas", fastPolicy, "touch", ran)...); p.code != exitOpen || countLines(p.stderr, "unreachable") != 1 {
+		t.Errorf("with Redis killed: exit %d:\n%s\nwant the trip kept (75) with one warning", p.code, p.stderr)
+	}
+	if p := h.fb(t, runArgs("nas", fastPolicy, "touch", ran)...); p.code != exitOpen || p.stderr != "" {
+		t.Errorf("again with Redis killed: exit %d:\n%s\nwant the trip kept (75), quietly: the host warned already", p.code, p.stderr)
 	}
 	srv.Restart()
-	if p := h.fb(t, runArgs("nas", fastPolicy, "true")...); p.code != 0 || p.stderr != "" {
-		t.Errorf("on Redis restarted empty: exit %d:\n%s\nwant the call run quietly (the trip was lost with Redis)", p.code, p.stderr)
+	waitFor(t, "the availability circuit of Redis to be due for a probe", func() bool { return h.availability(t) == "half_open" })
+	p := h.fb(t, runArgs("nas", fastPolicy, "touch", ran)...)
+	if p.code != exitOpen || countLines(p.stderr, "back") != 1 || countLines(p.stderr, "") > 2 {
+		t.Errorf("on Redis restarted empty: exit %d:\n%s\nwant the trip restored from the replica (75), with one notice that Redis is back", p.code, p.stderr)
 	}
-	if st := h.status(t, "nas"); st["state"] != "closed" || st["total_successes"] != float64(1) {
-		t.Errorf("status on Redis restarted empty: %v; want closed with the 1 success since", st)
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("a circuit tripped until reset ran its command")
+	}
+	if st := h.status(t, "nas"); st["state"] != "forced_open" || st["skipped"] != float64(3) {
+		t.Errorf("status on Redis restarted empty: %v; want forced open with the 3 skips merged", st)
 	}
 }
 
-// A generous bound: the budget is 150 ms a command and the fast path hands
-// its failure on, so a run waits on Redis about once; one that waited for a
-// paused Redis would take the whole pause.
-func TestRedisPausedTheRunWaitsOnlyItsBudget(t *testing.T) {
+// A paused Redis: each run gives up at the bound (2s) instead of waiting
+// for the pause to end, the third in a row opens the availability circuit
+// with the host's one warning, and the next runs go straight to the replica.
+func TestRedisPausedTheRunWaitsOnlyItsBound(t *testing.T) {
+	const pause = 60 * time.Second
 	srv := redistest.Start(t)
-	h := newHostAt(t, srv.URL()) // the default budget
-	if got := srv.Do("CLIENT", "PAUSE", "5000", "ALL"); got != "+OK" {
+	h := newHostAt(t, srv.URL()) // the default bound
+	if got := srv.Do("CLIENT", "PAUSE", strconv.FormatInt(pause.Milliseconds(), 10), "ALL"); got != "+OK" {
 		t.Fatalf("CLIENT PAUSE = %s", got)
 	}
-	p := h.fb(t, runArgs("api", fastPolicy, "true")...)
-	if p.code != 0 || countLines(p.stderr, "unreachable") != 1 {
-		t.Errorf("exit %d:\n%s\nwant the call run with one warning", p.code, p.stderr)
+	warnings := 0
+	for i := range 4 {
+		p := h.fb(t, runArgs("api", fastPolicy, "true")...)
+		warnings += countLines(p.stderr, "unreachable")
+		if p.code != 0 || countLines(p.stderr, "") != countLines(p.stderr, "unreachable")+1 {
+			t.Errorf("run %d: exit %d:\n%s\nwant the call run, at most the warning logged", i, p.code, p.stderr)
+		}
+		if p.took > pause/4 {
+			t.Errorf("run %d took %s on a Redis paused for %s; want it to give up at its bound", i, p.took, pause)
+		}
 	}
-	if p.took > 2500*time.Millisecond {
-		t.Errorf("the run took %s on a Redis paused for 5s; want it to give up within its budget", p.took)
+	if warnings != 1 {
+		t.Errorf("%d warnings over four runs on a paused Redis, want 1", warnings)
 	}
 }
 
@@ -335,5 +425,28 @@ func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
 	}
 	if st := h.status(t, "api"); st["total_successes"] != float64(1) {
 		t.Errorf("status %v, want the success counted", st)
+	}
+}
+
+// With Redis down, the commands that report on the store say which one they
+// used: gc names the local replica it collected, and
+// fusebox_state_store_up is 0.
+func TestRedisDownGCAndStoreUpSayTheReplicaStandsIn(t *testing.T) {
+	h := newHostAt(t, "redis://127.0.0.1:1/0") // nothing listens on port 1
+	p := h.fb(t, "gc")
+	if p.code != 0 || !strings.Contains(p.stdout, "in the local replica "+h.local+" (the shared state store is unreachable)") {
+		t.Errorf("gc with Redis down: exit %d:\n%s%s\nwant it to say it collected the local replica", p.code, p.stdout, p.stderr)
+	}
+	p = h.fb(t, "status", "--format", "prometheus")
+	if p.code != 0 || !strings.Contains(p.stdout, "\nfusebox_state_store_up 0\n") {
+		t.Errorf("status --format prometheus with Redis down: exit %d:\n%s%s\nwant fusebox_state_store_up 0", p.code, p.stdout, p.stderr)
+	}
+	srv := redistest.Start(t)
+	up := newHost(t, srv)
+	if p := up.fb(t, "status", "--format", "prometheus"); p.code != 0 || !strings.Contains(p.stdout, "\nfusebox_state_store_up 1\n") {
+		t.Errorf("status --format prometheus with Redis up: exit %d:\n%s%s\nwant fusebox_state_store_up 1", p.code, p.stdout, p.stderr)
+	}
+	if p := up.fb(t, "gc"); p.code != 0 || strings.Contains(p.stdout, "replica") {
+		t.Errorf("gc with Redis up: exit %d:\n%s%s\nwant it run on Redis", p.code, p.stdout, p.stderr)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/command"
@@ -35,13 +37,19 @@ skip it at once (exit 75, nothing run) while the circuit is open.
 
 COMMAND is executed directly, never through a shell, in its own process group.
 Only the stdout of the attempt that ends the call is printed (a retried
-command never prints twice); --stream passes every attempt's stdout through
-as it comes. stderr passes through. Only the first attempt gets stdin.
+command never prints twice). The command's stderr is held too and printed
+once the run knows it is news: a success prints its final attempt's stderr;
+a failure that opens the circuit, or fails while it stays closed, prints
+every attempt's; a failure while the circuit is open (a failed probe, or a
+run another's failure overtook) prints none. When stderr is a terminal it
+passes through as it comes; --stream passes every attempt's stdout and
+stderr through as they come. Only the first attempt gets stdin.
 
-A run that succeeds (also after retries) or is skipped prints nothing on
-stderr, so cron sends no mail; a run that finally fails prints one line with
-its reason, and the run that opens or closes the circuit says so. -v logs
-every attempt, wait and skip.
+A run that succeeds (also after retries) or is skipped prints nothing of
+fusebox's own on stderr, so cron sends no mail; a run that finally fails
+prints one line with its reason, unless its circuit is open (the outage was
+told), and the run that opens or closes the circuit says so. -v logs every
+attempt, wait and skip.
 
 Exit status: 0 success; the command's own status when every attempt failed;
 124 the last attempt hit --timeout; 126/127 the command cannot be run or was
@@ -101,7 +109,7 @@ func addRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.SetInterspersed(false) // everything after NAME belongs to the command
 	o.policy = addPolicyFlags(fs)
 	fs.Var(&o.exits, "retry-on-exit", "exit `CODES` worth retrying, like 1,75 or 1-3 (default: any non-zero)")
-	fs.BoolVar(&o.stream, "stream", false, "pass every attempt's stdout through as it comes")
+	fs.BoolVar(&o.stream, "stream", false, "pass every attempt's stdout and stderr through as they come")
 	fs.IntVar(&o.skipExit, "skip-exit", exitOpen, "exit `STATUS` of a run skipped because the circuit is open, for a command whose own 75 means something")
 }
 
@@ -146,7 +154,10 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	}
 	err = command.Run(ctx, circuits, o.name, command.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
-		Stream: o.stream, RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
+		Stream: o.stream, StderrLive: isTerminal(a.stderrFile), Trouble: func(err error) {
+			a.logger.Error("cannot hold the command's output; passing it through as it comes", "circuit", o.name, "err", err)
+		},
+		RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
 	})
 	logFailed(a, o.name, err)
 	n.finish(circuits, []string{o.name}, err) // the command's output is written
@@ -171,15 +182,16 @@ func skipped(o *runOptions, cfg *config.Config, name string, err error) error {
 
 // logFailed logs the one line a run that finally failed prints by default,
 // with its reason. A success, a skip (exit 75 says it) and an interrupt
-// print nothing here, and a failed probe of an open circuit only with -v:
-// the outage was told when the circuit opened.
+// print nothing here, and a failure while the circuit is open (a failed
+// probe, or a run another's failure overtook) only with -v: the outage was
+// told when the circuit opened.
 func logFailed(a *app, name string, err error) {
 	var ee *fusebox.ExhaustedError
 	if !errors.As(err, &ee) {
 		return
 	}
 	level := slog.LevelWarn
-	if ee.Reopened {
+	if ee.Told() {
 		level = slog.LevelInfo
 	}
 	a.logger.Log(context.Background(), level, "failed", "circuit", name, "reason", ee.Describe(""))
@@ -202,4 +214,14 @@ func logConfigFallback(a *app, cfe *configError) {
 	// yet: the credential patterns would only garble "!secret NAME" here.
 	plain := logging.New(a.stderr, a.log, nil, logging.JournalStream(a.getenv, a.stderrFile))
 	plain.Error("config not used: running under the built-in defaults and the flags given, circuit protection on", args...)
+}
+
+// isTerminal reports whether f is a terminal: a person is watching, and
+// the command's stderr passes through as it comes.
+func isTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -36,7 +38,8 @@ callers, and the other way round.
                                    body (or its extract: as JSON), with
                                    X-Fusebox-Source, X-Fusebox-Attempts and, when
                                    stale, X-Fusebox-Stale-Age; 503 with a JSON
-                                   error and Retry-After when nothing answers
+                                   error and Retry-After when nothing answers;
+                                   POST only when what it sends is unsafe
   GET      /api/circuits           the 'fusebox status --json' document
   POST     /api/circuits/NAME/trip force a circuit open (?for=10m)
   POST     /api/circuits/NAME/reset
@@ -54,9 +57,12 @@ send as "Authorization: Bearer TOKEN". Requests must name this daemon in their
 Host header: the listen address, or a name given with --host. It calls only the
 config's URLs: it is not a proxy.
 
+It notifies about the transitions it makes (notify: in the config) in the
+background, and holds one connection to each MQTT broker while it runs.
+
 SIGHUP reloads the config (a bad one is reported and the old one kept);
-SIGTERM stops taking requests and lets those in flight finish within their
-deadlines.`,
+SIGTERM stops taking requests, lets those in flight finish within their
+deadlines, and delivers the notifications queued within their timeout.`,
 		Example: `  fusebox serve
   curl -s http://127.0.0.1:8417/call/weather
   fusebox serve --listen 0.0.0.0:8417 --token-file /etc/fusebox/token --host nas.lan`,
@@ -97,9 +103,12 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 	}
 	host, _, _ := net.SplitHostPort(o.listen)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	n := a.newDaemonNotifier(cfg, store)
+	defer n.close() // on SIGTERM, after the calls in flight: their transitions are queued
 	srv, err := serve.New(cfg.Targets(), serve.Options{
 		Listen: net.JoinHostPort(host, port), Hosts: o.hosts, Token: token,
 		Store: store, Clock: a.clock, Logger: a.logger, Redactor: a.redactor,
+		ClientOptions: n.clientOptions(), OnCall: n.ran,
 	})
 	if err != nil {
 		ln.Close()
@@ -108,6 +117,13 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 		}
 		return &configError{err: err}
 	}
+
+	n.start()
+	// What net/http's transport says through the standard logger (an
+	// upstream's unsolicited answer, dropped with its connection) is the
+	// daemon's to log, at WARN: a long-running process may redirect it.
+	log.SetFlags(0)
+	log.SetOutput(slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn).Writer())
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -120,7 +136,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				a.reloadServe(srv)
+				a.reloadServe(srv, n)
 			}
 		}
 	}()
@@ -128,13 +144,14 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 	// default log shows (a cron run stays silent; a daemon starts rarely).
 	a.logger.Log(ctx, fusebox.LevelNotice, fmt.Sprintf("serving on http://%s", ln.Addr()), "addr", ln.Addr().String())
 	err = srv.Serve(ctx, ln)
+	n.close()
 	a.logger.Log(context.Background(), fusebox.LevelNotice, "stopped")
 	return err
 }
 
 // reloadServe reads the config again and serves it, or says why not and
 // keeps serving the old one.
-func (a *app) reloadServe(srv *serve.Server) {
+func (a *app) reloadServe(srv *serve.Server, n *daemonNotifier) {
 	cfg, err := readConfig(a.configFlag, a.getenv, a.home, "")
 	if err == nil {
 		err = srv.Reload(cfg.Targets())
@@ -143,5 +160,6 @@ func (a *app) reloadServe(srv *serve.Server) {
 		a.logger.Error("config not reloaded; still serving the old one: "+a.redactor.Secrets(err.Error()), "reload", "failed")
 		return
 	}
+	n.reload(cfg)
 	a.logger.Log(context.Background(), fusebox.LevelNotice, "config reloaded", "reload", "ok", "endpoints", len(cfg.Targets().Endpoints))
 }

@@ -34,7 +34,7 @@ var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
 // startServe runs `fusebox serve --listen 127.0.0.1:0` with the config at
 // cfgPath and state in stateDir, and waits until it listens. It is killed
 // when the test ends, if it is still running.
-func startServe(t *testing.T, stateDir, cfgPath string, args ...string) *daemonProc {
+func startServe(t testing.TB, stateDir, cfgPath string, args ...string) *daemonProc {
 	t.Helper()
 	cmd := fbCmd(stateDir, []string{"FUSEBOX_CONFIG=" + cfgPath}, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	pipe, err := cmd.StderrPipe()
@@ -80,7 +80,7 @@ func startServe(t *testing.T, stateDir, cfgPath string, args ...string) *daemonP
 	return d
 }
 
-func (d *daemonProc) get(t *testing.T, path string) (int, http.Header, string) {
+func (d *daemonProc) get(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
 	resp, err := http.Get("http://" + d.addr + path)
 	if err != nil {
@@ -91,14 +91,14 @@ func (d *daemonProc) get(t *testing.T, path string) (int, http.Header, string) {
 	return resp.StatusCode, resp.Header, string(b)
 }
 
-func (d *daemonProc) signal(t *testing.T, s os.Signal) {
+func (d *daemonProc) signal(t testing.TB, s os.Signal) {
 	t.Helper()
 	if err := d.cmd.Process.Signal(s); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (d *daemonProc) wait(t *testing.T) int {
+func (d *daemonProc) wait(t testing.TB) int {
 	t.Helper()
 	select {
 	case <-d.exited:
@@ -116,7 +116,7 @@ type flaky struct {
 	down atomic.Bool
 }
 
-func newFlaky(t *testing.T) *flaky {
+func newFlaky(t testing.TB) *flaky {
 	f := &flaky{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.hits.Add(1)
@@ -130,7 +130,7 @@ func newFlaky(t *testing.T) *flaky {
 	return f
 }
 
-func writeConfigPath(t *testing.T, dir, text string) string {
+func writeConfigPath(t testing.TB, dir, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/failopen"
+	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -36,12 +37,15 @@ last_success_at, total_failures, total_successes and skipped; times are RFC
 answer_stored_at.
 
 --format prometheus writes the Prometheus text format, for node_exporter's
-textfile collector: fusebox_circuitbreaker_state{name,state} (1 for the
-circuit's state, 0 for the others), fusebox_calls_total,
-fusebox_successes_total, fusebox_failures_total, fusebox_skips_total,
-fusebox_consecutive_failures, fusebox_last_success_timestamp_seconds,
+textfile collector: the state store's families that 'fusebox serve' serves
+on /metrics too, with the same names and types: fusebox_state_store_up,
+fusebox_circuitbreaker_state{name,state} (1 for the circuit's state, 0 for
+the others), fusebox_attempts_total, fusebox_successes_total,
+fusebox_failures_total, fusebox_skips_total, fusebox_consecutive_failures,
+fusebox_last_success_timestamp_seconds,
 fusebox_last_failure_timestamp_seconds and
-fusebox_circuitbreaker_open_until_timestamp_seconds, labelled name.
+fusebox_circuitbreaker_open_until_timestamp_seconds, labelled name
+(fusebox_calls_total, the first name of fusebox_attempts_total, is kept).
 --output FILE replaces FILE atomically (a reader never sees half of it).`,
 		Example: `  fusebox status --format prometheus --output /var/lib/node_exporter/textfile/fusebox.prom`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -110,7 +114,7 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(rows)
 		case "prometheus":
-			return status.WritePrometheus(w, rows)
+			return metrics.Write(w, metrics.Circuits(rows, failopen.Down(store) == nil))
 		}
 		return status.WriteTable(w, rows, now.Wall)
 	}

@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 func TestStatusWritesANodeExporterTextfile(t *testing.T) {
@@ -40,7 +44,7 @@ func TestStatusWritesANodeExporterTextfile(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
-	if p := inproc(t, state, "status", "--format", "prometheus"); !strings.Contains(p.stdout, "# TYPE fusebox_calls_total counter") {
+	if p := inproc(t, state, "status", "--format", "prometheus"); !strings.Contains(p.stdout, "# TYPE fusebox_attempts_total counter") {
 		t.Errorf("to stdout:\n%s", p.stdout)
 	}
 	for _, args := range [][]string{{"--format", "yaml"}, {"--json", "--format", "prometheus"}} {
@@ -51,4 +55,71 @@ func TestStatusWritesANodeExporterTextfile(t *testing.T) {
 	if p := inproc(t, state, "status", "--output", filepath.Join(dir, "no", "such", "dir", "f")); p.code == 0 {
 		t.Error("writing into a missing dir succeeded")
 	}
+}
+
+// status --format prometheus and the daemon's /metrics, on one state dir,
+// give every family they share the same name, type, labels and values, so
+// that one dashboard reads either.
+func TestStatusAndTheDaemonWriteTheSameFamilies(t *testing.T) {
+	up := newFlaky(t)
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	cfg := writeConfigPath(t, base, oneEndpointConfig("api", up.URL))
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	inprocEnv(t, state, env, "call", "api")
+	up.down.Store(true)
+	inprocEnv(t, state, env, "call", "api") // opens the circuit
+	inproc(t, state, "run", "nas", "--", "true")
+
+	d := startServe(t, state, cfg)
+	_, _, scraped := d.get(t, "/metrics")
+	p := inprocEnv(t, state, env, "status", "--format", "prometheus")
+	if p.code != 0 {
+		t.Fatalf("status --format prometheus: exit %d: %s", p.code, p.stderr)
+	}
+	parse := func(what, text string) map[string]*dto.MetricFamily {
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+		if err != nil {
+			t.Fatalf("%s is not the text format: %v\n%s", what, err, text)
+		}
+		return fams
+	}
+	daemon, cli := parse("/metrics", scraped), parse("status --format prometheus", p.stdout)
+	for name, f := range cli {
+		g, ok := daemon[name]
+		if !ok {
+			t.Errorf("%s is in status --format prometheus and not in /metrics", name)
+			continue
+		}
+		if f.GetType() != g.GetType() {
+			t.Errorf("%s: a %s in status, a %s in /metrics", name, f.GetType(), g.GetType())
+		}
+		if a, b := samples(f), samples(g); a != b {
+			t.Errorf("%s differs:\nstatus:   %s\n/metrics: %s", name, a, b)
+		}
+	}
+	for _, name := range []string{"fusebox_attempts_total", "fusebox_circuitbreaker_state", "fusebox_state_store_up", "fusebox_last_success_timestamp_seconds"} {
+		if cli[name] == nil {
+			t.Errorf("status --format prometheus lacks %s", name)
+		}
+	}
+}
+
+// samples writes a family's samples one per line, labels sorted.
+func samples(f *dto.MetricFamily) string {
+	var b strings.Builder
+	for _, m := range f.Metric {
+		for _, l := range m.Label {
+			b.WriteString(l.GetName() + "=" + l.GetValue() + ",")
+		}
+		switch {
+		case m.Counter != nil:
+			b.WriteString(" " + model.SampleValue(m.Counter.GetValue()).String())
+		case m.Gauge != nil:
+			b.WriteString(" " + model.SampleValue(m.Gauge.GetValue()).String())
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
 }

@@ -16,6 +16,13 @@ import (
 // the test skips through Skip.
 func Mosquitto(t testing.TB) string {
 	t.Helper()
+	return MosquittoOn(t, FreePort(t))
+}
+
+// MosquittoOn is Mosquitto on the given port of 127.0.0.1: one a client
+// was told of before the broker runs.
+func MosquittoOn(t testing.TB, port int) string {
+	t.Helper()
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr != nil {
@@ -23,7 +30,6 @@ func Mosquitto(t testing.TB) string {
 		}
 		bin = "/usr/sbin/mosquitto"
 	}
-	port := FreePort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "mosquitto.conf")
 	text := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)

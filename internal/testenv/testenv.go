@@ -62,3 +62,24 @@ func FuseboxCmd(bin, stateDir string, env []string, args ...string) *exec.Cmd {
 	}, env...)
 	return cmd
 }
+
+// MountTmpfs mounts a tmpfs with opts (as mount -o takes them: "size=1m",
+// "ro,size=1m,mode=0700") on dir until the test ends; a machine where that
+// is impossible (not root, no CAP_SYS_ADMIN) skips loudly.
+func MountTmpfs(t testing.TB, dir, opts string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Skip(t, "mounting a tmpfs needs root")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
+		Skip(t, "cannot mount a tmpfs (-o %s) here: %v %s", opts, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+}

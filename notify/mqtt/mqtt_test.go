@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,80 +21,32 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// subscriber is a client of the broker that keeps the last message of each
-// topic it hears.
-type subscriber struct {
-	mu     sync.Mutex
-	msgs   map[string]*paho.Publish
-	got    chan struct{}
-	client *paho.Client
-}
-
-func subscribe(t *testing.T, addr, filter string) *subscriber {
-	t.Helper()
-	s := &subscriber{msgs: map[string]*paho.Publish{}, got: make(chan struct{}, 100)}
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.client = paho.NewClient(paho.ClientConfig{Conn: conn, OnPublishReceived: []func(paho.PublishReceived) (bool, error){
-		func(r paho.PublishReceived) (bool, error) {
-			s.mu.Lock()
-			s.msgs[r.Packet.Topic] = r.Packet
-			s.mu.Unlock()
-			s.got <- struct{}{}
-			return true, nil
-		},
-	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := s.client.Connect(ctx, &paho.Connect{ClientID: "test-subscriber", CleanStart: true, KeepAlive: 30}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.client.Disconnect(&paho.Disconnect{}) })
-	if _, err := s.client.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filter, QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// wait returns the message of topic once it has one whose payload is want
-// ("" for any).
-func (s *subscriber) wait(t *testing.T, topic, want string) *paho.Publish {
-	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		s.mu.Lock()
-		m := s.msgs[topic]
-		s.mu.Unlock()
-		if m != nil && (want == "" || string(m.Payload) == want) {
-			return m
-		}
-		select {
-		case <-s.got:
-		case <-timeout:
-			t.Fatalf("no message %q on %s", want, topic)
-		}
-	}
-}
-
 func transition(to fusebox.Phase) fusebox.Event {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
 	return fusebox.Event{Time: t0.Add(20 * time.Second), Circuit: "zigbee.bridge", Kind: fusebox.EventTransition, From: fusebox.Closed, To: to, Reason: "3 consecutive failures", Since: t0}
 }
 
+var origin = mqtt.Fusebox("v1.2.3")
+
 func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	addr := testenv.Mosquitto(t)
-	cfg := notify.MQTT{Broker: "tcp://" + addr, Prefix: "fusebox", Discovery: "homeassistant"}
-	sink := mqtt.New(cfg)
+	cfg := notify.MQTT{Broker: "tcp://" + addr, Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas"}
+	// What fusebox published before it named the instance, to be cleared.
+	legacy := "homeassistant/binary_sensor/fusebox_zigbee_bridge/config"
+	sink := mqtt.New(cfg, origin)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	seed := testenv.Subscribe(t, addr, "nothing")
+	if _, err := seed.Client.Publish(ctx, &paho.Publish{Topic: legacy, Payload: []byte(`{"name":"old"}`), Retain: true, QoS: 1}); err != nil {
+		t.Fatal(err)
+	}
 	if err := sink.Send(ctx, transition(fusebox.Open), nil); err != nil {
 		t.Fatal(err)
 	}
 	// A subscriber that comes later gets the retained messages.
-	sub := subscribe(t, addr, "#")
-	disc := sub.wait(t, "homeassistant/binary_sensor/fusebox_zigbee_bridge/config", "")
+	sub := testenv.Subscribe(t, addr, "#")
+	topic := "homeassistant/binary_sensor/fusebox_nas/circuit_zigbee_bridge/config"
+	disc := sub.Wait(t, topic, "")
 	if !disc.Retain {
 		t.Error("the discovery config is not retained")
 	}
@@ -101,9 +54,12 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	if err := json.Unmarshal(disc.Payload, &d); err != nil {
 		t.Fatal(err)
 	}
-	// Home Assistant's MQTT binary_sensor schema.
+	if bad := checkBinarySensor(topic, d); len(bad) > 0 {
+		t.Errorf("the discovery config breaks Home Assistant's binary_sensor schema: %s\n%s", strings.Join(bad, "; "), disc.Payload)
+	}
 	for key, want := range map[string]any{
-		"unique_id": "fusebox_zigbee_bridge", "device_class": "problem", "state_topic": "fusebox/zigbee.bridge/state",
+		"unique_id": "fusebox:nas:zigbee.bridge", "default_entity_id": "binary_sensor.fusebox_zigbee_bridge",
+		"device_class": "problem", "state_topic": "fusebox/zigbee.bridge/state",
 		"payload_on": "ON", "payload_off": "OFF", "availability_topic": "fusebox/zigbee.bridge/availability",
 		"payload_available": "online", "payload_not_available": "offline", "json_attributes_topic": "fusebox/zigbee.bridge/attributes",
 		"name": "zigbee.bridge",
@@ -112,15 +68,22 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 			t.Errorf("discovery %s = %v, want %v", key, d[key], want)
 		}
 	}
-	if dev, _ := d["device"].(map[string]any); dev == nil || len(dev["identifiers"].([]any)) != 1 {
-		t.Errorf("discovery device = %v", d["device"])
+	dev, _ := d["device"].(map[string]any)
+	if ids, _ := dev["identifiers"].([]any); len(ids) != 1 || ids[0] != "fusebox:nas" {
+		t.Errorf("discovery device = %v, want the identifier fusebox:nas", d["device"])
 	}
-	if m := sub.wait(t, "fusebox/zigbee.bridge/state", "ON"); !m.Retain {
+	if o, _ := d["origin"].(map[string]any); o["name"] != "fusebox" || o["sw_version"] != "v1.2.3" || o["support_url"] == nil {
+		t.Errorf("discovery origin = %v", d["origin"])
+	}
+	if m := sub.Wait(t, "fusebox/zigbee.bridge/state", "ON"); !m.Retain {
 		t.Error("the state is not retained")
 	}
-	sub.wait(t, "fusebox/zigbee.bridge/availability", "online")
+	if got := testenv.Retained(t, addr, legacy); got != "" {
+		t.Errorf("the discovery config without the instance is still retained: %s", got)
+	}
+	sub.Wait(t, "fusebox/zigbee.bridge/availability", "online")
 	var attrs mqtt.Attributes
-	json.Unmarshal(sub.wait(t, "fusebox/zigbee.bridge/attributes", "").Payload, &attrs)
+	json.Unmarshal(sub.Wait(t, "fusebox/zigbee.bridge/attributes", "").Payload, &attrs)
 	if attrs.State != fusebox.Open || attrs.Since.IsZero() {
 		t.Errorf("attributes = %+v", attrs)
 	}
@@ -128,12 +91,12 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	if err := sink.Send(ctx, transition(fusebox.Closed), nil); err != nil {
 		t.Fatal(err)
 	}
-	sub.wait(t, "fusebox/zigbee.bridge/state", "OFF")
+	sub.Wait(t, "fusebox/zigbee.bridge/state", "OFF")
 }
 
 func TestLastWillMarksTheStateUnavailable(t *testing.T) {
 	addr := testenv.Mosquitto(t)
-	sub := subscribe(t, addr, "fusebox/#")
+	sub := testenv.Subscribe(t, addr, "fusebox/#")
 	// A process that connects with the sink's will and dies before it
 	// disconnects: the broker publishes the will.
 	conn, err := net.Dial("tcp", addr)
@@ -149,12 +112,12 @@ func TestLastWillMarksTheStateUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close()
-	sub.wait(t, "fusebox/nas/availability", "offline")
+	sub.Wait(t, "fusebox/nas/availability", "offline")
 }
 
 func TestADownBrokerFailsFast(t *testing.T) {
 	port := testenv.FreePort(t)
-	sink := mqtt.New(notify.MQTT{Broker: "tcp://127.0.0.1:" + strconv.Itoa(port), Prefix: "fusebox"})
+	sink := mqtt.New(notify.MQTT{Broker: "tcp://127.0.0.1:" + strconv.Itoa(port), Prefix: "fusebox"}, origin)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -192,7 +155,7 @@ func TestABrokerThatSaysNothingIsGivenUpAtTheDeadline(t *testing.T) {
 		}
 		mu.Unlock()
 	}()
-	sink := mqtt.New(notify.MQTT{Broker: "tcp://" + l.Addr().String(), Prefix: "fusebox"})
+	sink := mqtt.New(notify.MQTT{Broker: "tcp://" + l.Addr().String(), Prefix: "fusebox"}, origin)
 	const bound = 300 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()

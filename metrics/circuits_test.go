@@ -1,4 +1,4 @@
-package status_test
+package metrics_test
 
 import (
 	"bytes"
@@ -6,13 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
-func TestWritePrometheusIsTheTextFormat(t *testing.T) {
+func TestCircuitsAreTheTextFormat(t *testing.T) {
 	opened := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
 	until := opened.Add(30 * time.Second)
 	rows := []status.Row{
@@ -20,14 +23,27 @@ func TestWritePrometheusIsTheTextFormat(t *testing.T) {
 		{Name: "weather", Kind: status.KindChain, State: "chain"},
 		{Name: "wttr", Kind: status.KindEndpoint, State: "closed", TotalSuccesses: 2},
 	}
+	events := []fusebox.Event{
+		{Circuit: "bridge", Kind: fusebox.EventFailure, Cause: fusebox.CauseTimeout},
+		{Circuit: "bridge", Kind: fusebox.EventFailure, Cause: fusebox.CauseTimeout},
+		{Circuit: "bridge", Kind: fusebox.EventNeutralFailure, Cause: fusebox.CauseLocal},
+		{Circuit: "bridge", Kind: fusebox.EventSuccess},
+	}
 	var b bytes.Buffer
-	if err := status.WritePrometheus(&b, rows); err != nil {
+	if err := metrics.Write(&b, append(metrics.Circuits(rows, true), metrics.Reasons(events))); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := p.TextToMetricFamilies(strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatalf("the Prometheus parser rejects it: %v\n%s", err, b.String())
+	}
+	problems, err := promlint.New(strings.NewReader(b.String())).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 	value := func(family, name, state string) (float64, bool) {
 		f := families[family]
@@ -39,7 +55,7 @@ func TestWritePrometheusIsTheTextFormat(t *testing.T) {
 			for _, l := range m.Label {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["name"] != name || state != "" && labels["state"] != state {
+			if labels["name"] != name || state != "" && labels["state"] != state && labels["reason"]+"/"+labels["counted"] != state {
 				continue
 			}
 			if m.Gauge != nil {
@@ -57,7 +73,11 @@ func TestWritePrometheusIsTheTextFormat(t *testing.T) {
 		{"fusebox_circuitbreaker_state", "bridge", "closed", 0},
 		{"fusebox_circuitbreaker_state", "wttr", "closed", 1},
 		{"fusebox_circuitbreaker_state", "wttr", "half_open", 0},
+		{"fusebox_attempts_total", "bridge", "", 47},
 		{"fusebox_calls_total", "bridge", "", 47},
+		{"fusebox_state_store_up", "", "", 1},
+		{"fusebox_failures_by_reason_total", "bridge", "timeout/true", 2},
+		{"fusebox_failures_by_reason_total", "bridge", "local_network/false", 1},
 		{"fusebox_failures_total", "bridge", "", 7},
 		{"fusebox_successes_total", "bridge", "", 40},
 		{"fusebox_skips_total", "bridge", "", 5},
@@ -76,7 +96,19 @@ func TestWritePrometheusIsTheTextFormat(t *testing.T) {
 	if _, ok := value("fusebox_last_success_timestamp_seconds", "bridge", ""); ok {
 		t.Error("a circuit that never succeeded has a last success")
 	}
-	if families["fusebox_calls_total"].GetType().String() != "COUNTER" {
-		t.Errorf("fusebox_calls_total is a %s", families["fusebox_calls_total"].GetType())
+	if families["fusebox_attempts_total"].GetType().String() != "COUNTER" {
+		t.Errorf("fusebox_attempts_total is a %s", families["fusebox_attempts_total"].GetType())
+	}
+}
+
+// A store that cannot be read says so, and nothing else about its circuits.
+func TestCircuitsOfAStoreDown(t *testing.T) {
+	var b bytes.Buffer
+	rows := []status.Row{{Name: "bridge", Kind: status.KindCircuit, State: "open"}}
+	if err := metrics.Write(&b, metrics.Circuits(rows, false)); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); !strings.Contains(got, "fusebox_state_store_up 0\n") || strings.Contains(got, "bridge") {
+		t.Errorf("a store down:\n%s", got)
 	}
 }

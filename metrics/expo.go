@@ -1,4 +1,4 @@
-package serve
+package metrics
 
 import (
 	"bufio"
@@ -9,16 +9,11 @@ import (
 	"strings"
 )
 
-// The Prometheus text exposition format (version 0.0.4), written by hand:
-// client_golang's package init alone costs a millisecond on every fusebox
-// process, the fail-fast `fusebox run` of every cron job included, and the
-// daemon needs only the writing. The tests parse and lint the output with
-// client_golang.
-
-// family is one metric family as it is exposed.
-type family struct {
-	name, help, typ string // typ: counter, gauge or histogram
-	samples         []sample
+// Family is one metric family as it is exposed. It is not safe for
+// concurrent use: a writer builds its families for one scrape.
+type Family struct {
+	Name, Help, Type string // Type: counter, gauge or histogram
+	samples          []sample
 }
 
 type sample struct {
@@ -27,28 +22,33 @@ type sample struct {
 	value  float64
 }
 
-func (f *family) add(v float64, labels ...string) {
+// New returns an empty family.
+func New(name, typ, help string) *Family { return &Family{Name: name, Type: typ, Help: help} }
+
+// Add adds a sample of value v with labels, given as name, value, name,
+// value...
+func (f *Family) Add(v float64, labels ...string) {
 	f.samples = append(f.samples, sample{labels: labels, value: v})
 }
 
-// writeFamilies writes fams in name order, each one's samples sorted by
-// labels so that scrapes diff cleanly.
-func writeFamilies(w io.Writer, fams []*family) error {
-	sort.Slice(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
+// Write writes fams in name order, each one's samples sorted by labels so
+// that scrapes diff cleanly; a family without samples is left out.
+func Write(w io.Writer, fams []*Family) error {
+	sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
 	bw := bufio.NewWriter(w)
 	for _, f := range fams {
 		if len(f.samples) == 0 {
 			continue
 		}
-		bw.WriteString("# HELP " + f.name + " " + escapeHelp(f.help) + "\n")
-		bw.WriteString("# TYPE " + f.name + " " + f.typ + "\n")
-		if f.typ != "histogram" {
+		bw.WriteString("# HELP " + f.Name + " " + escapeHelp(f.Help) + "\n")
+		bw.WriteString("# TYPE " + f.Name + " " + f.Type + "\n")
+		if f.Type != "histogram" {
 			sort.SliceStable(f.samples, func(i, j int) bool {
 				return strings.Join(f.samples[i].labels, "\x00") < strings.Join(f.samples[j].labels, "\x00")
 			})
 		}
 		for _, s := range f.samples {
-			bw.WriteString(f.name + s.suffix)
+			bw.WriteString(f.Name + s.suffix)
 			if len(s.labels) > 0 {
 				bw.WriteByte('{')
 				for i := 0; i+1 < len(s.labels); i += 2 {
@@ -85,14 +85,17 @@ var (
 func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
 
-// histogram is a fixed-bucket histogram of one label set.
-type histogram struct {
+// Histogram is a fixed-bucket histogram of one label set. It is not safe for
+// concurrent use.
+type Histogram struct {
 	counts []uint64 // per bucket, not cumulative; the last is +Inf
 	sum    float64
 	n      uint64
 }
 
-func (h *histogram) observe(buckets []float64, v float64) {
+// Observe counts v in the first of buckets (upper bounds, ascending) that
+// holds it, or in +Inf.
+func (h *Histogram) Observe(buckets []float64, v float64) {
 	if h.counts == nil {
 		h.counts = make([]uint64, len(buckets)+1)
 	}
@@ -102,8 +105,8 @@ func (h *histogram) observe(buckets []float64, v float64) {
 	h.n++
 }
 
-// addTo appends h's samples, under labels, to f.
-func (h *histogram) addTo(f *family, buckets []float64, labels ...string) {
+// AddTo appends h's samples, under labels, to f.
+func (h *Histogram) AddTo(f *Family, buckets []float64, labels ...string) {
 	var cum uint64
 	for i, c := range h.counts {
 		cum += c

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestExplainSaysWhyARunWouldSkip(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	cfg := writeConfigPath(t, base, `defaults:
+  attempts: 2
+circuits:
+  bridge:
+    trip_after: 2
+    open_for: 3m
+    skip_exit: 99
+  api:
+    http: {url: "http://127.0.0.1:1/x", timeout: 2s}
+chains:
+  weather: {endpoints: [api]}
+`)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	explain := func(args ...string) proc {
+		t.Helper()
+		p := inprocEnv(t, state, env, append([]string{"explain"}, args...)...)
+		if p.code != 0 {
+			t.Fatalf("explain %v: exit %d: %s", args, p.code, p.stderr)
+		}
+		if p.stderr != "" {
+			t.Errorf("explain %v printed on stderr: %s", args, p.stderr)
+		}
+		return p
+	}
+	if p := explain("bridge"); !strings.Contains(p.stdout, "bridge (circuit): would run: closed") {
+		t.Errorf("a new circuit:\n%s", p.stdout)
+	}
+	inprocEnv(t, state, env, "run", "--backoff", "1ms", "bridge", "--", "sh", "-c", "echo bridge offline >&2; exit 3")
+
+	p := explain("bridge")
+	for _, want := range []string{
+		"bridge (circuit): would skip until ",
+		"by 2 consecutive failures, last: exit status 3: bridge offline",
+		"a run would exit 99 without running its command",
+		"attempts         2     config " + cfg + ":2 (defaults.attempts)",
+		"trip_after       2     config " + cfg + ":5 (circuits.bridge.trip_after)",
+		"open_for         3m0s  config " + cfg + ":6 (circuits.bridge.open_for)",
+		"backoff          2s    default",
+		"skip_exit        99    config " + cfg + ":7 (circuits.bridge.skip_exit)",
+	} {
+		if !strings.Contains(p.stdout, want) {
+			t.Errorf("explain of an open circuit lacks %q:\n%s", want, p.stdout)
+		}
+	}
+	for _, want := range []string{
+		`(?m)^state +` + regexp.QuoteMeta(state) + ` +env \$FUSEBOX_STATE_DIR$`,
+		`(?m)^config +` + regexp.QuoteMeta(cfg) + ` +env \$FUSEBOX_CONFIG$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(p.stdout) {
+			t.Errorf("explain of an open circuit lacks %s:\n%s", want, p.stdout)
+		}
+	}
+
+	// Flags as the run would take them; --json for scripts.
+	p = explain("bridge", "--attempts", "5", "--skip-exit", "70", "--json")
+	var e explanation
+	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
+		t.Fatalf("--json: %v\n%s", err, p.stdout)
+	}
+	if e.Action != "skip" || e.Phase != "open" || e.Until == nil || *e.SkipExit != 70 || !strings.Contains(e.Why, "bridge offline") {
+		t.Errorf("--json: %+v", e)
+	}
+	got := map[string]policyValue{}
+	for _, v := range e.Policy {
+		got[v.Key] = v
+	}
+	if v := got["attempts"]; v.Value != "5" || v.Source != "flag" || v.Flag != "--attempts" {
+		t.Errorf("attempts from a flag: %+v", v)
+	}
+	if v := got["open_for"]; v.Source != "config" || v.Line != 6 || v.ConfigKey != "circuits.bridge.open_for" || v.File != cfg {
+		t.Errorf("open_for from the config: %+v", v)
+	}
+
+	// A chain: each endpoint, in order, with its own policy.
+	p = explain("weather")
+	for _, want := range []string{
+		"weather (chain): tries api in order",
+		"api (endpoint): would run: closed",
+		"timeout          2s    config " + cfg + ":9 (circuits.api.http.timeout)",
+		"probe_lease      4s    default (timeout + 2s)",
+	} {
+		if !strings.Contains(p.stdout, want) {
+			t.Errorf("explain of a chain lacks %q:\n%s", want, p.stdout)
+		}
+	}
+
+	// Maintenance, and a typo.
+	inprocEnv(t, state, env, "trip", "api", "--for", "10m")
+	if p := explain("api"); !strings.Contains(p.stdout, "would skip until ") || !strings.Contains(p.stdout, "tripped for maintenance") {
+		t.Errorf("a tripped endpoint:\n%s", p.stdout)
+	}
+	if p := inprocEnv(t, state, env, "explain", "bridg"); p.code != exitUsage || !strings.Contains(p.stderr, "did you mean bridge?") {
+		t.Errorf("a typo: exit %d, %s", p.code, p.stderr)
+	}
+}
+
+// Once its open period is over, the next run would be the probe.
+func TestExplainSaysWhenARunWouldProbe(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	inproc(t, state, "run", "--attempts", "1", "--trip-after", "1", "--open-for", "1ms", "nas", "--", "false")
+	waitFor(t, "the open period to end", func() bool {
+		p := inproc(t, state, "explain", "nas")
+		return strings.Contains(p.stdout, "nas (circuit): would probe: half-open: the open period ended at ")
+	})
+}
+
+// Under open_for: auto, explain shows the learned period and what it was
+// learned from.
+func TestExplainShowsALearnedOpenPeriod(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	cfg := writeConfigPath(t, base, "circuits:\n  bridge:\n    attempts: 1\n    trip_after: 1\n    open_for: auto\n")
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	p := inprocEnv(t, state, env, "explain", "bridge")
+	if !strings.Contains(p.stdout, "open_for         auto: 30s  config "+cfg+":5 (circuits.bridge.open_for); no outage recorded yet") {
+		t.Errorf("before any outage:\n%s%s", p.stdout, p.stderr)
+	}
+	// An outage that ends at its first probe: the next is learned from it.
+	inprocEnv(t, state, env, "run", "bridge", "--open-for", "1ms", "--", "false")
+	waitFor(t, "the open period to end", func() bool {
+		return strings.Contains(inprocEnv(t, state, env, "explain", "bridge").stdout, "would probe")
+	})
+	if p := inprocEnv(t, state, env, "run", "bridge", "--", "true"); p.code != 0 {
+		t.Fatalf("the probe: exit %d %s", p.code, p.stderr)
+	}
+	p = inprocEnv(t, state, env, "explain", "bridge", "--json")
+	var e explanation
+	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range e.Policy {
+		if v.Key == "open_for" && (!strings.HasPrefix(v.Value, "auto: ") || !strings.Contains(v.Learned, "learned from the last 1 outage(s): back by")) {
+			t.Errorf("open_for after one outage: %+v", v)
+		}
+	}
+}

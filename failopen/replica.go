@@ -1,0 +1,196 @@
+package failopen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// The replica: Local.Store holds the last shared state this host saw of each
+// circuit, Local.Merged the same copy (the base a later change on the replica
+// is told by) and the counts and events already merged back.
+
+// replicaOf returns the host's Local, nil when it has none.
+func (f *Fallback) replicaOf() *Local {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, err := f.localLocked()
+	if err != nil || l.Merged == nil {
+		return nil
+	}
+	return l
+}
+
+// observe compares a state just read from the primary with the replica's:
+// a change is copied into the replica; a circuit the primary lost (no record,
+// or an older generation: a restart with an empty dataset) while the replica
+// holds it open or tripped is restored from the replica, and returned.
+func (f *Fallback) observe(ctx context.Context, name string, st fusebox.State) fusebox.State {
+	l := f.replicaOf()
+	if l == nil {
+		return st
+	}
+	rep, err := l.Store.Load(ctx, name)
+	if err != nil || rep.Phase == "" {
+		if st.Phase != "" && err == nil {
+			f.replicate(ctx, name, st)
+		}
+		return st
+	}
+	now := f.o.Clock.Now()
+	if lost(st, rep) && strictness(rep, now) >= 2 && stricter(rep, st, now) {
+		restored := false
+		got, err := f.Primary().Update(ctx, name, func(cur *fusebox.State) ([]fusebox.Event, bool) {
+			restored = lost(*cur, rep) && stricter(rep, *cur, f.o.Clock.Now())
+			if restored {
+				*cur = adopt(rep, *cur)
+			}
+			return nil, restored
+		})
+		if err != nil {
+			return rep // the primary failed meanwhile: the replica's is the better answer
+		}
+		if restored && f.o.Logger != nil {
+			f.o.Logger.Log(ctx, fusebox.LevelNotice, "circuit restored from this host's replica: the shared state store had lost it", "circuit", name, "state", got.View(now).Phase)
+		}
+		f.replicate(ctx, name, got)
+		return got
+	}
+	if st.Phase != "" && (st.Generation != rep.Generation || st.Phase != rep.Phase) {
+		f.replicate(ctx, name, st)
+	}
+	return st
+}
+
+// lost reports whether the shared state st has lost what the replica rep
+// saw: it has no record, or an older generation.
+func lost(st, rep fusebox.State) bool { return st.Phase == "" || st.Generation < rep.Generation }
+
+// replicate copies a shared state into the replica and its base. Writers
+// racing on one circuit converge: the next read from the primary copies its
+// state again.
+func (f *Fallback) replicate(ctx context.Context, name string, st fusebox.State) {
+	l := f.replicaOf()
+	if l == nil {
+		return
+	}
+	f.replicateLocal(ctx, l, name, st)
+}
+
+// mergeLocked merges into the primary, circuit by circuit, what this host
+// recorded on its replica while the primary was away: the counts and events
+// not merged yet, and the replica's state where it changed and is stricter
+// than the primary's (or the primary lost the circuit). The replica then
+// holds the merged state. It holds the host's merge lock, so one process
+// merges at a time, and reports false without merging when another held it
+// for longer than mergeWait. It stops at the first error of the primary.
+func (f *Fallback) mergeLocked(ctx context.Context) (merged bool, err error) {
+	l, err := f.localLocked()
+	if err != nil || l.Merged == nil {
+		return true, nil // nothing kept to merge
+	}
+	lock, ok := l.Merged.(fusebox.AnswerStore)
+	if !ok {
+		return true, nil
+	}
+	h, err := f.healthLocked().Load(ctx, healthCircuit)
+	if err != nil {
+		return true, nil
+	}
+	wait, cancel := context.WithTimeout(ctx, mergeWait)
+	defer cancel()
+	err = lock.Exclusive(wait, "merge", func() error {
+		merged = true
+		names, err := l.Store.Names(ctx)
+		if err != nil {
+			return nil // nothing readable to merge
+		}
+		for _, name := range names {
+			if err := f.mergeCircuit(ctx, l, name, h.FailingSince); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !merged {
+		return false, nil // busy: the process holding the lock merges
+	}
+	return true, err
+}
+
+func (f *Fallback) mergeCircuit(ctx context.Context, l *Local, name string, outageStart time.Time) error {
+	rep, err1 := l.Store.Load(ctx, name)
+	base, err2 := l.Merged.Load(ctx, name)
+	have, err3 := l.Store.Counts(ctx, name)
+	done, err4 := l.Merged.Counts(ctx, name)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil // this circuit's local records cannot be read: nothing to merge
+	}
+	// Changed on the replica during the outage: not the copy last made, and
+	// written since the outage began (a copy racing another holds a shared
+	// state from before).
+	changed := !sameJSON(rep, base) && !rep.UpdatedAt.Before(outageStart)
+	delta := fusebox.Counts{Successes: since(have.Successes, done.Successes), Failures: since(have.Failures, done.Failures), Skips: since(have.Skips, done.Skips)}
+	events, err := l.Store.Events(ctx, name, done.LastSuccess)
+	if err != nil {
+		events = nil
+	}
+	for len(events) > 0 && !events[0].Time.After(done.LastSuccess) {
+		events = events[1:]
+	}
+	now := f.o.Clock.Now()
+	if !changed && len(events) == 0 && delta == (fusebox.Counts{}) && strictness(rep, now) < 2 {
+		return nil
+	}
+
+	st, err := f.primary.Update(ctx, name, func(cur *fusebox.State) ([]fusebox.Event, bool) {
+		take := (changed || lost(*cur, rep) && strictness(rep, f.o.Clock.Now()) >= 2) && stricter(rep, *cur, f.o.Clock.Now())
+		if take {
+			*cur = adopt(rep, *cur)
+		}
+		return events, take || len(events) > 0
+	})
+	if err != nil {
+		return err
+	}
+	if len(events) > 0 {
+		l.Merged.Count(ctx, name, fusebox.Counts{LastSuccess: events[len(events)-1].Time})
+	}
+	if delta != (fusebox.Counts{}) {
+		delta.LastSuccess = have.LastSuccess
+		if err := f.primary.Count(ctx, name, delta); err != nil {
+			return err
+		}
+		delta.LastSuccess = time.Time{}
+		l.Merged.Count(ctx, name, delta)
+	}
+	if st.Phase != "" {
+		f.replicateLocal(ctx, l, name, st)
+	}
+	return nil
+}
+
+// since is what a counter gained since the mark; a counter below its mark
+// (its records removed and started again) gained all it holds.
+func since(now, mark uint64) uint64 {
+	if now < mark {
+		return now
+	}
+	return now - mark
+}
+
+func (f *Fallback) replicateLocal(ctx context.Context, l *Local, name string, st fusebox.State) {
+	set := func(cur *fusebox.State) ([]fusebox.Event, bool) { *cur = st; return nil, true }
+	if _, err := l.Store.Update(ctx, name, set); err == nil {
+		l.Merged.Update(ctx, name, set)
+	}
+}
+
+func sameJSON(a, b fusebox.State) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}

@@ -1,0 +1,76 @@
+package fusebox
+
+import (
+	"fmt"
+	"time"
+)
+
+// Recovery is how one outage ended, measured from the moment its circuit
+// first opened: still down at Down (its last failed probe; 0 when the first
+// probe succeeded) and back by Up (the probe or health check that closed
+// it). The endpoint came back somewhere between the two.
+type Recovery struct {
+	Down Duration `json:"down"`
+	Up   Duration `json:"up"`
+}
+
+// Learning open periods.
+const (
+	// MinLearnedOpenFor is the shortest open period open_for: auto learns.
+	MinLearnedOpenFor = 5 * time.Second
+	// keptRecoveries is how many outages open_for: auto learns from.
+	keptRecoveries = 5
+)
+
+// recovered records how the outage under way ended, now, when it is known
+// when it began.
+func (s *State) recovered(now Instant) {
+	if s.FirstOpenedAt.IsZero() {
+		return
+	}
+	up, ok := now.Since(s.FirstOpenedAt)
+	if !ok || up <= 0 {
+		return // times from another boot, or a clock gone backwards: nothing to learn
+	}
+	var down time.Duration
+	if s.Reopens > 0 {
+		if d, ok := s.OpenedAt.Since(s.FirstOpenedAt); ok && d < up {
+			down = d // the last failed probe opened the period that ends now
+		}
+	}
+	s.Recoveries = append(s.Recoveries, Recovery{Down: Duration(down), Up: Duration(up)})
+	if extra := len(s.Recoveries) - keptRecoveries; extra > 0 {
+		s.Recoveries = append([]Recovery(nil), s.Recoveries[extra:]...)
+	}
+}
+
+// LearnedOpenFor returns the first open period of the next outage under
+// open_for: auto, and how it was learned, in words.
+//
+// Across the circuit's recent recoveries, the endpoint was still down at the
+// latest Down and back by the earliest Up: when those agree (Down < Up), the
+// next outage is probed halfway between them, and each outage narrows the
+// range; when they do not (the endpoint took longer once than it did
+// another time), it is probed an eighth past the latest Down. Either way
+// never before MinLearnedOpenFor nor after OpenMax. With nothing recorded it
+// is OpenFor. A bridge that takes four minutes to restart is so probed once,
+// at a little past four minutes, after a few outages.
+func (s *State) LearnedOpenFor(p BreakerPolicy) (time.Duration, string) {
+	if len(s.Recoveries) == 0 {
+		return p.OpenFor, "no outage recorded yet: open_for's first guess"
+	}
+	down, up := time.Duration(0), time.Duration(1<<63-1)
+	for _, r := range s.Recoveries {
+		down, up = max(down, time.Duration(r.Down)), min(up, time.Duration(r.Up))
+	}
+	d := down + down/8
+	if down < up {
+		d = max(d, down+(up-down)/2)
+	}
+	d = min(max(d, MinLearnedOpenFor), max(p.OpenMax, MinLearnedOpenFor))
+	how := fmt.Sprintf("learned from the last %d outage(s): back by %s", len(s.Recoveries), up.Round(time.Second))
+	if down > 0 {
+		how = fmt.Sprintf("learned from the last %d outage(s): still down at %s, back by %s", len(s.Recoveries), down.Round(time.Second), up.Round(time.Second))
+	}
+	return d, how
+}

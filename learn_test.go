@@ -1,0 +1,65 @@
+package fusebox_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// A bridge that always takes four minutes to come back, under open_for:
+// auto: the first outages are probed at 30 s, 1 m, 2 m, 4 m as without it;
+// after a few, each outage is probed once, a little past four minutes.
+func TestLearnedOpenForConvergesOnTheRecoveryTime(t *testing.T) {
+	p := testBreaker()
+	p.OpenFor, p.OpenMax, p.LearnOpenFor = 30*time.Second, 10*time.Minute, true
+	c := newCircuit(t, p)
+	const restart = 4 * time.Minute
+	var probes []int
+	var lastProbeAt time.Duration
+	for range 8 {
+		c.run("fff") // the bridge goes down: the circuit opens
+		down := c.now
+		n := 0
+		for {
+			c.wait(c.view().ReopensIn)
+			n++
+			permit := c.mustPermit("probe")
+			elapsed, _ := c.now.Since(down)
+			c.record(permit, fusebox.Outcome{Attempt: 1, Failed: elapsed < restart, Reason: "offline"})
+			if c.view().Phase == fusebox.Closed {
+				lastProbeAt = elapsed
+				break
+			}
+		}
+		probes = append(probes, n)
+		c.wait(time.Hour) // up for a while
+	}
+	if got := probes[len(probes)-1]; got != 1 {
+		t.Errorf("probes per outage %v: want one at the end", probes)
+	}
+	if lastProbeAt < restart || lastProbeAt > restart*5/4 {
+		t.Errorf("the last outage was probed at %s: want a little past %s (probes per outage %v)", lastProbeAt, restart, probes)
+	}
+	d, how := c.st.LearnedOpenFor(p)
+	t.Logf("probes per outage %v; last probe at %s; learned %s (%s)", probes, lastProbeAt, d, how)
+}
+
+// The learned period stays between its floor and open_max, and without
+// recoveries it is open_for.
+func TestLearnedOpenForIsBounded(t *testing.T) {
+	p := testBreaker()
+	p.OpenFor, p.OpenMax, p.LearnOpenFor = 30*time.Second, 2*time.Minute, true
+	var st fusebox.State
+	if d, _ := st.LearnedOpenFor(p); d != 30*time.Second {
+		t.Errorf("nothing learned: %s, want open_for", d)
+	}
+	st.Recoveries = []fusebox.Recovery{{Down: 0, Up: fusebox.Duration(time.Second)}}
+	if d, _ := st.LearnedOpenFor(p); d != fusebox.MinLearnedOpenFor {
+		t.Errorf("a one-second recovery: %s, want the floor", d)
+	}
+	st.Recoveries = []fusebox.Recovery{{Down: fusebox.Duration(time.Hour), Up: fusebox.Duration(2 * time.Hour)}}
+	if d, _ := st.LearnedOpenFor(p); d != 2*time.Minute {
+		t.Errorf("an hour-long recovery: %s, want open_max", d)
+	}
+}

@@ -1,0 +1,221 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/notify"
+)
+
+// Conn is one connection to a broker, held while a process runs (the
+// daemon). It connects at once and again whenever the connection drops,
+// with backoff; on every connection it says online at ServeTopic (with a
+// last will of offline there, which it has the broker publish when it
+// closes too), publishes Home Assistant discovery of that
+// topic, and publishes again the latest state of every circuit it sent, so
+// that a broker that was down or restarted empty catches up. It is safe for
+// concurrent use.
+type Conn struct {
+	p      publisher
+	serve  string // ServeTopic
+	log    *slog.Logger
+	cm     *autopaho.ConnectionManager
+	cancel context.CancelFunc
+
+	// turn lets one publisher at a time through, so that the latest state
+	// a reconnection publishes again never overtakes a newer one.
+	turn chan struct{}
+
+	mu      sync.Mutex
+	last    map[string]*paho.Publish // by topic: the latest retained message sent
+	order   []string                 // the topics of last, in the order first sent
+	up      bool                     // connected
+	failing bool                     // the last connection attempt failed, and was logged
+	closed  bool
+	bg      sync.WaitGroup
+}
+
+var _ notify.Sink = (*Conn)(nil)
+
+// Dial starts connecting to cfg's broker, its discovery messages naming o,
+// and returns at once; logger hears the connection come and go (nil: not
+// at all). Close ends it.
+func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
+	u, err := url.Parse(cfg.Broker)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c := &Conn{p: newPublisher(cfg, o), serve: ServeTopic(cfg), log: logger.With("broker", u.Host),
+		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.cm, err = autopaho.NewConnection(ctx, autopaho.ClientConfig{
+		ServerUrls:                    []*url.URL{u},
+		KeepAlive:                     30,
+		CleanStartOnInitialConnection: true,
+		ReconnectBackoff:              autopaho.NewExponentialBackoff(time.Second, 2*time.Minute, 2*time.Second, 2),
+		ConnectTimeout:                10 * time.Second,
+		ConnectUsername:               cfg.Username,
+		ConnectPassword:               []byte(cfg.Password),
+		WillMessage:                   &paho.WillMessage{Topic: c.serve, Payload: []byte(Offline), Retain: true, QoS: 1},
+		OnConnectionUp:                func(cm *autopaho.ConnectionManager, _ *paho.Connack) { c.connected(ctx, cm) },
+		OnConnectionDown: func() bool {
+			c.mu.Lock()
+			c.up = false
+			c.mu.Unlock()
+			return true // and reconnect
+		},
+		OnConnectError: c.connectFailed,
+		// MQTT v5's "disconnect with will message": a daemon that stops is
+		// gone for Home Assistant as one that died.
+		DisconnectPacketBuilder: func() *paho.Disconnect { return &paho.Disconnect{ReasonCode: 0x04} },
+		ClientConfig: paho.ClientConfig{
+			ClientID:      fmt.Sprintf("fusebox-serve-%s-%x", c.p.instance, rand.Uint32()),
+			OnClientError: func(err error) { c.log.Info("mqtt: connection lost; reconnecting", "err", err) },
+		},
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("mqtt %s: %w", u.Host, err)
+	}
+	return c, nil
+}
+
+func (c *Conn) String() string { return brokerName(c.p.cfg) }
+
+// connectFailed logs the first of a run of failed attempts, as a warning;
+// the rest are retried quietly until one succeeds.
+func (c *Conn) connectFailed(err error) {
+	c.mu.Lock()
+	first := !c.failing
+	c.failing = true
+	c.mu.Unlock()
+	if first {
+		c.log.Warn("mqtt: cannot connect to the broker; retrying in the background", "err", err)
+	} else {
+		c.log.Debug("mqtt: cannot connect to the broker", "err", err)
+	}
+}
+
+// connected runs on each connection, and publishes off autopaho's
+// goroutine (which it must not block): online, the discovery of
+// ServeTopic, and the latest state again. It is given cm, as c.cm may not
+// be set yet on the first connection.
+func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
+	c.mu.Lock()
+	c.up = true
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if c.failing {
+		c.log.Info("mqtt: connected to the broker")
+		c.failing = false
+	}
+	c.bg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := c.take(ctx); err != nil {
+			return
+		}
+		defer c.give()
+		msgs := []*paho.Publish{}
+		if topic, d := c.p.serveDiscovery(); topic != "" {
+			b, _ := json.Marshal(d)
+			msgs = append(msgs, retained(topic, b))
+		}
+		msgs = append(msgs, retained(c.serve, []byte(Online)))
+		c.mu.Lock()
+		for _, t := range c.order {
+			msgs = append(msgs, c.last[t])
+		}
+		c.mu.Unlock()
+		for _, m := range msgs {
+			if _, err := cm.Publish(ctx, m); err != nil {
+				c.log.Info("mqtt: publishing on connection failed; publishing again on the next", "topic", m.Topic, "err", err)
+				return
+			}
+		}
+	}()
+}
+
+func (c *Conn) take(ctx context.Context) error {
+	select {
+	case c.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Conn) give() { <-c.turn }
+
+// Send publishes the circuit's state after the transition e, as Sink does,
+// over the held connection. While there is none, it keeps the state for
+// the next connection and returns at once: a broker that is down holds no
+// delivery.
+func (c *Conn) Send(ctx context.Context, e fusebox.Event, _ *notify.Message) error {
+	if e.Kind != fusebox.EventTransition {
+		return nil
+	}
+	msgs := c.p.transition(e)
+	if err := c.take(ctx); err != nil {
+		return fmt.Errorf("waiting to publish: %w", err)
+	}
+	defer c.give()
+	c.mu.Lock()
+	for _, m := range msgs {
+		if len(m.Payload) == 0 {
+			continue // a cleared topic stays cleared
+		}
+		if _, ok := c.last[m.Topic]; !ok {
+			c.order = append(c.order, m.Topic)
+		}
+		c.last[m.Topic] = m
+	}
+	up := c.up
+	c.mu.Unlock()
+	if !up {
+		c.log.Debug("mqtt: not connected; the state goes out on the next connection", "circuit", e.Circuit)
+		return nil
+	}
+	for _, m := range msgs {
+		if _, err := c.cm.Publish(ctx, m); err != nil {
+			return fmt.Errorf("publish %s: %w", m.Topic, err)
+		}
+	}
+	return nil
+}
+
+// Close disconnects, asking the broker to publish the last will (offline
+// at ServeTopic) as it would had the connection been lost, and waits for
+// the connection's goroutines within ctx.
+func (c *Conn) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.bg.Wait()
+	return c.cm.Disconnect(ctx)
+}

@@ -1,0 +1,331 @@
+package serve_test
+
+// The holes an outside attack found in the daemon's own HTTP code, each
+// held closed here against the daemon on net/http: raw-socket callers and
+// misbehaving upstreams on loopback.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+	"github.com/fusebox-hq/fusebox/serve"
+)
+
+// An upstream that writes a second, unrequested answer on a kept-alive
+// connection must not have it delivered as the answer to the next call, to
+// another endpoint on the same host and port.
+func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
+	addr, _ := testenv.ServeConns(t, func(c net.Conn, done <-chan struct{}) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			own := "answer to " + req.URL.Path
+			evil := "SMUGGLED"
+			// Both in one write: the second is on the connection by the
+			// time the first has been read.
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%sHTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s",
+				len(own), own, len(evil), evil)
+		}
+	})
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+		endpoint("a", "http://"+addr+"/a"),
+		endpoint("b", "http://"+addr+"/b"),
+	}}, serve.Options{})
+	for i := range 20 {
+		name := []string{"a", "b"}[i%2]
+		r := d.get(t, "/call/"+name)
+		if r.code != 200 || r.body != "answer to /"+name {
+			t.Fatalf("call %d of %s: %d %q; want its own answer (an unsolicited one delivered to the next call is a response desync)", i, name, r.code, r.body)
+		}
+	}
+}
+
+// A request the guard refuses gets its answer before any of its body is
+// sent, and its connection is closed rather than read on: a caller without
+// the token holds no connection with a slow body.
+func TestARefusedRequestIsAnsweredAndClosedWithoutItsBody(t *testing.T) {
+	u := newUpstream(t, "u")
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassBody = true })}},
+		serve.Options{Token: "s3cret", ReadTimeout: time.Hour})
+	c := dialDaemon(t, d)
+	fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000000\r\n\r\nthe first bytes of a body that never ends", d.addr)
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net: the daemon's close ends the read
+	b, err := io.ReadAll(c)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		t.Fatalf("the connection of a refused request was kept open, waiting for its body (read %q)", b)
+	}
+	if !bytes.HasPrefix(b, []byte("HTTP/1.1 401 ")) {
+		t.Fatalf("answer %q, want a 401", b)
+	}
+	if u.hits.Load() != 0 {
+		t.Error("a refused request reached the upstream")
+	}
+}
+
+// Callers that send a body slowly, or never, are cut off after ReadTimeout:
+// with every connection the daemon allows held by them, a caller with the
+// token is answered once they are.
+func TestSlowBodiesDoNotStarveOtherCallers(t *testing.T) {
+	u := newUpstream(t, "u")
+	const maxConns = 8
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
+		e.PassBody = true
+		e.Method = "POST"
+	})}}, serve.Options{Token: "s3cret", MaxConns: maxConns, ReadHeaderTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
+
+	var slow []net.Conn
+	for range 3 * maxConns { // more than the daemon takes: the rest wait in the backlog
+		c := dialDaemon(t, d)
+		fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer s3cret\r\nContent-Length: 1000\r\n\r\nx", d.addr)
+		slow = append(slow, c)
+	}
+	r := d.do(t, "POST", "/call/u", func(r *http.Request) {
+		r.Header.Set("Authorization", "Bearer s3cret")
+		r.Body = io.NopCloser(strings.NewReader("hello"))
+	})
+	if r.code != 200 {
+		t.Fatalf("a caller behind slow bodies: %d %q", r.code, r.body)
+	}
+	for i, c := range slow {
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		b, err := io.ReadAll(c)
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			t.Fatalf("slow body %d: its connection is still open a minute on (read %q)", i, b)
+		}
+		if len(b) > 0 && !bytes.HasPrefix(b, []byte("HTTP/1.1 408 ")) {
+			t.Errorf("slow body %d: answer %q, want a 408 or none", i, b)
+		}
+	}
+	if n := u.hits.Load(); n != 1 {
+		t.Errorf("upstream hits %d; want 1, the caller's (a slow body must not be sent on)", n)
+	}
+}
+
+// Callers that ask for a large answer and never read it hold one copy of it
+// between them, not one each; the answer is written under a write deadline,
+// so their connections are closed after it and the copy freed.
+func TestCallersThatNeverReadShareOneAnswer(t *testing.T) {
+	const callers, size = 40, 9 << 20
+	body := bytes.Repeat([]byte("x"), size)
+	release := make(chan struct{})
+	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Write(body)
+	})
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("big", up, func(e *httpcall.Endpoint) {
+		e.MaxBody = 2 * size
+		slowMachine(e)
+	})}}, serve.Options{WriteTimeout: time.Hour})
+
+	var conns []net.Conn
+	for range callers {
+		c := dialDaemon(t, d)
+		c.(*net.TCPConn).SetReadBuffer(4 << 10) // as little as the kernel will buffer for a caller that never reads
+		fmt.Fprintf(c, "GET /call/big HTTP/1.1\r\nHost: %s\r\n\r\n", d.addr)
+		conns = append(conns, c)
+	}
+	waitFor(t, "every caller to wait for the one call", func() bool { return d.Waiting("big") == callers-1 })
+	before := heapInUse()
+	close(release)
+	waitFor(t, "every caller's answer to be under way", func() bool { return d.Answered() == callers })
+	grew := int64(heapInUse()) - int64(before)
+	if grew > 4*size {
+		t.Errorf("the heap grew by %d MiB for %d callers of one %d MiB answer that none reads; want about one copy", grew>>20, callers, size>>20)
+	}
+	t.Logf("heap growth with %d callers of one %d MiB answer, none reading: %.1f MiB", callers, size>>20, float64(grew)/(1<<20))
+	for i, c := range conns { // each was the answer, not a failure
+		c.SetReadDeadline(time.Now().Add(5 * time.Minute))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 || resp.ContentLength != size {
+			t.Fatalf("caller %d: %v %v; want the 200 of %d bytes", i, resp, err, size)
+		}
+		c.Close()
+	}
+}
+
+// A caller that reads an answer too slowly has its connection closed at the
+// end of the write deadline.
+func TestAnAnswerIsWrittenUnderAWriteDeadline(t *testing.T) {
+	const size = 32 << 20
+	body := bytes.Repeat([]byte("x"), size)
+	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("big", up, func(e *httpcall.Endpoint) {
+		e.MaxBody = 2 * size
+		slowMachine(e)
+	})}}, serve.Options{WriteTimeout: 100 * time.Millisecond})
+	c := dialDaemon(t, d)
+	fmt.Fprintf(c, "GET /call/big HTTP/1.1\r\nHost: %s\r\n\r\n", d.addr)
+	c.SetReadDeadline(time.Now().Add(5 * time.Minute)) // a safety net: the daemon's close ends the read
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("reading the answer's header: %v", err)
+	}
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		t.Fatalf("the call failed (%d %s), before the answer whose write deadline is tested", resp.StatusCode, b)
+	}
+	// At most 64 KiB each 10 ms, the whole answer takes five seconds or
+	// more to read: the deadline ends it first, however slow the machine.
+	buf := make([]byte, 64<<10)
+	var n int
+	for err == nil {
+		var m int
+		m, err = resp.Body.Read(buf)
+		n += m
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		t.Fatalf("the connection is still open five minutes on (read %d bytes of the body)", n)
+	}
+	if n >= size || err != io.ErrUnexpectedEOF {
+		t.Fatalf("read %d bytes of %d, then %v: want the connection closed short of the whole answer", n, size, err)
+	}
+	t.Logf("read %d bytes of the body before the close", n)
+}
+
+// slowMachine gives an endpoint's calls the time a machine busy with other
+// work (or the race detector) takes to move tens of megabytes: the tests that
+// use it are about what the daemon does with an answer, not how fast it gets
+// one.
+func slowMachine(e *httpcall.Endpoint) {
+	e.Policy.Retry.Timeout = 5 * time.Minute
+	e.Policy.Retry.Deadline = 5 * time.Minute
+}
+
+// Requests pipelined on one connection are each answered, in order, the
+// first as soon as it is served.
+func TestPipelinedRequestsAreAnsweredInOrder(t *testing.T) {
+	a, b := newUpstream(t, "a"), newUpstream(t, "b")
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("a", a.URL), endpoint("b", b.URL)}}, serve.Options{})
+	c := dialDaemon(t, d)
+	fmt.Fprintf(c, "GET /call/a HTTP/1.1\r\nHost: %[1]s\r\n\r\nGET /call/b HTTP/1.1\r\nHost: %[1]s\r\n\r\n", d.addr)
+	br := bufio.NewReader(c)
+	for _, want := range []string{"a", "b"} {
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the answer for %s: %v", want, err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !strings.Contains(string(got), `"from":"`+want+`"`) {
+			t.Fatalf("answer for %s: %d %q", want, resp.StatusCode, got)
+		}
+	}
+}
+
+// A call whose upstream request is unsafe (here a POST with the config's
+// Authorization) needs an unsafe request of its caller: a page on any site
+// can have a browser send a GET (an <img src>), with no cross-origin check,
+// and a cross-site POST is refused.
+func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
+	g := newGate(t)
+	g.open()
+	d := start(t, config.Targets{
+		Endpoints: []*httpcall.Endpoint{endpoint("hook", g.URL, func(e *httpcall.Endpoint) {
+			e.Method = "POST"
+			e.Headers = map[string]string{"Authorization": "Bearer upstream-secret"}
+		})},
+		Chains: []*httpcall.Chain{{Name: "via", Endpoints: []string{"hook"}}},
+	}, serve.Options{})
+	img := func(r *http.Request) {
+		r.Header.Set("Sec-Fetch-Site", "cross-site")
+		r.Header.Set("Sec-Fetch-Dest", "image")
+	}
+	for _, name := range []string{"hook", "via"} {
+		if r := d.get(t, "/call/"+name, img); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
+			t.Errorf("a cross-site <img> GET of %s: %d (Allow %q) %s; want 405 with Allow: POST", name, r.code, r.header.Get("Allow"), r.body)
+		}
+		if r := d.get(t, "/call/"+name); r.code != http.StatusMethodNotAllowed {
+			t.Errorf("a plain GET of %s: %d; want 405", name, r.code)
+		}
+		if r := d.do(t, "POST", "/call/"+name, func(r *http.Request) {
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+			r.Header.Set("Origin", "http://evil.example")
+		}); r.code != http.StatusForbidden {
+			t.Errorf("a cross-site POST of %s: %d; want 403", name, r.code)
+		}
+	}
+	if n := g.hits.Load(); n != 0 {
+		t.Fatalf("the upstream got %d requests from refused calls", n)
+	}
+	if r := d.do(t, "POST", "/call/hook"); r.code != 200 || !strings.HasPrefix(r.body, "POST /") {
+		t.Fatalf("a POST from a non-browser caller: %d %q", r.code, r.body)
+	}
+}
+
+// A subpath or query that a server behind the daemon could read as leaving
+// the endpoint's base, or as overriding a parameter the config sets, is
+// refused before anything is sent.
+func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
+	g := newGate(t)
+	g.open()
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("ha", g.URL+"/api?appid=mine", func(e *httpcall.Endpoint) {
+		e.AllowSubpath, e.PassQuery = true, true
+	})}}, serve.Options{})
+	for _, path := range []string{
+		"/call/ha/..;/x", "/call/ha/a/..;/..;/x", "/call/ha/x;y", "/call/ha/.../x",
+		"/call/ha/states?APPID=theirs", "/call/ha/states?appid[]=theirs", "/call/ha/states?appid%5B%5D=theirs", "/call/ha/states?AppId[0]=theirs",
+	} {
+		if r := d.get(t, path); r.code != http.StatusForbidden && r.code != http.StatusBadRequest {
+			t.Errorf("%s: %d %q; want it refused", path, r.code, r.body)
+		}
+	}
+	if n := g.hits.Load(); n != 0 {
+		t.Fatalf("the upstream got %d requests from refused calls", n)
+	}
+	if r := d.get(t, "/call/ha/states?since=1h"); r.code != 200 || r.body != "GET /api/states ?appid=mine&since=1h body=" {
+		t.Fatalf("an allowed subpath and query: %d %q", r.code, r.body)
+	}
+}
+
+// newRawUpstream serves h on loopback and returns its URL.
+func newRawUpstream(t testing.TB, h http.HandlerFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	var wg sync.WaitGroup
+	wg.Go(func() { srv.Serve(ln) })
+	t.Cleanup(func() {
+		srv.Close()
+		wg.Wait()
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func dialDaemon(t *testing.T, d *daemon) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// heapInUse is the heap's size in use after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
