@@ -248,18 +248,18 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 		return nil, c.failure(ep, fusebox.CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
-		ok, err := condition(ctx, ep.expect, v)
+		ok, err := evaluate(ctx, ep.expect, body, v, false, jqMaxCondition)
 		switch {
 		case err != nil:
 			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
-		case !ok:
+		case string(ok) != "true":
 			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
 		}
 	}
 	if ep.extract == nil {
 		return body, nil
 	}
-	out, err := extract(ctx, ep.extract, v, ep.MaxBody)
+	out, err := evaluate(ctx, ep.extract, body, v, true, ep.MaxBody)
 	if err != nil {
 		return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
@@ -205,7 +206,12 @@ func TestExtractOutput(t *testing.T) {
 	}
 	s := serve(t, status(200, body))
 	for _, tt := range tests {
-		h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) { e.Extract = tt.extract })}, nil)
+		h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
+			e.Extract = tt.extract
+			// Interpolation runs in a child process, which a busy machine
+			// may take seconds to start.
+			e.Policy.Retry.Timeout, e.Policy.Retry.Deadline = time.Minute, time.Minute
+		})}, nil)
 		if res := h.mustCall("svc"); string(res.Body) != tt.want {
 			t.Errorf("extract %s = %q, want %q", tt.extract, res.Body, tt.want)
 		}

@@ -24,7 +24,6 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/redact"
-	"github.com/itchyny/gojq"
 )
 
 // Client calls the endpoints and chains it was made with. It is safe for
@@ -47,8 +46,8 @@ type endpoint struct {
 	Endpoint
 	parsed  *url.URL    // URL, parsed once for the requests that add parts to it
 	alone   []*endpoint // just this one: the endpoints a call of it tries
-	expect  *gojq.Code
-	extract *gojq.Code
+	expect  *jqProgram
+	extract *jqProgram
 	policy  fusebox.Policy
 	http    *http.Client // the Client's, with ep's redirect policy
 }

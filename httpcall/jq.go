@@ -8,22 +8,15 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
 )
-
-// compileJQ compiles a jq program. It sees an empty environment, so $ENV and
-// env cannot print the secrets a script was started with.
-func compileJQ(src string) (*gojq.Code, error) {
-	q, err := gojq.Parse(src)
-	if err != nil {
-		return nil, err
-	}
-	return gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
-}
 
 var errNotJSON = errors.New("body is not JSON")
 
@@ -79,24 +72,100 @@ func jsonDepth(b []byte, limit int) int {
 }
 
 // Bounds on one jq evaluation besides its time (the attempt's timeout).
-// gojq has no memory limit of its own, so the Go heap (HeapAlloc) is
-// watched while it runs: past jqMemory of growth, sampled every jqMemorySample, the
-// evaluation is stopped (gojq checks its context at every instruction). The
+// gojq has no memory limit of its own, and one of its steps can allocate
+// gigabytes before the next step looks at its context (`"x" * 1e9` is one
+// strings.Repeat). So a program whose steps smallSteps cannot prove small
+// runs in a child process that is killed once its resident set nears
+// jqMemory (jqchild.go): a process can be stopped half-way through a step.
+// A program with small steps runs in-process, the Go heap watched while it
+// runs (HeapAlloc, sampled every jqMemorySample; gojq checks its context at
+// every step): past jqInProcessMemory of growth it is stopped and run again
+// in a child, with the whole bound. The limit leaves
+// room for what passes it before the watcher looks: the append that grows
+// the largest array by a quarter, and a step on a copy of the body. The
 // outputs are bounded in number and in the size of their JSON text.
+//
+// Without IsolateJQ (a program using httpcall as a library, not the
+// fusebox binary), every program runs in-process under the watcher with
+// jqMemory: a step that allocates past it in one go passes it.
 const (
-	jqMemory       = 128 << 20
-	jqMemorySample = 5 * time.Millisecond
-	jqMaxOutputs   = 100_000
+	jqMemory          = 128 << 20
+	jqInProcessMemory = jqMemory / 4
+	jqMemorySample    = 5 * time.Millisecond
+	jqMaxOutputs      = 100_000
+	jqMaxCondition    = 1 << 20 // expect.jq's outputs, in bytes of JSON
 )
 
 var errJQMemory = fmt.Errorf("used more than %d MiB of memory", jqMemory>>20)
 
-// results runs code on v and returns its outputs, failing on the first error,
-// once their JSON text would pass limit bytes, past jqMaxOutputs outputs, or
-// past jqMemory of heap growth.
-func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, error) {
-	ctx, stop := watchHeap(ctx, jqMemory)
+// jqProgram is a compiled jq program and whether it may run in-process.
+type jqProgram struct {
+	src   string
+	code  *gojq.Code
+	small bool // smallSteps
+}
+
+// compileJQ compiles a jq program. It sees an empty environment, so $ENV and
+// env cannot print the secrets a script was started with.
+func compileJQ(src string) (*jqProgram, error) {
+	q, err := gojq.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	small := smallSteps(q)
+	code, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
+	if err != nil {
+		return nil, err
+	}
+	return &jqProgram{src: src, code: code, small: small}, nil
+}
+
+// evaluate runs p on a body (v, decoded) and renders its outputs: as extract
+// does, or, for expect.jq (asExtract false), "true" or "false". limit bounds
+// the outputs' text.
+func evaluate(ctx context.Context, p *jqProgram, body []byte, v any, asExtract bool, limit int64) ([]byte, error) {
+	if !jqIsolated {
+		return watched(ctx, p.code, v, asExtract, limit, jqMemory)
+	}
+	if p.small {
+		out, err := watched(ctx, p.code, v, asExtract, limit, jqInProcessMemory)
+		if err != errJQMemory {
+			return out, err
+		}
+		// It may yet fit the bound: in a child, once this process has
+		// given back to the system what the try took.
+		debug.FreeOSMemory()
+	}
+	return inChild(ctx, p.src, body, asExtract, limit)
+}
+
+// watched renders code's outputs in-process, stopping it past memory bytes
+// of heap growth.
+func watched(ctx context.Context, code *gojq.Code, v any, asExtract bool, limit int64, memory uint64) ([]byte, error) {
+	ctx, stop := watchHeap(ctx, memory)
 	defer stop()
+	out, err := render(ctx, code, v, asExtract, limit)
+	if err != nil && context.Cause(ctx) == errJQMemory {
+		return nil, errJQMemory
+	}
+	return out, err
+}
+
+// render runs code on v and renders its outputs as evaluate says.
+func render(ctx context.Context, code *gojq.Code, v any, asExtract bool, limit int64) ([]byte, error) {
+	if !asExtract {
+		ok, err := condition(ctx, code, v)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(strconv.FormatBool(ok)), nil
+	}
+	return extract(ctx, code, v, limit)
+}
+
+// results runs code on v and returns its outputs, failing on the first error,
+// once their JSON text would pass limit bytes, or past jqMaxOutputs outputs.
+func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, error) {
 	var out []any
 	var size int64
 	iter := code.RunWithContext(ctx, v)
@@ -110,16 +179,12 @@ func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, e
 			if errors.As(err, &halt) && halt.Value() == nil {
 				return out, nil
 			}
-			if context.Cause(ctx) == errJQMemory {
-				return nil, errJQMemory
-			}
 			return nil, err
 		}
 		if s, ok := x.(string); ok {
 			size += int64(len(s))
 		} else {
-			b, _ := gojq.Marshal(x)
-			size += int64(len(b))
+			size += jsonSize(x, limit-size)
 		}
 		if size > limit {
 			return nil, fmt.Errorf("output larger than %d bytes", limit)
@@ -128,6 +193,61 @@ func results(ctx context.Context, code *gojq.Code, v any, limit int64) ([]any, e
 			return nil, fmt.Errorf("more than %d outputs", jqMaxOutputs)
 		}
 		out = append(out, x)
+	}
+}
+
+// jsonSize returns the length of gojq.Marshal(v), or a number past budget
+// once it is sure to be: an output that holds one value a million times
+// costs no more to measure than budget bytes.
+func jsonSize(v any, budget int64) int64 {
+	switch v := v.(type) {
+	case nil, bool, int, float64:
+		b, _ := gojq.Marshal(v)
+		return int64(len(b))
+	case string:
+		n := int64(2)
+		for i := 0; i < len(v); {
+			c := v[i]
+			switch {
+			case c >= ' ' && c <= '~' && c != '"' && c != '\\':
+				n, i = n+1, i+1
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n, i = n+2, i+1
+			case c < utf8.RuneSelf:
+				n, i = n+6, i+1 // \u00XX
+			default:
+				r, size := utf8.DecodeRuneInString(v[i:])
+				if r == utf8.RuneError && size == 1 {
+					n += 6 // \ufffd
+				} else {
+					n += int64(size)
+				}
+				i += size
+			}
+		}
+		return n
+	case []any:
+		n := int64(1 + max(len(v), 1)) // brackets and commas
+		for _, e := range v {
+			if n > budget {
+				break
+			}
+			n += jsonSize(e, budget-n)
+		}
+		return n
+	case map[string]any:
+		n := int64(1 + max(len(v), 1))
+		for k, e := range v {
+			if n > budget {
+				break
+			}
+			n += jsonSize(k, budget-n) + 1
+			n += jsonSize(e, budget-n)
+		}
+		return n
+	default: // *big.Int, json.Number: no larger than the input they came from
+		b, _ := gojq.Marshal(v)
+		return int64(len(b))
 	}
 }
 
@@ -171,7 +291,7 @@ func watchHeap(parent context.Context, limit uint64) (context.Context, func()) {
 // condition reports whether code holds for v: it gave at least one output
 // and every output was truthy (neither false nor null).
 func condition(ctx context.Context, code *gojq.Code, v any) (bool, error) {
-	xs, err := results(ctx, code, v, 1<<20)
+	xs, err := results(ctx, code, v, jqMaxCondition)
 	if err != nil || len(xs) == 0 {
 		return false, err
 	}

@@ -21,6 +21,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	httpcall.IsolateJQ() // the tests' jq children are this binary
 	goleak.VerifyTestMain(m)
 }
 

@@ -15,7 +15,15 @@
 //	go test -short ./reliability/     # smaller counts: 100 kills instead of 500, 50 processes instead of 200
 //
 // FUSEBOX_RELIABILITY_KILLS=N sets the number of SIGKILLs of the kill loop
-// (default 500; CI does not use -short). Tests that need root (tmpfs mounts,
+// (default 500). CI runs the suite once in full, and once more with -short
+// while stress-ng keeps every core busy (.ci/run's last phase): the tests
+// hold on a busy machine. Their bounds scale with what they measure (a kill
+// loop runs until its kills are done; a wait fails only when nothing
+// progresses; a cost is CPU time, not wall time), and a count found off
+// says whether an update was lost or a process timed out. -short's 50
+// processes on one lock are what a machine without a free core works
+// through within the file store's 5s lock wait; of 200, the last waited
+// 6.6s there. Tests that need root (tmpfs mounts,
 // chown) skip loudly without it, and fail instead when FUSEBOX_TEST_NO_SKIP
 // is set, as CI does. docs/reliability.md lists every case with the figures
 // of the last run, and the bugs the suite found (all fixed).

@@ -44,7 +44,8 @@ type proc struct {
 	// parent's high-water mark as the child's. An upper bound only; hwm is
 	// fusebox's own (when watched).
 	maxRSS int64
-	hwm    int64 // the process's own peak resident set (VmHWM), in bytes; 0 when not watched
+	hwm    int64         // the process's own peak resident set (VmHWM), in bytes; 0 when not watched
+	cpu    time.Duration // user and system time: the work it did, whatever else the machine ran
 }
 
 // fb runs the fusebox binary with a clean environment: state in stateDir, no
@@ -86,6 +87,7 @@ func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		p.signal = ws.Signal()
 	}
+	p.cpu = ps.UserTime() + ps.SystemTime()
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 		p.maxRSS = int64(ru.Maxrss) * 1024 // kilobytes on Linux (an int32 on 32-bit ARM)
 	}
@@ -96,20 +98,24 @@ func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
 // address space, which exec starts afresh) every millisecond until it exits.
 // The peak is kept until exit, so the last reading misses only growth in the
 // last millisecond of the process's life.
-func runWatched(cmd *exec.Cmd) (proc, error) {
+func runWatched(cmd *exec.Cmd) (proc, error) { return runWatchedStarted(cmd, nil) }
+
+// runWatchedStarted is runWatched, handing the process's pid to started
+// (when not nil) once it runs.
+func runWatchedStarted(cmd *exec.Cmd, started func(pid int)) (proc, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return proc{}, err
 	}
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
 	stop := make(chan struct{})
 	peak := make(chan int64, 1)
 	go func() {
-		status := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "status")
 		var hwm int64
 		for {
-			if v := vmHWM(status); v > hwm {
-				hwm = v
-			}
+			hwm = max(hwm, statusField(cmd.Process.Pid, "VmHWM"))
 			select {
 			case <-stop:
 				peak <- hwm
@@ -125,14 +131,14 @@ func runWatched(cmd *exec.Cmd) (proc, error) {
 	return p, nil
 }
 
-// vmHWM returns the VmHWM in a /proc/PID/status file, in bytes, or 0.
-func vmHWM(status string) int64 {
-	b, err := os.ReadFile(status)
+// statusField returns a kB field of /proc/PID/status in bytes, or 0.
+func statusField(pid int, name string) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, name+":"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb * 1024
 		}
@@ -193,6 +199,38 @@ func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 		runtime.Gosched()
 	}
+}
+
+// waitProgress waits until done() reaches n, failing only once it has not
+// grown for stall: a busy machine is slow, a stuck one makes no progress.
+func waitProgress(t testing.TB, what string, n int, stall time.Duration, done func() int) {
+	t.Helper()
+	last, since := -1, time.Now()
+	for {
+		d := done()
+		if d >= n {
+			return
+		}
+		if d > last {
+			last, since = d, time.Now()
+		} else if time.Since(since) > stall {
+			t.Fatalf("%d of %d %s, and no more for %s: stuck", d, n, what, stall)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// exitMeaning says what a fusebox exit status means, for a failure message.
+func exitMeaning(code int) string {
+	switch code {
+	case -1:
+		return "killed by a signal"
+	case 124:
+		return "the attempt timed out: a bound the machine missed, not a lost update"
+	case 75:
+		return "skipped: the circuit was open"
+	}
+	return "the command's or fusebox's own status"
 }
 
 func exists(path string) bool {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,28 +167,52 @@ func TestArgumentsAreExecutedLiterally(t *testing.T) {
 }
 
 // TestCommandLeavingABackgroundProcess: a command that starts a background
-// process and exits has ended; its attempt is over.
+// process and exits has ended; its attempt is over. fusebox must return
+// while that process still runs: the test ends it only after fusebox has
+// returned, or, should fusebox wait for it, after a minute, which the
+// check then reports.
 func TestCommandLeavingABackgroundProcess(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	for _, stream := range [][]string{nil, {"--stream"}} {
-		// Waiting for the background job would take its 5s: the timeout
-		// must not cut that short, and the bound lies well below it.
-		policy := append([]string{"--attempts", "1", "--timeout", "10s"}, stream...)
+		dir := t.TempDir()
+		pidFile := filepath.Join(dir, "pid")
+		policy := append([]string{"--attempts", "1", "--timeout", "10m"}, stream...)
 		// stdout is a file: a pipe would keep this test waiting for the
 		// background process too, whatever fusebox does.
-		out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+		out, err := os.Create(filepath.Join(dir, "stdout"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := fbCmd(state, nil, runArgs("bg", policy, "sh", "-c", "sleep 5 & echo hi")...)
+		cmd := fbCmd(state, nil, runArgs("bg", policy, "sh", "-c", `sh -c 'echo $$ > "$1"; exec sleep 600' sh "$1" & echo hi`, "sh", pidFile)...)
 		cmd.Stdout = out
+		bgPid := func() int { // the background process's, once it has written it
+			b, err := os.ReadFile(pidFile)
+			if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+				return 0
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return pid
+		}
+		stopBG := func() {
+			if pid := bgPid(); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		guard := time.AfterFunc(time.Minute, stopBG) // fusebox waits for it: release it, to fail below
 		start := time.Now()
 		err = cmd.Run()
+		waited := !guard.Stop()
 		p := finished(cmd, err, time.Since(start))
 		out.Close()
 		got, _ := os.ReadFile(out.Name())
-		if p.code != 0 || string(got) != "hi\n" || p.took > 3*time.Second {
-			t.Errorf("%v: exit %d, stdout %q after %s; want 0 and hi at once", stream, p.code, got, p.took.Round(time.Millisecond))
+		waitFor(t, "the background process to write its pid", time.Minute, func() bool { return bgPid() > 0 })
+		alive := syscall.Kill(bgPid(), 0) == nil
+		stopBG()
+		if waited || !alive {
+			t.Errorf("%v: fusebox returned only once the background process had ended (after %s)", stream, p.took.Round(time.Millisecond))
+		}
+		if p.code != 0 || string(got) != "hi\n" {
+			t.Errorf("%v: exit %d, stdout %q; want 0 and hi", stream, p.code, got)
 		}
 	}
 }

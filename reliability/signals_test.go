@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // promptExit bounds how long fusebox may take to exit after its command
@@ -81,7 +82,7 @@ func signalRunningChild(t *testing.T, sig syscall.Signal, name string, code int,
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the command to start", 10*time.Second, func() bool { return exists(filepath.Join(d, "started")) })
+	waitFor(t, "the command to start", time.Minute, func() bool { return exists(filepath.Join(d, "started")) })
 	cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	exited := time.Now()
@@ -140,7 +141,7 @@ func TestSignalDuringBackoff(t *testing.T) {
 			}()
 			select {
 			case <-waiting:
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Minute):
 				cmd.Process.Kill()
 				t.Fatal("fusebox never started its backoff")
 			}
@@ -181,7 +182,7 @@ func TestSignalDuringProbe(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the probe to start", 10*time.Second, func() bool { return exists(filepath.Join(d, "started")) })
+			waitFor(t, "the probe to start", time.Minute, func() bool { return exists(filepath.Join(d, "started")) })
 			if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 75 {
 				t.Fatalf("a second caller during the probe: exit %d, want 75", p.code)
 			}
@@ -254,9 +255,11 @@ func TestBrokenOutputDuringProbe(t *testing.T) {
 // their group) is alive: nothing was orphaned.
 func checkNoneLeft(t *testing.T, d string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	// A process left behind is a sleep 30; a killed one may take a while
+	// to be reaped on a busy machine.
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		left := processesNaming(d)
+		left := testenv.ProcessesNaming(d)
 		if len(left) == 0 {
 			return
 		}
@@ -264,33 +267,10 @@ func checkNoneLeft(t *testing.T, d string) {
 			for _, pid := range left {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
-			t.Fatalf("%d processes naming %s still alive 5s after fusebox exited: %v", len(left), d, left)
+			t.Fatalf("%d processes naming %s still alive 20s after fusebox exited: %v", len(left), d, left)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// processesNaming returns the live processes with s in their command line.
-func processesNaming(s string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(b, []byte(s)) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && (st[i+2] == 'Z' || st[i+2] == 'X') {
-				continue // a zombie its parent has yet to reap
-			}
-		}
-		out = append(out, pid)
-	}
-	return out
 }
 
 // checkGroupEmpty checks that the process group of the command that wrote
@@ -301,9 +281,9 @@ func checkGroupEmpty(t *testing.T, d string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A member left behind is a sleep 30; a killed one may take a moment
+	// A member left behind is a sleep 30; a killed one may take a while
 	// to be reaped on a busy machine.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		left := groupMembers(pgid)
 		if len(left) == 0 {
@@ -315,7 +295,7 @@ func checkGroupEmpty(t *testing.T, d string) {
 					syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
-			t.Fatalf("process group %d still has members 5s after fusebox exited: %v", pgid, left)
+			t.Fatalf("process group %d still has members 20s after fusebox exited: %v", pgid, left)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -421,7 +401,7 @@ func TestSignalDuringCall(t *testing.T) {
 			}
 			select {
 			case <-arrived:
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Minute):
 				cmd.Process.Kill()
 				t.Fatalf("the request never reached the upstream\n%s", stderr.String())
 			}

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // exitAtMain is set only in the benchmarks' floor build (exitatmain.go).
@@ -18,6 +20,7 @@ func main() {
 	if exitAtMain {
 		os.Exit(0)
 	}
+	httpcall.IsolateJQ() // when started as jq's memory-limited child, it does not return
 	a := newApp()
 	if code, ok := fastRun(context.Background(), a, os.Args[1:]); ok {
 		os.Exit(code)

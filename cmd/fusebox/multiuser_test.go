@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -67,14 +68,17 @@ func TestTwoUsersShareOneCircuit(t *testing.T) {
 		}
 		return code, string(out)
 	}
-	policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "300ms"}
+	// Open long enough for B's run to meet it open on a busy machine.
+	policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "5s"}
 
 	// A's failure opens the circuit for B.
+	tripped := time.Now()
 	if code, out := run(a, runArgs("bridge", policy, "false")...); code != 1 || strings.Contains(out, "level=ERROR") {
 		t.Fatalf("%s: exit %d, want 1 and no trouble with the store:\n%s", a, code, out)
 	}
 	if code, out := run(b, runArgs("bridge", policy, "touch", filepath.Join(marks, "ran"))...); code != exitOpen || out != "" {
-		t.Fatalf("%s on the circuit %s tripped: exit %d, want 75 and nothing:\n%s", b, a, code, out)
+		t.Fatalf("%s on the circuit %s tripped, %s after the trip began (open for 5s): exit %d, want 75 and nothing:\n%s",
+			b, a, time.Since(tripped).Round(time.Millisecond), code, out)
 	}
 	if _, err := os.Stat(filepath.Join(marks, "ran")); err == nil {
 		t.Fatal("the command ran on an open circuit")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -52,9 +53,6 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran although the circuit is open")
-	}
-	if p.took > 3*time.Second {
-		t.Errorf("fail-fast run took %v", p.took)
 	}
 	if !strings.Contains(p.stderr, "skipped") {
 		t.Errorf("stderr does not log the skip:\n%s", p.stderr)
@@ -100,11 +98,14 @@ func TestRunArgumentsAreExecutedLiterallyNeverByAShell(t *testing.T) {
 	}
 }
 
+// TestRunTimeoutExits124AndKillsTheProcessGroup: the grandchild ignores
+// SIGTERM, and must still be gone afterwards. It is found by the marker in
+// its command line, so the test holds whether or not a busy machine started
+// it within the 200ms.
 func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	pidFile := filepath.Join(t.TempDir(), "grandchild")
-	// The grandchild ignores SIGTERM; it must still be gone afterwards.
-	script := fmt.Sprintf(`sh -c 'trap "" TERM; echo $$ > %s; sleep 30' & wait`, pidFile)
+	marker := filepath.Join(t.TempDir(), "grandchild")
+	script := fmt.Sprintf(`sh -c 'trap "" TERM; sleep 30; : %s' & wait`, marker)
 	p := inproc(t, state, runArgs("slow", []string{"--attempts", "1", "--timeout", "200ms"}, "sh", "-c", script)...)
 	if p.code != exitTimeout {
 		t.Fatalf("exit = %d, want 124; stderr:\n%s", p.code, p.stderr)
@@ -112,13 +113,8 @@ func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 	if !strings.Contains(p.stderr, "timeout after 200ms") {
 		t.Errorf("stderr does not name the timeout:\n%s", p.stderr)
 	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	fmt.Sscan(string(b), &pid)
-	waitFor(t, "the grandchild to be killed", func() bool { return syscall.Kill(pid, 0) != nil })
+	// A grandchild left behind lives 30s; a killed one is reaped soon.
+	waitFor(t, "the grandchild to be killed", func() bool { return len(testenv.ProcessesNaming(marker)) == 0 })
 }
 
 func TestRunRetryOnExitLimitsRetries(t *testing.T) {
@@ -197,6 +193,7 @@ func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
 
 	started := filepath.Join(t.TempDir(), "started")
 	probe := fbCmd(state, nil, runArgs("wedge", policy, "sh", "-c", "touch "+started+"; exec sleep 30")...)
+	leased := time.Now() // the lease is taken after this
 	if err := probe.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -204,19 +201,23 @@ func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
 	probe.Process.Kill() // SIGKILL: fusebox gets no chance to release the lease
 	probe.Wait()
 
-	if p := fb(t, state, runArgs("wedge", policy, "true")...); p.code != exitOpen {
+	// The lease is the attempt timeout plus a slack of 2s. A call that ends
+	// within it must find it held; one that a busy machine ran later may
+	// find it expired, which is what the loop below waits for anyway.
+	const lease = 300*time.Millisecond + 2*time.Second
+	if p := fb(t, state, runArgs("wedge", policy, "true")...); p.code != exitOpen && time.Since(leased) < lease {
 		t.Fatalf("while the dead probe's lease lasts: exit %d, want 75", p.code)
 	}
-	// The lease is the attempt timeout plus a slack of 2s; a wedged circuit
-	// would stay so forever.
-	deadline := time.Now().Add(15 * time.Second)
+	// A wedged circuit would stay so for ever: a minute past the lease is
+	// slack for a busy machine.
+	deadline := leased.Add(lease + time.Minute)
 	for {
 		p := fb(t, state, runArgs("wedge", policy, "true")...)
 		if p.code == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("circuit still wedged 15s after the probe was killed: exit %d\n%s", p.code, p.stderr)
+			t.Fatalf("circuit still wedged %s after the probe was killed (its lease lasts %s): exit %d\n%s", time.Since(leased).Round(time.Second), lease, p.code, p.stderr)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -225,27 +226,44 @@ func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
 	}
 }
 
+// TestRunFiftyConcurrentRunsLoseNoCount: every run that exits 0 is counted.
+// The attempts' timeout is long: a busy machine may take seconds to run
+// true, and a timed-out attempt (124) is a bound missed, not a lost count.
 func TestRunFiftyConcurrentRunsLoseNoCount(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	var wg sync.WaitGroup
+	var succeeded atomic.Int64
 	errs := make(chan string, 50)
 	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if p := fb(t, state, runArgs("busy", nil, "true")...); p.code != 0 || p.stderr != "" {
-				errs <- fmt.Sprintf("exit %d: %s", p.code, p.stderr)
+		wg.Go(func() {
+			p := fb(t, state, runArgs("busy", []string{"--timeout", "10m", "--deadline", "10m"}, "true")...)
+			if p.code == 0 {
+				succeeded.Add(1)
 			}
-		}()
+			if p.code != 0 || p.stderr != "" {
+				errs <- fmt.Sprintf("exit %d (%s): %s", p.code, exitMeaning(p.code), p.stderr)
+			}
+		})
 	}
 	wg.Wait()
 	close(errs)
 	for e := range errs {
 		t.Error(e)
 	}
-	if st := statusOf(t, state, "busy"); st["total_successes"] != float64(50) {
-		t.Fatalf("total_successes = %v, want 50", st["total_successes"])
+	if st := statusOf(t, state, "busy"); st["total_successes"] != float64(succeeded.Load()) {
+		t.Fatalf("total_successes = %v, but %d runs exited 0: lost counts", st["total_successes"], succeeded.Load())
 	}
+}
+
+// exitMeaning says what a fusebox exit status means, for a failure message.
+func exitMeaning(code int) string {
+	switch code {
+	case exitTimeout:
+		return "the attempt timed out: a bound the machine missed, not a lost count"
+	case exitOpen:
+		return "skipped: the circuit was open"
+	}
+	return "the command's or fusebox's own status"
 }
 
 func TestRunFailsOpenOnACorruptStateFile(t *testing.T) {
@@ -347,7 +365,7 @@ func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	}()
 	select {
 	case <-waiting: // now in the 20s backoff
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		cmd.Process.Kill()
 		t.Fatal("fusebox never logged its backoff")
 	}
@@ -357,8 +375,8 @@ func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	if ee, _ := err.(*exec.ExitError); ee == nil || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v, want 130", err)
 	}
-	if took := time.Since(begin); took > 5*time.Second {
-		t.Errorf("took %v to exit from a 20s backoff sleep", took)
+	if took := time.Since(begin); took > 10*time.Second {
+		t.Errorf("took %v to exit from a 20s backoff sleep: it waited the backoff out", took)
 	}
 }
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package httpcall
+
+const raceBuild, raceMemory = false, 1
