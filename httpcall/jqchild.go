@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -183,17 +182,7 @@ func limitMemory(total int64) error {
 	if raceBuild {
 		return nil
 	}
-	statm, err := os.Open("/proc/self/statm")
-	if err != nil {
-		return err
-	}
-	defer statm.Close()
-	size, err := statmBytes(statm, 0)
-	if err != nil {
-		return err
-	}
-	lim := uint64(size + 4*total)
-	return syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim})
+	return limitAddressSpace(total)
 }
 
 // statmBytes returns field i of a /proc/PID/statm in bytes: 0 the address
