@@ -6,7 +6,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-var circuitKeys = append(slices.Clip(policyKeys), "fresh", "http", "notify", "skip_exit")
+var circuitKeys = append(slices.Clip(policyKeys), "fresh", "health", "http", "notify", "skip_exit")
 
 // circuits reads the circuits: section into c and returns where each valid
 // circuit name was found. reported are the problems of defaults:, not to be
@@ -35,7 +35,7 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 		p.Breaker.FailureRate = &own
 	}
 	refs := keyRefs{}
-	var fresh, http *entry
+	var fresh, http, health *entry
 	var skipExit *int
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
@@ -47,6 +47,8 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 			fresh = &f
 		case "http":
 			http = &f
+		case "health":
+			health = &f
 		case "notify":
 			rules = l.notifyRules(f, rules)
 		case "skip_exit":
@@ -70,6 +72,9 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 		} else {
 			set(&circ.Endpoint.Fresh)(l.duration(fresh.value, fresh.path))
 		}
+	}
+	if health != nil {
+		circ.Watch = l.circuitHealth(*health, e.name)
 	}
 	circ.sources = l.sources(refs)
 	delete(refs, "skip_exit") // not a policy key: validate knows nothing of it

@@ -32,7 +32,10 @@ type Config struct {
 	HistoryKeep time.Duration
 	Circuits    map[string]*Circuit
 	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
-	Secrets     []string                   // every value that came from ${VAR}, ${file:...} or !secret
+	// MQTT is the top-level mqtt: block: the broker notify: mqtt: and
+	// health: mqtt: use unless they name their own; nil when not set.
+	MQTT    *notify.MQTT
+	Secrets []string // every value that came from ${VAR}, ${file:...} or !secret
 	// defaultSources says where each policy key of defaults: was set.
 	defaultSources map[string]Source
 	// Partial says the Config holds only what fusebox run of one circuit
@@ -56,6 +59,8 @@ type Circuit struct {
 	// open (skip_exit:), for a command whose own 75 means something; nil:
 	// 75.
 	SkipExit *int
+	// Watch is the circuit's health: mqtt: block; nil without one.
+	Watch *Watch
 	// sources says where each of the circuit's own policy keys (and
 	// skip_exit) was set.
 	sources map[string]Source
@@ -273,9 +278,10 @@ type loader struct {
 	endpoint      *httpcall.Endpoint // the endpoint being read, if any: it keeps its own secrets
 	secretValues  map[string]string  // secrets.yaml, once read
 	secretsFailed bool               // secrets.yaml could not be read (reported once)
+	mqttBase      *notify.MQTT       // the top-level mqtt: block, read before the rest
 }
 
-var topKeys = []string{"state", "fsync", "gc_after", "history", "defaults", "circuits", "chains"}
+var topKeys = []string{"state", "fsync", "gc_after", "history", "mqtt", "defaults", "circuits", "chains"}
 
 func (l *loader) config(path string) *Config {
 	c := &Config{
@@ -298,11 +304,15 @@ func (l *loader) config(path string) *Config {
 			set(&c.GCAfter)(l.positive(e))
 		case "history":
 			l.history(e, c)
-		case "defaults", "circuits", "chains":
+		case "mqtt", "defaults", "circuits", "chains":
 			sections[e.name] = e
 		default:
 			l.unknownKey(e, topKeys...)
 		}
+	}
+	if e, ok := sections["mqtt"]; ok {
+		c.MQTT = l.topMQTT(e)
+		l.mqttBase = c.MQTT
 	}
 	refs := keyRefs{}
 	c.Defaults, c.DefaultNotify = l.defaults(sections["defaults"], refs)
@@ -310,6 +320,7 @@ func (l *loader) config(path string) *Config {
 	reported := l.validate(c.Defaults, refs, nil, nil)
 	circuits := l.circuits(sections["circuits"], c, reported)
 	l.chains(sections["chains"], c, circuits)
+	watchBrokers(c)
 	c.Secrets = l.secrets
 	return c
 }

@@ -240,7 +240,7 @@ chains:
 		"c.yaml:2:3: defaults.attempts: must be at least 1, got -1",
 		"c.yaml:4:3: defaults.open_max: must be at least open_for (10m0s), got 5m0s",
 		"c.yaml:7:7: circuits.b.attempts: must be at least 1, got 0 (leave attempts out for the default, 3)",
-		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, http, notify, skip_exit",
+		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, health, http, notify, skip_exit",
 		"c.yaml:9:19: chains.c.endpoints: no circuit or chain is named nope",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -125,7 +125,7 @@ func (l *loader) mqtt(e entry) *notify.MQTT {
 		return nil
 	}
 	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
-	hasBroker := false
+	hasBroker, hasUser, hasPassword := false, false, false
 	for _, f := range entries {
 		switch f.name {
 		case "broker":
@@ -133,8 +133,10 @@ func (l *loader) mqtt(e entry) *notify.MQTT {
 			hasBroker = true
 		case "username":
 			set(&m.Username)(l.str(f.value, f.path))
+			hasUser = true
 		case "password":
 			set(&m.Password)(l.str(f.value, f.path))
+			hasPassword = true
 		case "prefix":
 			set(&m.Prefix)(l.topic(f, false))
 		case "discovery":
@@ -145,8 +147,8 @@ func (l *loader) mqtt(e entry) *notify.MQTT {
 			l.unknownKey(f, mqttKeys...)
 		}
 	}
-	if !hasBroker {
-		l.errorAt(e, e.path, "broker is required")
+	if !l.inheritMQTT(m, hasBroker, hasUser, hasPassword) {
+		l.errorAt(e, e.path, "broker is required (here, or in a top-level mqtt: block)")
 		return nil
 	}
 	return m

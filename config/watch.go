@@ -1,0 +1,185 @@
+package config
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/notify"
+)
+
+// Watch is a circuit's health: mqtt: block: fusebox serve subscribes to
+// Topic on Broker and judges each message with the jq condition Up,
+// opening the circuit when it is false and closing it when it is true.
+type Watch struct {
+	Circuit string
+	Topic   string
+	Up      string // a jq condition; a message that is not JSON is read as a JSON string
+	// Broker is the top-level mqtt: block, as the notify: mqtt: of a
+	// circuit that names the same broker and credentials has it (so that
+	// the daemon holds one connection), else with notify's defaults.
+	Broker notify.MQTT
+	Policy fusebox.Policy // the circuit's: how long a down verdict opens it (open_max)
+	Source Source         // where up: is set
+}
+
+var topMQTTKeys = []string{"broker", "username", "password"}
+
+// topMQTT reads the top-level mqtt: block: the broker notifications and
+// health watches share unless they name their own.
+func (l *loader) topMQTT(e entry) *notify.MQTT {
+	entries, ok := l.mapping(e.value, e.path)
+	if !ok {
+		return nil
+	}
+	m := &notify.MQTT{}
+	hasBroker := false
+	for _, f := range entries {
+		switch f.name {
+		case "broker":
+			set(&m.Broker)(l.broker(f))
+			hasBroker = true
+		case "username":
+			set(&m.Username)(l.str(f.value, f.path))
+		case "password":
+			set(&m.Password)(l.str(f.value, f.path))
+		default:
+			l.unknownKey(f, topMQTTKeys...)
+		}
+	}
+	if !hasBroker {
+		l.errorAt(e, e.path, "broker is required")
+		return nil
+	}
+	return m
+}
+
+// circuitHealth reads a circuit's health: block, whose one form is mqtt: (an
+// endpoint's HTTP health check is its http: block's health:).
+func (l *loader) circuitHealth(e entry, circuit string) *Watch {
+	entries, _ := l.mapping(e.value, e.path)
+	var w *Watch
+	for _, f := range entries {
+		switch f.name {
+		case "mqtt":
+			w = l.watch(f, circuit)
+		case "path", "interval", "expect":
+			l.errorAt(f, f.path, "an HTTP health check goes in the circuit's http: block (http: {health: {%s: ...}}); health: here takes mqtt:", f.name)
+		default:
+			l.unknownKey(f, "mqtt")
+		}
+	}
+	return w
+}
+
+func (l *loader) watch(e entry, circuit string) *Watch {
+	entries, ok := l.mapping(e.value, e.path)
+	if !ok {
+		return nil
+	}
+	w := &Watch{Circuit: circuit}
+	hasTopic, hasUp, good := false, false, true
+	for _, f := range entries {
+		switch f.name {
+		case "topic":
+			s, ok := l.watchTopic(f)
+			w.Topic, hasTopic, good = s, true, good && ok
+		case "up":
+			s, ok := l.jq(f)
+			if ok && s == "" {
+				l.errorf(f.value, f.path, `want a jq condition, like '.state == "online"'`)
+				ok = false
+			}
+			w.Up, hasUp, good = s, true, good && ok
+			w.Source = l.sources(keyRefs{"up": f})["up"]
+		default:
+			l.unknownKey(f, "topic", "up")
+		}
+	}
+	switch {
+	case !hasTopic:
+		l.errorAt(e, e.path, "topic is required")
+	case !hasUp:
+		l.errorAt(e, e.path, `up is required: a jq condition, like '.state == "online"'`)
+	case l.mqttBase == nil:
+		l.errorAt(e, e.path, "needs a top-level mqtt: block with the broker (mqtt: {broker: tcp://host:1883})")
+	case good:
+		return w
+	}
+	return nil
+}
+
+// watchTopic reads a topic to subscribe to: one topic, no wildcards.
+func (l *loader) watchTopic(e entry) (string, bool) {
+	s, ok := l.text(e.value, e.path, "a topic like zigbee2mqtt/bridge/state")
+	if ok && (s == "" || strings.ContainsAny(s, "+#\x00") || strings.HasPrefix(s, "$")) {
+		l.errorf(e.value, e.path, "want one topic like zigbee2mqtt/bridge/state, without + or # or a leading $")
+		return "", false
+	}
+	return s, ok
+}
+
+// inheritMQTT fills what a notify: mqtt: block leaves out from the
+// top-level mqtt: block: the broker, and the username and password unless
+// it sets its own or names another broker. It reports whether m has a
+// broker.
+func (l *loader) inheritMQTT(m *notify.MQTT, hasBroker, hasUser, hasPassword bool) bool {
+	b := l.mqttBase
+	if b == nil {
+		return hasBroker
+	}
+	if !hasBroker {
+		m.Broker = b.Broker
+	} else if m.Broker != b.Broker {
+		return true
+	}
+	if !hasUser {
+		m.Username = b.Username
+	}
+	if !hasPassword {
+		m.Password = b.Password
+	}
+	return true
+}
+
+// watchBrokers sets each watch's broker: the first notify: mqtt: (defaults'
+// then the circuits' by name) that names the top-level block's broker and
+// credentials, so that the daemon holds one connection; else the
+// top-level block with notify's defaults.
+func watchBrokers(c *Config) {
+	if c.MQTT == nil {
+		return
+	}
+	broker := notify.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox", Discovery: "homeassistant"}
+	rules := []notify.Rules{c.DefaultNotify}
+	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
+		rules = append(rules, c.Circuits[name].Notify)
+	}
+	for _, r := range rules {
+		if m := r.MQTT; m != nil && m.Broker == broker.Broker && m.Username == broker.Username && m.Password == broker.Password {
+			broker = *m
+			break
+		}
+	}
+	for _, circ := range c.Circuits {
+		if circ.Watch != nil {
+			circ.Watch.Broker = broker
+			circ.Watch.Policy = circ.Policy
+		}
+	}
+}
+
+// Watches returns the circuits' health watches, sorted by circuit.
+func (c *Config) Watches() []Watch {
+	if c == nil {
+		return nil
+	}
+	var out []Watch
+	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
+		if w := c.Circuits[name].Watch; w != nil {
+			out = append(out, *w)
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox/notify"
+)
+
+func TestParseMQTTHealthSharesTheTopLevelBroker(t *testing.T) {
+	c, err := Parse("/cfg/config.yaml", yaml(`
+mqtt: {broker: 'tcp://127.0.0.1:1883', username: fb, password: !secret mqtt_password}
+defaults:
+  notify:
+    mqtt: {instance: nas}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: '.state == "online"'}
+  other:
+    notify:
+      mqtt: {broker: 'tcp://10.0.0.2:1883'}
+`), testEnv(nil, map[string]string{"/cfg/secrets.yaml": "mqtt_password: s3cret\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inherited := notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "s3cret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas"}
+	if got := c.Notify("zigbee").MQTT; got == nil || *got != inherited {
+		t.Errorf("notify mqtt without a broker = %+v, want the top-level broker and credentials: %+v", got, inherited)
+	}
+	own := notify.MQTT{Broker: "tcp://10.0.0.2:1883", Prefix: "fusebox", Discovery: "homeassistant"}
+	if got := c.Notify("other").MQTT; got == nil || *got != own {
+		t.Errorf("notify mqtt with its own broker = %+v, want its own, without the top-level credentials: %+v", got, own)
+	}
+	ws := c.Watches()
+	if len(ws) != 1 {
+		t.Fatalf("watches = %+v, want zigbee's", ws)
+	}
+	w := ws[0]
+	if w.Circuit != "zigbee" || w.Topic != "zigbee2mqtt/bridge/state" || w.Up != `.state == "online"` || w.Broker != inherited {
+		t.Errorf("watch = %+v, want zigbee's topic and up on the notify connection %+v", w, inherited)
+	}
+	if w.Source.Line != 8 || w.Source.Key != "circuits.zigbee.health.mqtt.up" {
+		t.Errorf("watch source = %+v, want line 8", w.Source)
+	}
+	if !reflect.DeepEqual(c.Secrets, []string{"s3cret"}) {
+		t.Errorf("secrets = %q, want the top-level password", c.Secrets)
+	}
+}
+
+func TestParseMQTTHealthErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"bad jq names the line", `
+mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: '.state =='}
+`, "config.yaml:5:"},
+		{"no top-level broker", `
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: 'true'}
+`, "needs a top-level mqtt: block"},
+		{"wildcard topic", `
+mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/+/state, up: 'true'}
+`, "without + or #"},
+		{"no up", `
+mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state}
+`, "up is required"},
+		{"an http health check at the circuit", `
+circuits:
+  zigbee:
+    health: {path: /health}
+`, "goes in the circuit's http: block"},
+		{"top-level mqtt without a broker", `
+mqtt: {username: fb}
+`, "broker is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("/cfg/config.yaml", yaml(tc.yaml), testEnv(nil, nil))
+			errs := configErrors(t, err)
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Fatalf("errors %v, want one saying %q", errs, tc.want)
+			}
+		})
+	}
+}
