@@ -24,8 +24,8 @@ import (
 // last will of offline there, which it has the broker publish when it
 // closes too), publishes Home Assistant discovery of that
 // topic, and publishes again the latest state of every circuit it sent, so
-// that a broker that was down or restarted empty catches up. It is safe for
-// concurrent use.
+// that a broker that was down or restarted empty catches up; and it takes
+// again the subscriptions of Subscribe. It is safe for concurrent use.
 type Conn struct {
 	p      publisher
 	serve  string // ServeTopic
@@ -40,6 +40,7 @@ type Conn struct {
 	mu      sync.Mutex
 	last    map[string]*paho.Publish // by topic: the latest retained message sent
 	order   []string                 // the topics of last, in the order first sent
+	subs    map[string][]*handler    // by topic: who hears its messages (Subscribe)
 	up      bool                     // connected
 	failing bool                     // the last connection attempt failed, and was logged
 	closed  bool
@@ -60,7 +61,7 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &Conn{p: newPublisher(cfg, o), serve: ServeTopic(cfg), log: logger.With("broker", u.Host),
-		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}}
+		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}, subs: map[string][]*handler{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.cm, err = autopaho.NewConnection(ctx, autopaho.ClientConfig{
@@ -84,8 +85,9 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 		// gone for Home Assistant as one that died.
 		DisconnectPacketBuilder: func() *paho.Disconnect { return &paho.Disconnect{ReasonCode: 0x04} },
 		ClientConfig: paho.ClientConfig{
-			ClientID:      fmt.Sprintf("fusebox-serve-%s-%x", c.p.instance, rand.Uint32()),
-			OnClientError: func(err error) { c.log.Info("mqtt: connection lost; reconnecting", "err", err) },
+			ClientID:          fmt.Sprintf("fusebox-serve-%s-%x", c.p.instance, rand.Uint32()),
+			OnClientError:     c.lost,
+			OnPublishReceived: []func(paho.PublishReceived) (bool, error){c.received},
 		},
 	})
 	if err != nil {
@@ -96,6 +98,18 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 }
 
 func (c *Conn) String() string { return brokerName(c.p.cfg) }
+
+// lost logs a connection lost, once, as a warning: the attempts to
+// connect again that fail are logged quietly until one succeeds.
+func (c *Conn) lost(err error) {
+	c.mu.Lock()
+	quiet := c.failing || c.closed
+	c.failing = true
+	c.mu.Unlock()
+	if !quiet {
+		c.log.Warn("mqtt: connection lost; reconnecting in the background", "err", err)
+	}
+}
 
 // connectFailed logs the first of a run of failed attempts, as a warning;
 // the rest are retried quietly until one succeeds.
@@ -126,8 +140,12 @@ func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 		c.log.Info("mqtt: connected to the broker")
 		c.failing = false
 	}
-	c.bg.Add(1)
+	c.bg.Add(2)
 	c.mu.Unlock()
+	go func() {
+		defer c.bg.Done()
+		c.subscribe(cm, c.topics())
+	}()
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)

@@ -1,0 +1,95 @@
+package mqtt_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
+)
+
+// heard collects what a subscription hears, for a test to wait on.
+type heard struct {
+	ch chan string
+}
+
+func (h heard) fn(p []byte) { h.ch <- string(p) }
+
+func (h heard) wait(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case got := <-h.ch:
+			if got == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the subscription did not hear %q in 20s (a message lost, or the connection not made)", want)
+		}
+	}
+}
+
+// A subscription hears what the broker retains at its topic as it is
+// taken, then every message; the connection lost (one warning) and made
+// again, it is taken again by itself; stopped, it hears nothing more.
+func TestSubscribeHearsRetainedAndResumesAfterALostConnection(t *testing.T) {
+	addr := testenv.Mosquitto(t)
+	proxy := newCutter(t, addr)
+	pub := testenv.Subscribe(t, addr, "unused/topic")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	publish := func(payload string) {
+		t.Helper()
+		if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: "zigbee2mqtt/bridge/state", Payload: []byte(payload), Retain: true, QoS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(`{"state":"offline"}`)
+
+	var logs strings.Builder
+	var logMu sync.Mutex
+	c, err := mqtt.Dial(notify.MQTT{Broker: "tcp://" + proxy.addr(), Prefix: "fusebox", Instance: "nas"}, origin,
+		slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	h := heard{ch: make(chan string, 16)}
+	stop := c.Subscribe("zigbee2mqtt/bridge/state", h.fn)
+	h.wait(t, `{"state":"offline"}`)
+	publish(`{"state":"online"}`)
+	h.wait(t, `{"state":"online"}`)
+
+	proxy.cut()
+	// The retained message again, on the new connection's subscription.
+	h.wait(t, `{"state":"online"}`)
+	publish("offline")
+	h.wait(t, "offline")
+
+	stop()
+	c2 := heard{ch: make(chan string, 16)}
+	c.Subscribe("zigbee2mqtt/bridge/other", c2.fn) // a later one on the same connection
+	publish("after stop")
+	if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: "zigbee2mqtt/bridge/other", Payload: []byte("x"), QoS: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c2.wait(t, "x")
+	select {
+	case got := <-h.ch:
+		t.Errorf("a stopped subscription heard %q", got)
+	default:
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Errorf("the lost connection logged %d warnings, want 1:\n%s", n, logs.String())
+	}
+}
