@@ -76,11 +76,14 @@ func TestSubscribeHearsRetainedAndResumesAfterALostConnection(t *testing.T) {
 
 	stop()
 	c2 := heard{ch: make(chan string, 16)}
-	c.Subscribe("zigbee2mqtt/bridge/other", c2.fn) // a later one on the same connection
 	publish("after stop")
-	if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: "zigbee2mqtt/bridge/other", Payload: []byte("x"), QoS: 1}); err != nil {
+	// A later subscription on the same connection, taken at once: retained,
+	// its message comes whenever the broker takes it, after "after stop"
+	// went out to whoever still subscribed.
+	if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: "zigbee2mqtt/bridge/other", Payload: []byte("x"), Retain: true, QoS: 1}); err != nil {
 		t.Fatal(err)
 	}
+	c.Subscribe("zigbee2mqtt/bridge/other", c2.fn)
 	c2.wait(t, "x")
 	select {
 	case got := <-h.ch:
