@@ -1,5 +1,11 @@
 package fusebox
 
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
 // CauseWatch is the cause of a failure a watch reported: something the
 // circuit's health is read from (an MQTT topic, for fusebox serve) said
 // it is down.
@@ -42,4 +48,46 @@ func (s *State) WatchUp(now Instant, reason string) (events []Event, changed boo
 	}
 	s.recovered(now)
 	return append(events, s.transition(now, Closed, reason)), true
+}
+
+// Watched applies a watch's verdict (up or down, for reason) to the named
+// circuit, as WatchUp and WatchDown say, with p giving how long down opens
+// it; its transitions are logged and told to listeners as any call's are.
+// A verdict that changes nothing is judged on a state read without a lock,
+// and writes nothing: a watch that hears "online" every minute costs a
+// Load. It returns the circuit's view afterwards, and whether it changed.
+func (c *Circuits) Watched(ctx context.Context, name string, p BreakerPolicy, up bool, reason string) (View, bool, error) {
+	if err := ValidateName(name); err != nil {
+		return View{}, false, err
+	}
+	apply := func(st *State, now Instant) ([]Event, bool) {
+		if up {
+			return st.WatchUp(now, reason)
+		}
+		return st.WatchDown(p, now, reason)
+	}
+	if st, err := c.store.Load(ctx, name); err == nil {
+		now := c.clock.Now()
+		look := st
+		look.Probes, look.Recoveries = slices.Clone(st.Probes), slices.Clone(st.Recoveries)
+		if _, changed := apply(&look, now); !changed {
+			return st.View(now), false, nil
+		}
+	}
+	var now Instant
+	var events []Event
+	var changed bool
+	skips := skipTotal(ctx, c.store, name)
+	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
+		now = c.clock.Now()
+		events, changed = apply(st, now)
+		StampSkips(events, skips)
+		return events, changed
+	})
+	if err != nil {
+		return View{}, false, fmt.Errorf("update %s: %w", name, err)
+	}
+	k := &call{c: c, name: name}
+	k.logEvents(events)
+	return st.View(now), changed, nil
 }
