@@ -14,6 +14,7 @@ import (
 type Targets struct {
 	Endpoints []*httpcall.Endpoint // sorted by name
 	Chains    []*httpcall.Chain    // sorted by name
+	Watches   []Watch              // health: mqtt: blocks, sorted by circuit (for fusebox serve)
 }
 
 // Targets returns the config's endpoints and chains. A nil Config has none.
@@ -33,6 +34,7 @@ func (c *Config) Targets() Targets {
 		cp.Endpoints = slices.Clone(cp.Endpoints)
 		t.Chains = append(t.Chains, &cp)
 	}
+	t.Watches = c.Watches()
 	return t
 }
 

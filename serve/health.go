@@ -55,7 +55,7 @@ func probes(t config.Targets) ([]*httpcall.Endpoint, []healthCheck) {
 	return eps, checks
 }
 
-// runHealth runs the health checks of the world being served until ctx
+// runHealth runs the health checks and MQTT watches of the world being served until ctx
 // ends, starting them again for the new world after each Reload.
 func (s *Server) runHealth(ctx context.Context) {
 	for {
@@ -64,6 +64,9 @@ func (s *Server) runHealth(ctx context.Context) {
 		var wg sync.WaitGroup
 		for _, hc := range w.checks {
 			wg.Go(func() { s.watch(wctx, w, hc) })
+		}
+		for _, wt := range w.watches {
+			wg.Go(func() { s.watchMQTT(wctx, w, wt) })
 		}
 		select {
 		case <-ctx.Done():

@@ -65,6 +65,11 @@ type Options struct {
 	// called and the call's error. It runs on the call's goroutine and
 	// must be quick.
 	OnCall func(name string, err error)
+
+	// Subscribe has fn hear every message of a health: mqtt: watch's
+	// topic, retained ones at each connection included, until stop; it is
+	// required when the targets hold a watch. fn must be quick.
+	Subscribe func(w config.Watch, fn func(payload []byte)) (stop func(), err error)
 }
 
 // Server is the daemon. It is safe for concurrent use; Reload may be called
@@ -96,6 +101,7 @@ type world struct {
 	unsafe  map[string]string // an unsafe method sent upstream, by endpoint and chain
 	health  *httpcall.Client  // the health checks' probes
 	checks  []healthCheck
+	watches []watch // health: mqtt:
 }
 
 // endpointsOf returns the endpoints a call of name may use.
@@ -179,8 +185,15 @@ func (s *Server) build(t config.Targets) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("health: %w", err)
 	}
+	watches, err := compileWatches(t.Watches)
+	if err != nil {
+		return nil, err
+	}
+	if len(watches) > 0 && s.o.Subscribe == nil {
+		return nil, fmt.Errorf("%s: health: mqtt: needs a broker connection (serve.Options.Subscribe)", watches[0].cfg.Circuit)
+	}
 	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{},
-		unsafe: map[string]string{}, health: health, checks: checks}
+		unsafe: map[string]string{}, health: health, checks: checks, watches: watches}
 	for _, ep := range t.Endpoints {
 		if ep.MaxInFlight > 0 {
 			w.limits[ep.Name] = ep.MaxInFlight

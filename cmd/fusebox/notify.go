@@ -169,12 +169,24 @@ func (d *daemonNotifier) flush() {
 	d.pool.Close(ctx)
 }
 
-// brokers lists the MQTT configs the rules of cfg name, once each.
+// subscribe is serve.Options.Subscribe: a health watch's topic, on the
+// connection the daemon holds to its broker.
+func (d *daemonNotifier) subscribe(w config.Watch, fn func([]byte)) (func(), error) {
+	return d.pool.Subscribe(w.Broker, w.Topic, fn)
+}
+
+// brokers lists the MQTT configs the rules and health watches of cfg
+// name, once each.
 func brokers(cfg *config.Config) []notify.MQTT {
 	var out []notify.MQTT
 	for _, r := range allRules(cfg) {
 		if r.MQTT != nil && !slices.Contains(out, *r.MQTT) {
 			out = append(out, *r.MQTT)
+		}
+	}
+	for _, w := range cfg.Watches() {
+		if !slices.Contains(out, w.Broker) {
+			out = append(out, w.Broker)
 		}
 	}
 	return out

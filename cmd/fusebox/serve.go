@@ -49,7 +49,10 @@ callers, and the other way round.
 
 An endpoint's http: block may add max_in_flight, pass_query, pass_body,
 allow_subpath (GET /call/NAME/PATH below its URL) and health: {path, interval,
-expect}, with which the daemon probes its half-open circuit itself.
+expect}, with which the daemon probes its half-open circuit itself. A circuit's
+own health: {mqtt: {topic, up}} has the daemon open and close it as the jq
+condition up judges each message on topic, on the top-level mqtt: broker: cron
+runs skip while it is down, without asking.
 
 It listens on 127.0.0.1:8417 unless told otherwise; an address off loopback
 needs a token (--token-file, or $FUSEBOX_SERVE_TOKEN) that every request must
@@ -108,7 +111,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 	srv, err := serve.New(cfg.Targets(), serve.Options{
 		Listen: net.JoinHostPort(host, port), Hosts: o.hosts, Token: token,
 		Store: store, Clock: a.clock, Logger: a.logger, Redactor: a.redactor,
-		ClientOptions: n.clientOptions(), OnCall: n.ran,
+		ClientOptions: n.clientOptions(), OnCall: n.ran, Subscribe: n.subscribe,
 	})
 	if err != nil {
 		ln.Close()
