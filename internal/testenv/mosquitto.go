@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,6 +23,24 @@ func Mosquitto(t testing.TB) string {
 // MosquittoOn is Mosquitto on the given port of 127.0.0.1: one a client
 // was told of before the broker runs.
 func MosquittoOn(t testing.TB, port int) string {
+	t.Helper()
+	return StartMosquitto(t, port).Addr
+}
+
+// Broker is a running Mosquitto that a test may stop before it ends (a
+// broker that goes away; StartMosquitto on the same port brings one back,
+// empty).
+type Broker struct {
+	Addr string
+	stop func()
+}
+
+// Stop kills the broker, by its PID, and waits for it to exit.
+func (b *Broker) Stop() { b.stop() }
+
+// StartMosquitto is MosquittoOn, returning the broker so that the test
+// can stop it.
+func StartMosquitto(t testing.TB, port int) *Broker {
 	t.Helper()
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
@@ -48,17 +67,21 @@ func MosquittoOn(t testing.TB, port int) string {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return addr
+			return &Broker{Addr: addr, stop: stop}
 		}
 		select {
 		case <-done:

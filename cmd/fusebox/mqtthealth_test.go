@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+const bridgeTopic = "zigbee2mqtt/bridge/state"
+
+// mqttHealthConfig watches the Zigbee2MQTT bridge's state (JSON) and a
+// plug's availability (plain text).
+func mqttHealthConfig(broker string) string {
+	return fmt.Sprintf(`mqtt: {broker: 'tcp://%s'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: %s, up: '.state == "online"'}
+  plug:
+    health:
+      mqtt: {topic: home/plug/availability, up: '. == "online"'}
+`, broker, bridgeTopic)
+}
+
+// publisher publishes retained messages to a broker, as Zigbee2MQTT does
+// its bridge state.
+type publisher struct{ c *paho.Client }
+
+func newPublisher(t testing.TB, addr string) publisher {
+	return publisher{testenv.Subscribe(t, addr, "unused/topic").Client}
+}
+
+func (p publisher) retain(t testing.TB, topic, payload string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := p.c.Publish(ctx, &paho.Publish{Topic: topic, Payload: []byte(payload), Retain: true, QoS: 1}); err != nil {
+		t.Fatalf("publish %s: %v", topic, err)
+	}
+}
+
+// phaseOf reads the circuit's stored phase, as a run would see it.
+func phaseOf(t testing.TB, store *file.Store, name string) fusebox.State {
+	t.Helper()
+	st, err := store.Load(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func waitPhase(t *testing.T, store *file.Store, name string, want fusebox.Phase, why string) fusebox.State {
+	t.Helper()
+	var st fusebox.State
+	waitFor(t, fmt.Sprintf("%s: circuit %s %s (the daemon did not judge the message, or did not store the verdict)", why, name, want), func() bool {
+		st = phaseOf(t, store, name)
+		return st.View(fusebox.Instant{Wall: time.Now()}).Phase == want
+	})
+	return st
+}
+
+// A daemon watching the bridge's state opens the circuit from the
+// retained offline it hears at connect, so a cron run skips without
+// asking the bridge; the bridge back online, the next run runs; the
+// broker killed and started again changes nothing, and the subscription
+// is taken again; a plain-text message is judged as a JSON string; only
+// transitions are stored.
+func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
+	port := testenv.FreePort(t)
+	broker := testenv.StartMosquitto(t, port)
+	pub := newPublisher(t, broker.Addr)
+	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
+	pub.retain(t, "home/plug/availability", "offline")
+
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := writeConfigPath(t, dir, mqttHealthConfig(broker.Addr))
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	d := startServe(t, state, cfg)
+
+	st := waitPhase(t, store, "zigbee", fusebox.Open, "retained offline at connect")
+	if want := `mqtt zigbee2mqtt/bridge/state: .state == "online" is false`; st.LastFailure != want {
+		t.Errorf("last failure %q, want %q", st.LastFailure, want)
+	}
+	waitPhase(t, store, "plug", fusebox.Open, "retained plain-text offline")
+	marker := filepath.Join(dir, "ran")
+	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.code != exitOpen {
+		t.Fatalf("run while the bridge is offline: exit %d, want %d (skipped)\n%s", p.code, exitOpen, p.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran while the bridge was offline")
+	}
+
+	pub.retain(t, bridgeTopic, `{"state":"online"}`)
+	waitPhase(t, store, "zigbee", fusebox.Closed, "online")
+	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.code != 0 {
+		t.Fatalf("run once the bridge is back: exit %d\n%s", p.code, p.stderr)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal("the command did not run once the bridge was back")
+	}
+	pub.retain(t, "home/plug/availability", "online")
+	waitPhase(t, store, "plug", fusebox.Closed, "plain-text online")
+
+	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
+	waitPhase(t, store, "zigbee", fusebox.Open, "offline again")
+	before := phaseOf(t, store, "zigbee")
+	broker.Stop()
+	waitFor(t, "the daemon's warning that the broker connection was lost", func() bool {
+		return strings.Contains(d.stderr.String(), "connection lost")
+	})
+	if after := phaseOf(t, store, "zigbee"); after.Generation != before.Generation || after.Phase != fusebox.Open {
+		t.Fatalf("losing the broker moved the circuit: %+v, was %+v", after, before)
+	}
+	broker = testenv.StartMosquitto(t, port) // empty: it forgot the retained offline
+	pub = newPublisher(t, broker.Addr)
+	pub.retain(t, bridgeTopic, `{"state":"online"}`)
+	waitPhase(t, store, "zigbee", fusebox.Closed, "online on the restarted broker")
+	if n := strings.Count(d.stderr.String(), "level=WARN msg=\"mqtt:"); n != 1 {
+		t.Errorf("the lost broker logged %d mqtt warnings, want 1:\n%s", n, d.stderr.String())
+	}
+
+	events, err := store.Events(context.Background(), "zigbee", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var transitions []string
+	for _, e := range events {
+		if e.Kind == fusebox.EventTransition {
+			transitions = append(transitions, string(e.To))
+		}
+	}
+	if got := strings.Join(transitions, " "); got != "open closed open closed" {
+		t.Errorf("transitions stored: %s, want open closed open closed", got)
+	}
+}
+
+// A bad up: condition is a config error naming the file and line, and the
+// daemon does not start.
+func TestServeRefusesABadMQTTHealthCondition(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeConfigPath(t, dir, `mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: '.state =='}
+`)
+	p := fbEnv(t, filepath.Join(dir, "state"), []string{"FUSEBOX_CONFIG=" + cfg}, "serve", "--listen", "127.0.0.1:0")
+	if p.code == 0 || !strings.Contains(p.stderr, "config.yaml:5:") || !strings.Contains(p.stderr, "circuits.zigbee.health.mqtt.up") {
+		t.Fatalf("serve with a bad up: exit %d, stderr %q: want a config error at config.yaml:5", p.code, p.stderr)
+	}
+	if lines := strings.Count(strings.TrimSpace(p.stderr), "\n"); lines != 0 {
+		t.Errorf("the error is %d lines, want one:\n%s", lines+1, p.stderr)
+	}
+}
