@@ -183,3 +183,11 @@ func (c *Config) Watches() []Watch {
 	}
 	return out
 }
+
+// Watch returns the named circuit's health watch, nil when it has none.
+func (c *Config) Watch(name string) *Watch {
+	if c == nil || c.Circuits[name] == nil {
+		return nil
+	}
+	return c.Circuits[name].Watch
+}

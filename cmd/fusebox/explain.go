@@ -85,6 +85,16 @@ type explanation struct {
 	Policy   []policyValue `json:"policy,omitempty"`
 	// Endpoints are a chain's, in the order it tries them.
 	Endpoints []explanation `json:"endpoints,omitempty"`
+	// Watched says the daemon opens and closes the circuit from an MQTT
+	// topic (health: mqtt:).
+	Watched *watched `json:"watched,omitempty"`
+}
+
+type watched struct {
+	Topic string `json:"topic"`
+	Up    string `json:"up"`
+	File  string `json:"file"`
+	Line  int    `json:"line"`
 }
 
 type valueSource struct {
@@ -175,6 +185,9 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 		}
 		e.SkipExit = &code
 		e.Policy = append(e.Policy, skipExitSource(cfg, o, code))
+		if w := cfg.Watch(o.name); w != nil {
+			e.Watched = &watched{Topic: w.Topic, Up: w.Up, File: w.Source.File, Line: w.Source.Line}
+		}
 	}
 	if o.json {
 		enc := json.NewEncoder(a.stdout)
@@ -311,6 +324,9 @@ func writeExplanation(w io.Writer, e explanation) error {
 		verdict(e, "")
 		if e.Action == string(fusebox.ActionSkip) && e.SkipExit != nil {
 			fmt.Fprintf(tw, "  a run would exit %d without running its command; a call would try the next endpoint or fail\n", *e.SkipExit)
+		}
+		if w := e.Watched; w != nil {
+			fmt.Fprintf(tw, "  watched over MQTT by fusebox serve: %s, up when %s (config %s:%d)\n", w.Topic, w.Up, w.File, w.Line)
 		}
 	}
 	fmt.Fprintf(tw, "\nstate\t%s\t%s\n", e.State.Value, e.State.Source)

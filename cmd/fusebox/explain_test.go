@@ -147,3 +147,18 @@ func TestExplainShowsALearnedOpenPeriod(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainSaysACircuitIsWatchedOverMQTT(t *testing.T) {
+	base := t.TempDir()
+	cfg := writeConfigPath(t, base, `mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: '.state == "online"'}
+`)
+	p := inprocEnv(t, filepath.Join(base, "state"), []string{"FUSEBOX_CONFIG=" + cfg}, "explain", "zigbee")
+	want := `watched over MQTT by fusebox serve: zigbee2mqtt/bridge/state, up when .state == "online" (config ` + cfg + `:5)`
+	if p.code != 0 || !strings.Contains(p.stdout, want) {
+		t.Errorf("explain of a watched circuit: exit %d, lacks %q:\n%s%s", p.code, want, p.stdout, p.stderr)
+	}
+}
