@@ -171,3 +171,50 @@ circuits:
 		t.Errorf("the error is %d lines, want one:\n%s", lines+1, p.stderr)
 	}
 }
+
+// While the bridge stays offline the daemon renews the open period before
+// it ends, quietly (no transition, the generation kept), so that a run
+// never finds the circuit half-open and probes a bridge known to be down.
+func TestServeRenewsTheOpenPeriodWhileTheBridgeIsOffline(t *testing.T) {
+	broker := testenv.Mosquitto(t)
+	pub := newPublisher(t, broker)
+	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := writeConfigPath(t, dir, fmt.Sprintf(`mqtt: {broker: 'tcp://%s'}
+circuits:
+  zigbee:
+    open_for: 2s
+    open_max: 2s
+    health:
+      mqtt: {topic: %s, up: '.state == "online"'}
+`, broker, bridgeTopic))
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	startServe(t, state, cfg)
+	first := waitPhase(t, store, "zigbee", fusebox.Open, "retained offline")
+	seen := first
+	for range 2 { // renewed with half a second left: ample on a saturated machine
+		prev := seen
+		waitFor(t, "the daemon renewing the open period", func() bool {
+			seen = phaseOf(t, store, "zigbee")
+			return seen.OpenedAt.Wall.After(prev.OpenedAt.Wall)
+		})
+		if seen.Phase != fusebox.Open || seen.Generation != first.Generation {
+			t.Fatalf("renewed state %+v: want open, generation %d kept", seen, first.Generation)
+		}
+	}
+	events, err := store.Events(context.Background(), "zigbee", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 {
+		t.Errorf("events %+v: want the one failure and the one opening", events)
+	}
+}
