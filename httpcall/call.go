@@ -92,6 +92,9 @@ type EndpointError struct {
 	// Reopened: it was the probe of a half-open circuit, whose failure
 	// opened the circuit again (see fusebox.ExhaustedError.Reopened).
 	Reopened bool
+	// Overtaken: another call's failure opened its circuit while this one
+	// ran or waited to retry (see fusebox.ExhaustedError.Overtaken).
+	Overtaken bool
 }
 
 // CallError is returned when no endpoint answered and no stored answer could
@@ -119,11 +122,12 @@ func (e *CallError) Error() string {
 }
 
 // Told reports whether the outage behind e was already told: every endpoint
-// was skipped, or failed as the probe of a circuit it opened again. A front
-// end logs such a failure below the level people see by default.
+// was skipped, failed as the probe of a circuit it opened again, or failed
+// after another call's failure had opened its circuit. A front end logs such
+// a failure below the level people see by default.
 func (e *CallError) Told() bool {
 	for _, ee := range e.Errors {
-		if !ee.Skipped && !ee.Reopened {
+		if !ee.Skipped && !ee.Reopened && !ee.Overtaken {
 			return false
 		}
 	}
@@ -300,10 +304,10 @@ func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
 	if errors.Is(err, fusebox.ErrOpen) {
 		return EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true}
 	}
-	reason, reopened := err.Error(), false
+	reason, reopened, overtaken := err.Error(), false, false
 	var ee *fusebox.ExhaustedError
 	if errors.As(err, &ee) {
-		reopened = ee.Reopened
+		reopened, overtaken = ee.Reopened, ee.Overtaken
 		callers := ""
 		if p.deadline > 0 {
 			callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
@@ -312,7 +316,7 @@ func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
 	}
 	reason = c.red.String(reason)
 	p.log.Info("endpoint failed", "endpoint", ep.Name, "reason", reason)
-	return EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened}
+	return EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened, Overtaken: overtaken}
 }
 
 // notTried is the error of an endpoint the chain's deadline left no time
