@@ -13,7 +13,7 @@ var ErrOpen = errors.New("circuit open")
 
 // ErrLockTimeout is matched by the error of a Store that gave up waiting for
 // a lock held by another caller after its own lock timeout: the store works,
-// it is only busy (see AnswerStore.Exclusive).
+// it is only busy (see Store.Update, and Exclusive in httpcall/answers).
 var ErrLockTimeout = errors.New("timed out")
 
 // errNeedLock tells the caller of Decide to decide again under the lock.

@@ -33,11 +33,12 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var (
-	_ fusebox.Store       = (*Store)(nil)
-	_ fusebox.AnswerStore = (*Store)(nil)
+	_ fusebox.Admin = (*Store)(nil)
+	_ answers.Store = (*Store)(nil)
 )
 
 // Store keeps circuit state in files under one directory. It is safe for

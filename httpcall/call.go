@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 // Sources of a Result answered from the stored response rather than by an
@@ -294,7 +295,7 @@ func (c *Client) answered(ctx context.Context, p plan, ep *endpoint, got answer,
 		p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
 	}
 	if p.fresh > 0 || p.stale > 0 {
-		c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
+		c.save(ctx, p, answers.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
 	}
 }
 
@@ -346,7 +347,7 @@ func (c *Client) unanswered(ctx context.Context, p plan, opt CallOptions, res *R
 // stored returns the stored answer and its age, if there is one of a known
 // age. A store that fails is warned about and treated as empty: the call
 // goes on without it.
-func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Duration, bool) {
+func (c *Client) stored(ctx context.Context, p plan) (answers.Answer, time.Duration, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	a, ok, err := c.answers.LoadAnswer(ctx, p.name)
@@ -367,7 +368,7 @@ func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Durat
 	return a, age, true
 }
 
-func (c *Client) save(ctx context.Context, p plan, a fusebox.Answer) {
+func (c *Client) save(ctx context.Context, p plan, a answers.Answer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := c.answers.SaveAnswer(ctx, p.name, a); err != nil {

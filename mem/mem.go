@@ -1,4 +1,4 @@
-// Package mem is an in-memory fusebox.Store, for Go programs that embed
+// Package mem is an in-memory fusebox.Admin, for Go programs that embed
 // fusebox in one long-running process, and for tests. State lives only as
 // long as the Store.
 package mem
@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var (
-	_ fusebox.Store       = (*Store)(nil)
-	_ fusebox.AnswerStore = (*Store)(nil)
+	_ fusebox.Admin = (*Store)(nil)
+	_ answers.Store = (*Store)(nil)
 )
 
 // Store keeps circuit state in memory. It is safe for concurrent use. Load,
@@ -32,7 +33,7 @@ type Store struct {
 
 	mu      sync.Mutex // serialises Update, GC, new circuits and the maps below
 	events  map[string][]fusebox.Event
-	answers map[string]fusebox.Answer
+	answers map[string]answers.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
 }
 
@@ -50,7 +51,7 @@ type circuit struct {
 func New() *Store {
 	s := &Store{
 		events:  map[string][]fusebox.Event{},
-		answers: map[string]fusebox.Answer{},
+		answers: map[string]answers.Answer{},
 		locks:   map[string]chan struct{}{},
 	}
 	s.circuits.Store(&map[string]*circuit{})
@@ -201,7 +202,7 @@ func (s *Store) AllEvents(_ context.Context, since time.Time) ([]fusebox.Event, 
 }
 
 // SaveAnswer keeps a copy of a.
-func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) error {
+func (s *Store) SaveAnswer(_ context.Context, key string, a answers.Answer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a.Body = slices.Clone(a.Body)
@@ -210,7 +211,7 @@ func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) erro
 }
 
 // LoadAnswer returns the kept answer.
-func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool, error) {
+func (s *Store) LoadAnswer(_ context.Context, key string) (answers.Answer, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.answers[key]

@@ -102,7 +102,7 @@ func fastSkip(a *app, o *runOptions, name string) (int, bool) {
 // fastStore opens the state for the fast path, creating nothing but, for a
 // redis:// state, the local replica it falls back to (see package failopen):
 // its availability circuit says at once whether to ask Redis at all.
-func fastStore(a *app, dir string) (fusebox.Store, bool) {
+func fastStore(a *app, dir string) (fusebox.Admin, bool) {
 	if redis.IsURL(dir) {
 		s := failopen.Open(failopen.Options{Dir: dir, LocalDir: a.localDir(), Fsync: true, Logger: a.logger, Clock: a.clock})
 		return s, failopen.Reason(s) == nil
