@@ -1,5 +1,6 @@
-// Package config loads fusebox's YAML config file into policies, HTTP
-// endpoints and chains.
+// Package config loads fusebox's YAML config file into policies and plain
+// specs (package spec) of HTTP endpoints, chains and notification rules. It
+// imports neither httpcall nor notify: they compile what it produces.
 //
 // The file has six top-level keys, all optional:
 //
