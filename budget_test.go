@@ -199,3 +199,33 @@ func TestDoWithoutRetryBudgetSpendsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A budget of one retry a window (min 1, percent 0): a call whose waits are
+// shorter than the window gets that one retry; one whose waits outlast it
+// gets one retry in every window it waits into.
+func TestDoRetryBudgetWindowPassesDuringWaits(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		backoff  time.Duration
+		attempts int
+	}{
+		{"waits of 1s and 2s fit in one 10s window: one retry", time.Second, 2},
+		{"waits of 20s and 40s each leave the window: every retry", 20 * time.Second, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := doPolicy()
+				p.Retry.Backoff = fusebox.Backoff{First: c.backoff, Multiplier: 2, Max: time.Minute, Jitter: fusebox.JitterNone}
+				p.Retry.Deadline = 5 * time.Minute
+				p.Breaker.TripAfter = 100
+				p.Retry.Budget = &fusebox.RetryBudget{Percent: 0, Min: 1, Window: 10 * time.Second}
+				circuits := fusebox.New(mem.New(), fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+				ran := 0
+				err := circuits.Do(context.Background(), "api", func(context.Context) error { ran++; return errors.New("status 503") })
+				if ran != c.attempts {
+					t.Fatalf("%d attempts ran, want %d (err %v)", ran, c.attempts, err)
+				}
+			})
+		})
+	}
+}
