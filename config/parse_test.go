@@ -138,6 +138,36 @@ circuits:
 				t.Errorf("c: got %+v, want an own copy of the default", fr)
 			}
 		}},
+		{"retry_budget: a share, the long form, and null turning off the default's", `
+defaults:
+  retry_budget: 20%
+circuits:
+  a: {}
+  b: {retry_budget: {percent: 0.5, min: 1, window: 1m}}
+  c: {retry_budget: null}
+  d:
+    retry_budget:
+      percent: 10%
+`, func(t *testing.T, c *Config) {
+			if rb := c.Policy("a").Retry.Budget; rb == nil || *rb != (fusebox.RetryBudget{Percent: 0.2}) || rb == c.Defaults.Retry.Budget {
+				t.Errorf("a: got %+v, want an own copy of the default's 20%%", rb)
+			}
+			if rb := c.Policy("b").Retry.Budget; rb == nil || *rb != (fusebox.RetryBudget{Percent: 0.5, Min: 1, Window: time.Minute}) {
+				t.Errorf("b: got %+v", rb)
+			}
+			if rb := c.Policy("c").Retry.Budget; rb != nil {
+				t.Errorf("c: got %+v, want none", rb)
+			}
+			if rb := c.Policy("d").Retry.Budget; rb == nil || *rb != (fusebox.RetryBudget{Percent: 0.1}) {
+				t.Errorf("d: got %+v", rb)
+			}
+			if s, ok := c.PolicySource("b", "retry_budget.min"); !ok || s.Key != "circuits.b.retry_budget.min" {
+				t.Errorf("source of b's min: %v %v", s, ok)
+			}
+			if s, ok := c.PolicySource("a", "retry_budget"); !ok || s.Key != "defaults.retry_budget" {
+				t.Errorf("source of a's budget: %v %v", s, ok)
+			}
+		}},
 		{"relative state is beside the config", "state: state\n", func(t *testing.T, c *Config) {
 			if c.State != "/etc/fusebox/state" {
 				t.Errorf("got %q", c.State)

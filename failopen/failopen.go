@@ -196,4 +196,8 @@ func (u Unavailable) LoadAnswer(context.Context, string) (answers.Answer, bool, 
 
 func (u Unavailable) Exclusive(context.Context, string, func() error) error { return u.Err }
 
+func (u Unavailable) SpendBudget(context.Context, string, fusebox.RetryBudget, time.Time, bool) (fusebox.BudgetSpend, error) {
+	return fusebox.BudgetSpend{}, u.Err
+}
+
 func (u Unavailable) Close() error { return nil }

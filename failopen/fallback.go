@@ -49,8 +49,9 @@ type Local struct {
 }
 
 var (
-	_ fusebox.Admin = (*Fallback)(nil)
-	_ answers.Store = (*Fallback)(nil)
+	_ fusebox.Admin       = (*Fallback)(nil)
+	_ answers.Store       = (*Fallback)(nil)
+	_ fusebox.BudgetStore = (*Fallback)(nil)
 )
 
 // Fallback is a Store that uses a shared primary store (Redis) while it
@@ -393,4 +394,24 @@ func (f *Fallback) reuse(primary fusebox.Admin, openLocal func() (Local, error),
 		}
 	}
 	f.local, f.localErr = nil, nil
+}
+
+// SpendBudget spends from the retry budget of the store in use: the
+// primary's, shared by every host, or while it is away the local replica's,
+// shared by this host's processes only. A store without budgets allows
+// every attempt.
+func (f *Fallback) SpendBudget(ctx context.Context, name string, b fusebox.RetryBudget, now time.Time, retry bool) (spend fusebox.BudgetSpend, err error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fusebox.BudgetSpend{}, err
+	}
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) {
+		bs, ok := s.(fusebox.BudgetStore)
+		if !ok {
+			spend = fusebox.BudgetSpend{Allowed: true}
+			return nil
+		}
+		spend, err = bs.SpendBudget(ctx, name, b, now, retry)
+		return err
+	})
+	return spend, err
 }

@@ -6,6 +6,7 @@
 //	DIR/events/NAME.jsonl      its events, one JSON object a line, oldest first
 //	DIR/answers/KEY.json       the last good answer of an endpoint or chain
 //	DIR/.counts/NAME.counts    its successes, failures, skips and last success (binary; fusebox status shows them)
+//	DIR/.counts/NAME.budget    its retry budget's attempts in the window, when it has a retry_budget (binary; see budget.go)
 //	DIR/.locks/NAME.lock       the flock serialising the circuit's updates
 //	DIR/.gc                    its mtime is when the last automatic GC ran
 //

@@ -16,8 +16,9 @@ import (
 )
 
 var (
-	_ fusebox.Admin = (*Store)(nil)
-	_ answers.Store = (*Store)(nil)
+	_ fusebox.Admin       = (*Store)(nil)
+	_ answers.Store       = (*Store)(nil)
+	_ fusebox.BudgetStore = (*Store)(nil)
 )
 
 // Store keeps circuit state in memory. It is safe for concurrent use. Load,
@@ -35,6 +36,9 @@ type Store struct {
 	events  map[string][]fusebox.Event
 	answers map[string]answers.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
+
+	budgetMu sync.Mutex // serialises SpendBudget, apart from Update
+	budgets  map[string]*fusebox.BudgetLog
 }
 
 // circuit is one circuit's record, made by the first Count or stored State:
@@ -53,6 +57,7 @@ func New() *Store {
 		events:  map[string][]fusebox.Event{},
 		answers: map[string]answers.Answer{},
 		locks:   map[string]chan struct{}{},
+		budgets: map[string]*fusebox.BudgetLog{},
 	}
 	s.circuits.Store(&map[string]*circuit{})
 	return s
@@ -114,6 +119,19 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State)
 		s.events[name] = append(s.events[name], events...)
 	}
 	return st, nil
+}
+
+// SpendBudget decides an attempt under the circuit's retry budget, kept in
+// memory apart from its State: a budget alone makes no circuit Names lists.
+func (s *Store) SpendBudget(_ context.Context, name string, b fusebox.RetryBudget, now time.Time, retry bool) (fusebox.BudgetSpend, error) {
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	l := s.budgets[name]
+	if l == nil {
+		l = &fusebox.BudgetLog{}
+		s.budgets[name] = l
+	}
+	return l.Spend(b.WithDefaults(), now, retry), nil
 }
 
 // Count adds c to the circuit's counters.
@@ -253,6 +271,9 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 		if unused {
 			delete(kept, name)
 			delete(s.events, name)
+			s.budgetMu.Lock()
+			delete(s.budgets, name)
+			s.budgetMu.Unlock()
 			r.Circuits = append(r.Circuits, name)
 		}
 	}

@@ -65,6 +65,10 @@ var cases = []struct {
 	{"Exclusive lets one caller of a key at a time do the work", testExclusive},
 	{"Exclusive gives up when ctx ends, without running fn", testExclusiveCancelled},
 	{"the breaker state machine runs through Update", testBreaker},
+	{"a retry budget allows percent of the first attempts plus min, then refuses retries but never a first attempt", testBudgetSpend},
+	{"a retry budget forgets attempts that left its window", testBudgetWindow},
+	{"concurrent retries never overspend a retry budget", testBudgetConcurrent},
+	{"a retry budget is kept per circuit and lists no circuit", testBudgetApart},
 }
 
 var ctx = context.Background()
@@ -655,4 +659,122 @@ func testExclusiveCancelled(t *testing.T, s fusebox.Admin) {
 	}
 	close(release)
 	<-done
+}
+
+// budgetOf returns s as a BudgetStore: every fusebox store keeps retry
+// budgets.
+func budgetOf(t *testing.T, s fusebox.Admin) fusebox.BudgetStore {
+	t.Helper()
+	bs, ok := s.(fusebox.BudgetStore)
+	if !ok {
+		t.Fatalf("%T keeps no retry budgets: it does not implement fusebox.BudgetStore", s)
+	}
+	return bs
+}
+
+// spend spends from the circuit's budget and fails the test on an error.
+func spend(t *testing.T, bs fusebox.BudgetStore, name string, b fusebox.RetryBudget, now time.Time, retry bool) fusebox.BudgetSpend {
+	t.Helper()
+	got, err := bs.SpendBudget(ctx, name, b, now, retry)
+	if err != nil {
+		t.Fatalf("SpendBudget(%s, retry %v): %v", name, retry, err)
+	}
+	return got
+}
+
+var budget20 = fusebox.RetryBudget{Percent: 0.2, Min: 3, Window: 10 * time.Second}
+
+func testBudgetSpend(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	for i := range 10 {
+		if got := spend(t, bs, "db", budget20, now, false); got != (fusebox.BudgetSpend{Allowed: true, Firsts: i + 1}) {
+			t.Fatalf("first attempt %d: got %+v", i+1, got)
+		}
+	}
+	allowed := budget20.Allowed(10) // 20% of 10, plus 3
+	for i := range allowed {
+		if got := spend(t, bs, "db", budget20, now, true); !got.Allowed || got.Retries != i+1 || got.Firsts != 10 {
+			t.Fatalf("retry %d of the %d allowed: got %+v", i+1, allowed, got)
+		}
+	}
+	if got := spend(t, bs, "db", budget20, now, true); got != (fusebox.BudgetSpend{Firsts: 10, Retries: allowed}) {
+		t.Fatalf("retry past the budget: got %+v, want refused with %d retries for 10 first attempts", got, allowed)
+	}
+	if got := spend(t, bs, "db", budget20, now, false); !got.Allowed || got.Firsts != 11 {
+		t.Fatalf("a first attempt after the budget ran out: got %+v, want allowed as the 11th", got)
+	}
+}
+
+func testBudgetWindow(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	start := time.Now()
+	for range 5 {
+		spend(t, bs, "db", budget20, start, false)
+	}
+	for range budget20.Allowed(5) {
+		spend(t, bs, "db", budget20, start, true)
+	}
+	if got := spend(t, bs, "db", budget20, start.Add(budget20.Window-time.Millisecond), true); got.Allowed {
+		t.Fatalf("a retry just inside the window of a spent budget: got %+v, want refused", got)
+	}
+	later := start.Add(budget20.Window + time.Millisecond)
+	for i := range budget20.Min {
+		if got := spend(t, bs, "db", budget20, later, true); !got.Allowed || got.Firsts != 0 || got.Retries != i+1 {
+			t.Fatalf("retry %d once the window has passed: got %+v, want allowed by min with no first attempts left", i+1, got)
+		}
+	}
+	if got := spend(t, bs, "db", budget20, later, true); got.Allowed {
+		t.Fatalf("retry past min with no first attempts in the window: got %+v, want refused", got)
+	}
+}
+
+func testBudgetConcurrent(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	const firsts, callers = 10, 40
+	for range firsts {
+		spend(t, bs, "db", budget20, now, false)
+	}
+	var mu sync.Mutex
+	allowed := 0
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			got, err := bs.SpendBudget(ctx, "db", budget20, now, true)
+			if err != nil {
+				t.Errorf("SpendBudget: %v", err)
+				return
+			}
+			if got.Allowed {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if want := budget20.Allowed(firsts); allowed != want {
+		t.Fatalf("%d concurrent retries for %d first attempts: %d allowed, want exactly %d", callers, firsts, allowed, want)
+	}
+}
+
+func testBudgetApart(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	tight := fusebox.RetryBudget{Percent: 0, Min: 1, Window: time.Minute}
+	spend(t, bs, "a", tight, now, true)
+	if got := spend(t, bs, "b", tight, now, true); !got.Allowed || got.Retries != 1 {
+		t.Fatalf("b's first retry after a spent a's budget: got %+v, want allowed", got)
+	}
+	if got := spend(t, bs, "a", tight, now, true); got.Allowed {
+		t.Fatalf("a's second retry with min 1: got %+v, want refused", got)
+	}
+	names, err := s.Names(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 0 {
+		t.Fatalf("Names after spending budgets only: %v, want none", names)
+	}
 }
