@@ -16,6 +16,7 @@ import (
 // safe for concurrent use.
 type Circuits struct {
 	store     Store
+	budgets   BudgetStore // store, when it keeps retry budgets
 	policy    func(name string) Policy
 	clock     Clock
 	logger    *slog.Logger
@@ -101,6 +102,7 @@ func New(store Store, opts ...Option) *Circuits {
 		o(c)
 	}
 	_, c.wall = c.clock.(WallClock)
+	c.budgets, _ = store.(BudgetStore)
 	c.quiet = c.logger.Handler() == slog.DiscardHandler
 	return c
 }
@@ -250,6 +252,7 @@ type call struct {
 	open     bool // the circuit was open after this call's last counted failure, or refused its retry
 	byHand   bool // Trip or Reset: their caller tells the person, not the log
 	health   bool // Probe: a health check, which may probe an open circuit
+	noBudget bool // the budget store failed: retry without the budget, warn once
 }
 
 func (k *call) run(parent context.Context, fn func(context.Context) error) error {
@@ -289,6 +292,14 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		if parent.Err() != nil || !now.Before(deadline) { // a caller's deadline may be gone already
 			return k.stopped(parent, attempt-1, stopDeadline, last)
 		}
+		if attempt > 1 && r.Budget != nil {
+			// Asked before the breaker: a refused retry takes no probe
+			// lease and records nothing against the circuit.
+			if be := k.spendBudget(parent, now, true); be != nil {
+				k.info("retry budget exhausted; giving up", "retries", be.Retries, "first_attempts", be.Firsts)
+				return &ExhaustedError{Name: k.name, Attempts: attempt - 1, Stop: StopBudget, Budget: be, Err: last}
+			}
+		}
 		permit, err := k.acquire(parent, deadline, instant)
 		if err != nil && !isOpen(err) {
 			return k.stopped(parent, attempt-1, stopDeadline, last)
@@ -306,6 +317,9 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		}
 		if permit.Lease != "" {
 			k.info("probing half-open circuit", "attempt", attempt)
+		}
+		if attempt == 1 && r.Budget != nil && !k.health {
+			k.spendBudget(parent, now, false) // a first attempt is never refused
 		}
 
 		attemptDeadline := now.Add(r.Timeout)
@@ -382,6 +396,28 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		}
 		prev = wait
 	}
+}
+
+// spendBudget asks the circuit's retry budget for an attempt at now: nil
+// when it may run (always, for a first attempt), else the refusal. A store
+// without budgets, or one that fails, lets every attempt run (warned once).
+func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *BudgetError {
+	if k.noBudget || k.c.budgets == nil || k.broken {
+		return nil
+	}
+	b := *k.policy.Retry.Budget
+	spend, err := k.c.budgets.SpendBudget(ctx, k.name, b, now, retry)
+	if err != nil {
+		if ctx.Err() == nil {
+			k.error("retry budget unusable; retrying without it", "err", err)
+		}
+		k.noBudget = true
+		return nil
+	}
+	if spend.Allowed {
+		return nil
+	}
+	return &BudgetError{Firsts: spend.Firsts, Retries: spend.Retries, Window: b.Window}
 }
 
 // LevelNotice is the level of a circuit closing: good news, worth one line

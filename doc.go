@@ -8,11 +8,14 @@
 //
 // A call made with [Circuits.Do] composes its policies from the outside in:
 //
-//	deadline (RetryPolicy.Deadline) ⊃ retry loop ⊃ breaker check ⊃ attempt timeout ⊃ fn
+//	deadline (RetryPolicy.Deadline) ⊃ retry loop ⊃ retry budget ⊃ breaker check ⊃ attempt timeout ⊃ fn
 //
 // Every attempt, not only the first, asks the breaker first: when other
 // processes open the circuit while a call waits out its backoff, the call stops
-// there instead of adding to a retry storm. Each attempt's result is recorded in
+// there instead of adding to a retry storm. A retry asks the circuit's
+// [RetryBudget] (when it has one) before the breaker: a retry the budget
+// refuses ends the call with StopBudget, takes no probe lease and records no
+// failure; first attempts are only counted. Each attempt's result is recorded in
 // the store, which moves the circuit between closed, open and half-open.
 //
 // # Time

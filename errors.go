@@ -13,7 +13,7 @@ var ErrOpen = errors.New("circuit open")
 
 // ErrLockTimeout is matched by the error of a Store that gave up waiting for
 // a lock held by another caller after its own lock timeout: the store works,
-// it is only busy (see AnswerStore.Exclusive).
+// it is only busy (see Store.Update, and Exclusive in httpcall/answers).
 var ErrLockTimeout = errors.New("timed out")
 
 // errNeedLock tells the caller of Decide to decide again under the lock.
@@ -61,7 +61,10 @@ type ExhaustedError struct {
 	// ended with a failure that counted: the outage was told by the call
 	// that opened it.
 	Overtaken bool
-	Err       error // the last attempt's error: an *AttemptError, or the deadline's
+	// Budget is the refusal, with StopBudget: the circuit's retries and
+	// first attempts in its budget's window.
+	Budget *BudgetError
+	Err    error // the last attempt's error: an *AttemptError, or the deadline's
 }
 
 // Told reports whether the call failed within an outage that was told
@@ -82,6 +85,7 @@ const (
 	StopTooClose                        // the deadline left no time for the next wait and attempt
 	StopRetryAfter                      // the server asked to wait past the deadline
 	StopOpened                          // the circuit opened while the call waited to retry
+	StopBudget                          // the circuit's retry budget refused the retry (see Budget)
 )
 
 func (e *ExhaustedError) Error() string { return e.Name + ": " + e.Describe("") }
@@ -110,6 +114,11 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 		why = fmt.Sprintf("server asked to wait %s, past the deadline", roundDuration(e.RetryAfter))
 	case StopOpened:
 		why = "circuit opened"
+	case StopBudget:
+		why = "retry budget exhausted"
+		if e.Budget != nil {
+			why = e.Budget.Error()
+		}
 	default:
 		why = "failed"
 	}

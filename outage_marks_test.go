@@ -78,7 +78,7 @@ func TestTransitionsCarryTheSkipTotal(t *testing.T) {
 		if err := e.c.Do(ctx, "api", fails(nil).fn); err != nil {
 			t.Fatal(err)
 		}
-		events, err := e.store.Events(ctx, "api", time.Time{})
+		events, err := e.mem.Events(ctx, "api", time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

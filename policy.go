@@ -3,6 +3,7 @@ package fusebox
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -62,6 +63,9 @@ type RetryPolicy struct {
 	Backoff  Backoff       // waits between attempts
 	Timeout  time.Duration // per attempt
 	Deadline time.Duration // for the whole call, waits included; every wait is capped by it
+	// Budget caps the circuit's retries across every process sharing its
+	// store (config: retry_budget); nil: no cap, and no budget I/O.
+	Budget *RetryBudget
 }
 
 // FailureRate trips a circuit when, over the last Window attempts (and at
@@ -115,6 +119,10 @@ func (p Policy) WithDefaults() Policy {
 	setDefault(&r.Backoff.Jitter, JitterFull)
 	setDefault(&r.Timeout, DefaultTimeout)
 	setDefault(&r.Deadline, DefaultDeadline)
+	if r.Budget != nil {
+		b := r.Budget.WithDefaults() // a copy: p's caller may share the pointer
+		r.Budget = &b
+	}
 	setDefault(&b.TripAfter, DefaultTripAfter)
 	setDefault(&b.OpenFor, DefaultOpenFor)
 	setDefault(&b.OpenMultiplier, DefaultOpenMultiplier)
@@ -172,6 +180,17 @@ func (p Policy) Validate() error {
 	}
 	if r.Deadline < 0 {
 		bad("deadline", "must not be negative, got %s", r.Deadline)
+	}
+	if rb := r.Budget; rb != nil {
+		if !(rb.Percent >= 0) || math.IsInf(rb.Percent, 0) { // catches NaN
+			bad("retry_budget.percent", "must not be negative, got %g%%", rb.Percent*100)
+		}
+		if rb.Min < 0 {
+			bad("retry_budget.min", "must not be negative, got %d", rb.Min)
+		}
+		if rb.Window < 0 {
+			bad("retry_budget.window", "must not be negative, got %s", rb.Window)
+		}
 	}
 	if b.TripAfter < 0 {
 		bad("trip_after", "must be at least 1, got %d", b.TripAfter)

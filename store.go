@@ -16,6 +16,10 @@ import (
 // are added to with Count, without a lock. A healthy call therefore costs a
 // lock-free Load and a Count, and never a write of the State.
 //
+// Store holds only what the breaker needs. What administration needs besides
+// (the circuits' names, their events, garbage collection) is the Admin
+// contract, which every store of this module implements too.
+//
 // Errors: every method may fail when the store itself is unusable
 // (unreadable, read-only, full, unreachable). Callers must then fail open (see
 // Circuits.Do), so implementations return such errors rather than retrying
@@ -52,6 +56,17 @@ type Store interface {
 	// counted.
 	Counts(ctx context.Context, name string) (Counts, error)
 
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Admin is the administrative side of a Store: what status, history, the
+// daemon's APIs, notifiers and gc read or do across circuits, beside the
+// breaker's own per-circuit calls. The same concurrency and error rules
+// apply.
+type Admin interface {
+	Store
+
 	// Names lists the circuits the store holds a State or Counts for,
 	// sorted.
 	Names(ctx context.Context) ([]string, error)
@@ -69,34 +84,6 @@ type Store interface {
 	// eventsFor. A circuit whose trip by hand has not ended as of now (until
 	// reset, or timed: State.TripInForce) is kept: someone meant it.
 	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
-
-	// Close releases the store's resources.
-	Close() error
-}
-
-// AnswerStore keeps the last good answer of an endpoint or chain, so that a
-// fresh one answers without a call and a stale one stands in when every
-// endpoint fails. Keys name endpoints and chains (ValidateName), not
-// circuits: an answer and a circuit of the same name never share a lock.
-// A Store that also keeps answers implements it; the same concurrency and
-// error rules apply.
-type AnswerStore interface {
-	// SaveAnswer replaces the key's answer. The last writer wins.
-	SaveAnswer(ctx context.Context, key string, a Answer) error
-
-	// LoadAnswer returns the key's answer, with ok false when there is
-	// none (or it was damaged and moved aside).
-	LoadAnswer(ctx context.Context, key string) (a Answer, ok bool, err error)
-
-	// Exclusive runs fn while holding key's exclusive lock, shared by every
-	// process using the store, so that callers arriving together (six cron
-	// jobs asking for the weather in the same second) do slow work, such as
-	// the upstream call whose answer they share, once. Waiting gives up
-	// without running fn when ctx ends or after the store's own lock
-	// timeout, returning an error (matching ErrLockTimeout for the lock
-	// timeout); the caller then does the work anyway.
-	// Otherwise Exclusive returns fn's error.
-	Exclusive(ctx context.Context, key string, fn func() error) error
 }
 
 // Counts are a circuit's totals since it was first used, kept apart from its
@@ -130,13 +117,4 @@ type GCReport struct {
 	Circuits []string // circuits whose state was removed
 	Answers  []string // stored answers removed
 	Events   int      // event lines dropped
-}
-
-// Answer is a stored good response, served when fresh or, when every endpoint
-// has failed, when stale.
-type Answer struct {
-	Source   string    `json:"source"` // the endpoint that gave it
-	Status   int       `json:"status,omitempty"`
-	StoredAt time.Time `json:"stored_at"`
-	Body     []byte    `json:"body"` // what the caller prints: the extraction, or the raw body
 }

@@ -89,7 +89,8 @@ func (s *countingStore) Update(ctx context.Context, name string, fn func(*fusebo
 }
 
 func TestWatchedWritesOnlyTransitions(t *testing.T) {
-	store := &countingStore{Store: mem.New()}
+	m := mem.New()
+	store := &countingStore{Store: m}
 	c := fusebox.New(store)
 	ctx := context.Background()
 	p := fusebox.DefaultPolicy().Breaker
@@ -111,7 +112,7 @@ func TestWatchedWritesOnlyTransitions(t *testing.T) {
 	if store.updates != 2 {
 		t.Errorf("%d updates for two transitions and two repeated verdicts, want 2", store.updates)
 	}
-	events, err := store.Events(ctx, "bridge", time.Time{})
+	events, err := m.Events(ctx, "bridge", time.Time{})
 	if err != nil || len(events) != 3 {
 		t.Fatalf("events %+v (%v), want the failure, the opening and the closing", events, err)
 	}

@@ -26,11 +26,11 @@ import (
 
 // allScenarios are in the report's order; runOrder runs contention last, as
 // its hundreds of processes disturb the machine for a while after.
-var allScenarios = []string{"storm", "latency", "contention", "library", "jitter", "proxy"}
+var allScenarios = []string{"storm", "burst", "latency", "contention", "library", "jitter", "proxy"}
 
 func runOrder(scenarios []string) []string {
 	var out []string
-	for _, s := range []string{"storm", "latency", "library", "jitter", "proxy", "contention"} {
+	for _, s := range []string{"storm", "burst", "latency", "library", "jitter", "proxy", "contention"} {
 		if slices.Contains(scenarios, s) {
 			out = append(out, s)
 		}
@@ -164,6 +164,8 @@ func run(ctx context.Context, o *options) error {
 		switch s {
 		case "storm":
 			body, err = stormReport(ctx, t, defaultStorm(o.tick), o.out)
+		case "burst":
+			body, err = burstReport(ctx, t, defaultBurst())
 		case "latency":
 			body, err = latencyReport(ctx, t, repo, o.runs, o.out)
 		case "contention":

@@ -88,6 +88,15 @@ func stormContenders(t *tools, sc Scale) []stormContender {
 			},
 		},
 		{
+			// The budget's window is real time (10 s, ten ticks), not
+			// scaled: scaled, it would be shorter than one tick.
+			Name:       "fusebox call, retry_budget 20%",
+			Diagnostic: true,
+			Argv: func(url string) []string {
+				return append(append([]string{t.fusebox, "call"}, flags...), "--retry-budget=20%", "--url", url, "upstream")
+			},
+		},
+		{
 			Name:      "fusebox call + serve health checks",
 			ConfigFor: func(url string) string { return sc.FuseboxConfig(url, healthInterval(sc)) },
 			Daemon:    []string{t.fusebox, "serve", "--listen", "127.0.0.1:0"},

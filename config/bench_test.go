@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
 )
 
 // smallConfig is a typical config: a few circuits, one endpoint, one chain.
@@ -84,4 +87,22 @@ func BenchmarkLoadTwentyCircuits(b *testing.B) {
 			}
 		})
 	}
+	// What decoding only the named circuit out of the whole file's AST
+	// would cost at least: the parse of the file into the AST, and its
+	// tokens alone (cut.go's comment has the figures).
+	data := []byte(twentyCircuits())
+	b.Run("AST", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := parser.ParseBytes(data, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Tokens", func(b *testing.B) {
+		for b.Loop() {
+			if len(lexer.Tokenize(string(data))) == 0 {
+				b.Fatal("no tokens")
+			}
+		}
+	})
 }

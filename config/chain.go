@@ -5,14 +5,14 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/spec"
 	"github.com/goccy/go-yaml/ast"
 )
 
 // chainDef is a chain as written, before nested chains are inlined.
 type chainDef struct {
 	entry
-	chain *httpcall.Chain
+	chain *spec.Chain
 	names []ast.Node // endpoints: circuit or chain names
 	hedge *entry     // its hedge: key, when set
 }
@@ -47,7 +47,7 @@ func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
 var chainKeys = []string{"endpoints", "fresh", "stale", "deadline", "hedge"}
 
 func (l *loader) chainDef(e entry) *chainDef {
-	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}}
+	d := &chainDef{entry: e, chain: &spec.Chain{Name: e.name}}
 	entries, ok := l.mapping(e.value, e.path)
 	hasEndpoints := false
 	var stale *entry

@@ -34,6 +34,10 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 		own := *fr
 		p.Breaker.FailureRate = &own
 	}
+	if rb := p.Retry.Budget; rb != nil {
+		own := *rb
+		p.Retry.Budget = &own
+	}
 	refs := keyRefs{}
 	var fresh, http, health *entry
 	var skipExit *int

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall"
-	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // Config is a loaded config file. It is not modified after Parse returns, so
@@ -26,15 +25,15 @@ type Config struct {
 	Defaults fusebox.Policy
 	// DefaultNotify is defaults: notify:, the rules of circuits that set
 	// none of their own (Notify).
-	DefaultNotify notify.Rules
+	DefaultNotify spec.Rules
 	// HistoryKeep is how long events are kept (history: keep:, default
 	// fusebox.DefaultEventRetention).
 	HistoryKeep time.Duration
 	Circuits    map[string]*Circuit
-	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
+	Chains      map[string]*spec.Chain // Endpoints name circuits only: nested chains are inlined
 	// MQTT is the top-level mqtt: block: the broker notify: mqtt: and
 	// health: mqtt: use unless they name their own; nil when not set.
-	MQTT    *notify.MQTT
+	MQTT    *spec.MQTT
 	Secrets []string // every value that came from ${VAR}, ${file:...} or !secret
 	// defaultSources says where each policy key of defaults: was set.
 	defaultSources map[string]Source
@@ -51,10 +50,10 @@ type Circuit struct {
 	// (failure_rate as a whole). Zero fields still mean the built-in
 	// defaults: call WithDefaults to fill them.
 	Policy   fusebox.Policy
-	Endpoint *httpcall.Endpoint // nil without an http: block
+	Endpoint *spec.Endpoint // nil without an http: block
 	// Notify is defaults: notify: with the circuit's own notify: keys
 	// over it.
-	Notify notify.Rules
+	Notify spec.Rules
 	// SkipExit is the exit status of a run skipped because the circuit is
 	// open (skip_exit:), for a command whose own 75 means something; nil:
 	// 75.
@@ -246,9 +245,9 @@ func (c *Config) Policy(name string) fusebox.Policy {
 
 // Notify returns the notification rules of the named circuit: its own, or
 // the defaults' for a circuit the config does not name.
-func (c *Config) Notify(name string) notify.Rules {
+func (c *Config) Notify(name string) spec.Rules {
 	if c == nil {
-		return notify.Rules{}
+		return spec.Rules{}
 	}
 	if circ, ok := c.Circuits[name]; ok {
 		return circ.Notify
@@ -275,10 +274,10 @@ type loader struct {
 	dir           string // the config file's directory, for relative paths
 	secrets       []string
 	isSecret      map[string]bool
-	endpoint      *httpcall.Endpoint // the endpoint being read, if any: it keeps its own secrets
-	secretValues  map[string]string  // secrets.yaml, once read
-	secretsFailed bool               // secrets.yaml could not be read (reported once)
-	mqttBase      *notify.MQTT       // the top-level mqtt: block, read before the rest
+	endpoint      *spec.Endpoint    // the endpoint being read, if any: it keeps its own secrets
+	secretValues  map[string]string // secrets.yaml, once read
+	secretsFailed bool              // secrets.yaml could not be read (reported once)
+	mqttBase      *spec.MQTT        // the top-level mqtt: block, read before the rest
 }
 
 var topKeys = []string{"state", "fsync", "gc_after", "history", "mqtt", "defaults", "circuits", "chains"}
@@ -290,7 +289,7 @@ func (l *loader) config(path string) *Config {
 		GCAfter:     fusebox.DefaultGCAfter,
 		HistoryKeep: fusebox.DefaultEventRetention,
 		Circuits:    map[string]*Circuit{},
-		Chains:      map[string]*httpcall.Chain{},
+		Chains:      map[string]*spec.Chain{},
 	}
 	sections := map[string]entry{}
 	entries, _ := l.mapping(l.body, "")
@@ -365,9 +364,9 @@ func (l *loader) positive(e entry) (time.Duration, bool) {
 }
 
 // defaults reads the defaults: section over a zero Policy.
-func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, notify.Rules) {
+func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, spec.Rules) {
 	var p fusebox.Policy
-	var r notify.Rules
+	var r spec.Rules
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
 		switch {

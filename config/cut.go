@@ -17,6 +17,21 @@ import (
 // returns, a byte-order mark, document markers and directives, explicit,
 // quoted or repeated keys, a flow-style circuits:, and a quote or bracket
 // still open where an entry ends.
+//
+// It is a second reader of the file's layout, kept because no parse of the
+// whole file comes within 0.2 ms of a run with no config (issue 23): in
+// process, for the twenty circuits of BenchmarkLoadTwentyCircuits, Load
+// takes 1.3-3.3 ms and LoadForRun 0.08-0.19 ms, while goccy/go-yaml's
+// parse of the file into its AST alone takes 0.42-1.06 ms and its tokens
+// alone 0.20-0.30 ms, so decoding only the named circuit out of the whole
+// file's AST cannot get there (go test -run '^$' -bench LoadTwentyCircuits
+// ./config/). Whole-process timings, 2026-12-02, a shared 2-core machine,
+// 100 alternating pairs each, medians, "fusebox run NAME -- true" on a
+// closed circuit: with the cut, twenty circuits are 1.03x and 1.05x no
+// config; parsing the whole file, 1.13x no config and 1.19x the cut (about
+// +2 ms on its 10 ms). FuzzCutToCircuit checks that wherever it cuts and
+// the whole file parses, the circuit decoded from the cut, and every
+// top-level value run reads, equal the whole file's.
 func cutToCircuit(data []byte, name string) ([]byte, bool) {
 	if bytes.ContainsAny(data, "\t\r") || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 		return nil, false

@@ -20,7 +20,8 @@ func forRunEnv() Env {
 }
 
 // sameForRun reports how what fusebox run of name reads from cut differs
-// from what it reads from full, "" when it does not.
+// from what it reads from full, "" when it does not: the top-level keys,
+// the defaults, and the circuit as decoded, field by field.
 func sameForRun(full, cut *Config, name string) string {
 	var diffs []string
 	check := func(what string, a, b any) {
@@ -39,9 +40,8 @@ func sameForRun(full, cut *Config, name string) string {
 	fe, fok := full.SkipExit(name)
 	ce, cok := cut.SkipExit(name)
 	check("skip_exit", [2]any{fe, fok}, [2]any{ce, cok})
-	_, fin := full.Circuits[name]
-	_, cin := cut.Circuits[name]
-	check("circuit named", fin, cin)
+	check("circuit", full.Circuits[name], cut.Circuits[name]) // every field, the endpoint and where each key was set included
+	check("defaults' sources", full.defaultSources, cut.defaultSources)
 	for _, s := range cut.Secrets {
 		if !strings.Contains(strings.Join(full.Secrets, "\x00"), s) {
 			diffs = append(diffs, "a secret the whole file has not")

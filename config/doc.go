@@ -1,5 +1,6 @@
-// Package config loads fusebox's YAML config file into policies, HTTP
-// endpoints and chains.
+// Package config loads fusebox's YAML config file into policies and plain
+// specs (package spec) of HTTP endpoints, chains and notification rules. It
+// imports neither httpcall nor notify: they compile what it produces.
 //
 // The file has six top-level keys, all optional:
 //
@@ -11,11 +12,12 @@
 //	chains: {NAME: {endpoints: [...], fresh, stale, deadline, hedge}}
 //
 // The policy keys, in defaults: and in each circuit, are attempts, backoff,
-// multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate
-// ({threshold: 50% or 0.5, window, min_attempts}; null turns off one set in
-// defaults:), open_for, open_multiplier, open_max, probes and probe_lease.
+// multiplier, max_delay, jitter, timeout, deadline, retry_budget (20%, or
+// {percent, min, window}; null turns off one set in defaults:), trip_after,
+// failure_rate ({threshold: 50% or 0.5, window, min_attempts}; null likewise),
+// open_for, open_multiplier, open_max, probes and probe_lease.
 // A circuit's policy is the defaults with its own keys laid over them, field
-// by field (failure_rate as a whole); a field set nowhere stays zero, which
+// by field (failure_rate and retry_budget as a whole); a field set nowhere stays zero, which
 // fusebox reads as the built-in default. An http: block has url (required),
 // method, headers, body, timeout (the circuit's timeout: set it in one place),
 // retry_on, trip_on_4xx, retry_unsafe, expect {status, jq}, extract and

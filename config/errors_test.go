@@ -88,6 +88,12 @@ var malformed = []struct {
 	{name: "open_max below open_for", yaml: "circuits:\n  a:\n    open_for: 10m\n    open_max: 5m\n", at: "4:5", key: "circuits.a.open_max", msg: "must be at least open_for"},
 	{name: "open_max inherited below open_for", yaml: "defaults:\n  open_max: 1m\ncircuits:\n  a:\n    open_for: 3m\n", at: "4:3", key: "circuits.a.open_max", msg: "inherited from defaults"},
 	{name: "threshold above 100%", yaml: "defaults:\n  failure_rate: {threshold: 150%, window: 10}\n", at: "2:18", key: "defaults.failure_rate.threshold", msg: "at most 100%"},
+	{name: "retry_budget not a share", yaml: "defaults:\n  retry_budget: lots\n", at: "2:", key: "defaults.retry_budget", msg: `want a number, got "lots"`},
+	{name: "retry_budget as a bare percentage", yaml: "defaults:\n  retry_budget: 20\n", at: "2:", key: "defaults.retry_budget", msg: "write 20% for a percentage"},
+	{name: "retry_budget negative", yaml: "circuits:\n  a: {retry_budget: -5%}\n", at: "2:", key: "circuits.a.retry_budget", msg: "must not be negative"},
+	{name: "retry_budget without percent", yaml: "circuits:\n  a:\n    retry_budget: {min: 2}\n", at: "3:5", key: "circuits.a.retry_budget", msg: "needs percent"},
+	{name: "retry_budget min 0", yaml: "circuits:\n  a:\n    retry_budget: {percent: 20%, min: 0}\n", at: "3:", key: "circuits.a.retry_budget.min", msg: "must be at least 1"},
+	{name: "retry_budget unknown key", yaml: "circuits:\n  a:\n    retry_budget: {percent: 20%, windw: 5s}\n", at: "3:", key: "circuits.a.retry_budget.windw", msg: "did you mean window?"},
 	{name: "min_attempts above window", yaml: "circuits:\n  a:\n    failure_rate:\n      threshold: 0.5\n      window: 5\n      min_attempts: 6\n", at: "6:7", key: "circuits.a.failure_rate.min_attempts", msg: "between 0 and the window (5)"},
 	{name: "threshold as a bare percentage", yaml: "defaults:\n  failure_rate: {threshold: 50, window: 10}\n", at: "2:29", key: "defaults.failure_rate.threshold", msg: "write 50% for a percentage"},
 	{name: "failure_rate without window", yaml: "defaults:\n  failure_rate: {threshold: 50%}\n", at: "2:3", key: "defaults.failure_rate.window", msg: "must be at least 1, got 0"},
@@ -240,7 +246,7 @@ chains:
 		"c.yaml:2:3: defaults.attempts: must be at least 1, got -1",
 		"c.yaml:4:3: defaults.open_max: must be at least open_for (10m0s), got 5m0s",
 		"c.yaml:7:7: circuits.b.attempts: must be at least 1, got 0 (leave attempts out for the default, 3)",
-		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, health, http, notify, skip_exit",
+		"c.yaml:7:20: circuits.b.colour: unknown key; want one of attempts, backoff, multiplier, max_delay, jitter, timeout, deadline, retry_budget, trip_after, failure_rate, open_for, open_multiplier, open_max, probes, probe_lease, fresh, health, http, notify, skip_exit",
 		"c.yaml:9:19: chains.c.endpoints: no circuit or chain is named nope",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // notifyKeys are the keys of notify:, in defaults: and in every circuit.
@@ -14,7 +14,7 @@ var notifyKeys = []string{"after", "probe_failed", "timeout", "webhooks", "on_op
 
 // notifyRules reads notify: over base (the defaults' rules, for a circuit):
 // each key set here replaces base's.
-func (l *loader) notifyRules(e entry, base notify.Rules) notify.Rules {
+func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
 	r := base
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
@@ -47,16 +47,16 @@ func (l *loader) notifyRules(e entry, base notify.Rules) notify.Rules {
 	return r
 }
 
-func (l *loader) webhooks(e entry) []notify.Webhook {
-	return urlItems(l, e, "webhooks", func(entries []entry) (notify.Webhook, bool) {
-		w, hasURL := notify.Webhook{Format: notify.JSON}, false
+func (l *loader) webhooks(e entry) []spec.Webhook {
+	return urlItems(l, e, "webhooks", func(entries []entry) (spec.Webhook, bool) {
+		w, hasURL := spec.Webhook{Format: spec.JSON}, false
 		for _, f := range entries {
 			switch f.name {
 			case "url":
 				set(&w.URL)(l.url(f))
 				hasURL = true
 			case "format":
-				set(&w.Format)(oneOf(l, f, notify.Formats))
+				set(&w.Format)(oneOf(l, f, spec.Formats))
 			case "headers":
 				w.Headers = l.headers(f)
 			case "redirects":
@@ -69,16 +69,16 @@ func (l *loader) webhooks(e entry) []notify.Webhook {
 	})
 }
 
-func (l *loader) heartbeats(e entry) []notify.Heartbeat {
-	return urlItems(l, e, "heartbeat URLs", func(entries []entry) (notify.Heartbeat, bool) {
-		hb, hasURL := notify.Heartbeat{Kind: notify.Healthchecks}, false
+func (l *loader) heartbeats(e entry) []spec.Heartbeat {
+	return urlItems(l, e, "heartbeat URLs", func(entries []entry) (spec.Heartbeat, bool) {
+		hb, hasURL := spec.Heartbeat{Kind: spec.Healthchecks}, false
 		for _, f := range entries {
 			switch f.name {
 			case "url":
 				set(&hb.URL)(l.url(f))
 				hasURL = true
 			case "kind":
-				set(&hb.Kind)(oneOf(l, f, notify.HeartbeatKinds))
+				set(&hb.Kind)(oneOf(l, f, spec.HeartbeatKinds))
 			case "redirects":
 				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
@@ -91,9 +91,9 @@ func (l *loader) heartbeats(e entry) []notify.Heartbeat {
 
 // notifyRedirects reads a webhook's or heartbeat's redirects: as an
 // endpoint's.
-func (l *loader) notifyRedirects(e entry) (notify.Redirects, bool) {
+func (l *loader) notifyRedirects(e entry) (spec.Redirects, bool) {
 	r, ok := l.redirects(e)
-	return notify.Redirects(r), ok
+	return spec.Redirects(r), ok
 }
 
 // urlItems reads a list of mappings, each read by read, which reports
@@ -119,12 +119,12 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 
 var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance"}
 
-func (l *loader) mqtt(e entry) *notify.MQTT {
+func (l *loader) mqtt(e entry) *spec.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
 		return nil
 	}
-	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
+	m := &spec.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
 	hasBroker, hasUser, hasPassword := false, false, false
 	for _, f := range entries {
 		switch f.name {
@@ -188,7 +188,7 @@ func (l *loader) instance(e entry) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !notify.ValidInstance(s) {
+	if !spec.ValidInstance(s) {
 		l.errorf(e.value, e.path, "want a name of 1 to 64 letters, digits, '.', '_' or '-', like nas, got %q", s)
 		return "", false
 	}

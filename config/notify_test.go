@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 func TestParseNotifyMergesDefaultsAndCircuits(t *testing.T) {
@@ -44,13 +44,13 @@ circuits:
 		t.Errorf("history keep = %s", c.HistoryKeep)
 	}
 	def := c.Notify("unnamed")
-	want := notify.Rules{
+	want := spec.Rules{
 		After: 10 * time.Minute, ProbeFailed: 3,
-		Webhooks: []notify.Webhook{
-			{URL: "https://ntfy.sh/home-alerts", Format: notify.Ntfy},
-			{URL: "http://gotify.lan/message", Format: notify.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}, Redirects: notify.RedirectsAny},
+		Webhooks: []spec.Webhook{
+			{URL: "https://ntfy.sh/home-alerts", Format: spec.Ntfy},
+			{URL: "http://gotify.lan/message", Format: spec.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}, Redirects: spec.RedirectsAny},
 		},
-		MQTT: &notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas.lan"},
+		MQTT: &spec.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas.lan"},
 	}
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults' rules = %+v, want %+v", def, want)
@@ -61,7 +61,7 @@ circuits:
 	b := c.Notify("bridge")
 	want.After = 0
 	want.OnOpen = []string{"/usr/local/bin/bridge-down", "--loud"}
-	want.Heartbeats = []notify.Heartbeat{{URL: "https://hc-ping.com/uuid", Kind: notify.Healthchecks}, {URL: "http://kuma.lan/api/push/abc", Kind: notify.UptimeKuma, Redirects: notify.RedirectsNone}}
+	want.Heartbeats = []spec.Heartbeat{{URL: "https://hc-ping.com/uuid", Kind: spec.Healthchecks}, {URL: "http://kuma.lan/api/push/abc", Kind: spec.UptimeKuma, Redirects: spec.RedirectsNone}}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("bridge's rules = %+v, want %+v", b, want)
 	}

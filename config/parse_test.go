@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // referenceEnv is what testdata/reference.yaml needs.
@@ -65,14 +65,14 @@ func TestParseReference(t *testing.T) {
 	owm := defaults
 	owm.Retry.Attempts = 2
 	owm.Retry.Timeout = 5 * time.Second // from http.timeout
-	wantOWM := &httpcall.Endpoint{
+	wantOWM := &spec.Endpoint{
 		Name:    "openweather",
 		URL:     "https://api.openweathermap.org/data/2.5/weather?q=Berlin&appid=owm-key-123",
 		Method:  "GET",
 		Headers: map[string]string{"Authorization": "Bearer ha-token-456"},
 		Body:    "...",
-		RetryOn: httpcall.RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true, Codes: []int{502}},
-		Expect:  httpcall.Expect{Status: []int{200}, JQ: ".main.temp != null"},
+		RetryOn: spec.RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true, Codes: []int{502}},
+		Expect:  spec.Expect{Status: []int{200}, JQ: ".main.temp != null"},
 		Extract: ".main.temp",
 		MaxBody: 10 << 20,
 		Fresh:   10 * time.Minute,
@@ -87,11 +87,11 @@ func TestParseReference(t *testing.T) {
 	if wttr.Headers["X-Token"] != "wttr-789" || !slices.Equal(wttr.Secrets, []string{"wttr-789"}) {
 		t.Errorf("wttr: headers %v secrets %v", wttr.Headers, wttr.Secrets)
 	}
-	if wttr.Method != "GET" || !reflect.DeepEqual(wttr.RetryOn, httpcall.DefaultRetryOn()) || wttr.MaxBody != httpcall.DefaultMaxBody {
+	if wttr.Method != "GET" || !reflect.DeepEqual(wttr.RetryOn, spec.DefaultRetryOn()) || wttr.MaxBody != spec.DefaultMaxBody {
 		t.Errorf("wttr defaults: %+v", wttr)
 	}
 
-	wantChain := &httpcall.Chain{Name: "weather", Endpoints: []string{"openweather", "wttr"}, Fresh: 10 * time.Minute, Stale: 6 * time.Hour, Deadline: 20 * time.Second}
+	wantChain := &spec.Chain{Name: "weather", Endpoints: []string{"openweather", "wttr"}, Fresh: 10 * time.Minute, Stale: 6 * time.Hour, Deadline: 20 * time.Second}
 	if !reflect.DeepEqual(c.Chains["weather"], wantChain) {
 		t.Errorf("chain:\n got %+v\nwant %+v", c.Chains["weather"], wantChain)
 	}
@@ -138,6 +138,36 @@ circuits:
 				t.Errorf("c: got %+v, want an own copy of the default", fr)
 			}
 		}},
+		{"retry_budget: a share, the long form, and null turning off the default's", `
+defaults:
+  retry_budget: 20%
+circuits:
+  a: {}
+  b: {retry_budget: {percent: 0.5, min: 1, window: 1m}}
+  c: {retry_budget: null}
+  d:
+    retry_budget:
+      percent: 10%
+`, func(t *testing.T, c *Config) {
+			if rb := c.Policy("a").Retry.Budget; rb == nil || *rb != (fusebox.RetryBudget{Percent: 0.2}) || rb == c.Defaults.Retry.Budget {
+				t.Errorf("a: got %+v, want an own copy of the default's 20%%", rb)
+			}
+			if rb := c.Policy("b").Retry.Budget; rb == nil || *rb != (fusebox.RetryBudget{Percent: 0.5, Min: 1, Window: time.Minute}) {
+				t.Errorf("b: got %+v", rb)
+			}
+			if rb := c.Policy("c").Retry.Budget; rb != nil {
+				t.Errorf("c: got %+v, want none", rb)
+			}
+			if rb := c.Policy("d").Retry.Budget; rb == nil || *rb != (fusebox.RetryBudget{Percent: 0.1}) {
+				t.Errorf("d: got %+v", rb)
+			}
+			if s, ok := c.PolicySource("b", "retry_budget.min"); !ok || s.Key != "circuits.b.retry_budget.min" {
+				t.Errorf("source of b's min: %v %v", s, ok)
+			}
+			if s, ok := c.PolicySource("a", "retry_budget"); !ok || s.Key != "defaults.retry_budget" {
+				t.Errorf("source of a's budget: %v %v", s, ok)
+			}
+		}},
 		{"relative state is beside the config", "state: state\n", func(t *testing.T, c *Config) {
 			if c.State != "/etc/fusebox/state" {
 				t.Errorf("got %q", c.State)
@@ -177,10 +207,10 @@ circuits:
       retry_on: [429, timeout, 503, 503]
 `, func(t *testing.T, c *Config) {
 			a, b := c.Circuits["a"].Endpoint, c.Circuits["b"].Endpoint
-			if a.Method != "POST" || !reflect.DeepEqual(a.RetryOn, httpcall.RetryOn{}) || !a.RetryUnsafe || !a.TripOn4xx || a.MaxBody != 512000 || a.Redirects != httpcall.RedirectsAny {
+			if a.Method != "POST" || !reflect.DeepEqual(a.RetryOn, spec.RetryOn{}) || !a.RetryUnsafe || !a.TripOn4xx || a.MaxBody != 512000 || a.Redirects != spec.RedirectsAny {
 				t.Errorf("a: %+v", a)
 			}
-			if want := (httpcall.RetryOn{Timeout: true, TooManyRequests: true, Codes: []int{503}}); !reflect.DeepEqual(b.RetryOn, want) || b.MaxBody != 1024 || b.Redirects != "" {
+			if want := (spec.RetryOn{Timeout: true, TooManyRequests: true, Codes: []int{503}}); !reflect.DeepEqual(b.RetryOn, want) || b.MaxBody != 1024 || b.Redirects != "" {
 				t.Errorf("b: %+v", b)
 			}
 		}},
@@ -230,7 +260,7 @@ circuits:
       headers: *auth
 `, func(t *testing.T, c *Config) {
 			b := c.Circuits["b"].Endpoint
-			if b.URL != "https://api/b" || b.Headers["Authorization"] != "Bearer tok" || !reflect.DeepEqual(b.RetryOn, httpcall.RetryOn{Connect: true}) {
+			if b.URL != "https://api/b" || b.Headers["Authorization"] != "Bearer tok" || !reflect.DeepEqual(b.RetryOn, spec.RetryOn{Connect: true}) {
 				t.Errorf("b: %+v", b)
 			}
 			if c.Policy("b").Retry.Attempts != 0 {

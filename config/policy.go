@@ -13,7 +13,7 @@ import (
 // policyKeys are the keys of fusebox.Policy, allowed in defaults: and in
 // every circuit.
 var policyKeys = []string{
-	"attempts", "backoff", "multiplier", "max_delay", "jitter", "timeout", "deadline",
+	"attempts", "backoff", "multiplier", "max_delay", "jitter", "timeout", "deadline", "retry_budget",
 	"trip_after", "failure_rate", "open_for", "open_multiplier", "open_max", "probes", "probe_lease",
 }
 
@@ -45,6 +45,8 @@ func (l *loader) policyKey(e entry, p *fusebox.Policy, refs keyRefs) bool {
 		set(&r.Timeout)(l.duration(e.value, e.path))
 	case "deadline":
 		set(&r.Deadline)(l.duration(e.value, e.path))
+	case "retry_budget":
+		r.Budget = l.retryBudget(e, refs)
 	case "trip_after":
 		set(&b.TripAfter)(l.integer(e.value, e.path))
 	case "failure_rate":
@@ -121,6 +123,60 @@ func (l *loader) failureRate(e entry, refs keyRefs) *fusebox.FailureRate {
 		refs["failure_rate."+f.name] = f
 	}
 	return fr
+}
+
+// retryBudget reads retry_budget as a unit: a share ("20%", 0.2), or a
+// mapping of percent, min and window; null means none (to turn off a budget
+// set in defaults:).
+func (l *loader) retryBudget(e entry, refs keyRefs) *fusebox.RetryBudget {
+	v := l.resolve(e.value, e.path)
+	if isNull(v) {
+		return nil
+	}
+	rb := &fusebox.RetryBudget{}
+	if _, ok := v.(*ast.MappingNode); !ok {
+		pct, ok := l.threshold(e)
+		if !ok {
+			return nil
+		}
+		rb.Percent = pct
+		refs["retry_budget.percent"] = e // its problems are the key's own
+		return rb
+	}
+	entries, ok := l.mapping(e.value, e.path)
+	if !ok {
+		return nil
+	}
+	hasPercent := false
+	for _, f := range entries {
+		switch f.name {
+		case "percent":
+			set(&rb.Percent)(l.threshold(f))
+			hasPercent = true
+		case "min":
+			n, ok := l.integer(f.value, f.path)
+			if ok && n == 0 { // the zero value means the default: say so
+				l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.DefaultBudgetMin)
+				ok = false
+			}
+			set(&rb.Min)(n, ok)
+		case "window":
+			d, ok := l.duration(f.value, f.path)
+			if ok && d == 0 {
+				l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.DefaultBudgetWindow)
+				ok = false
+			}
+			set(&rb.Window)(d, ok)
+		default:
+			l.unknownKey(f, "percent", "min", "window")
+			continue
+		}
+		refs["retry_budget."+f.name] = f
+	}
+	if !hasPercent {
+		l.errorAt(e, e.path, "needs percent, the share of first attempts that may be retried (like percent: 20%%)")
+	}
+	return rb
 }
 
 // threshold reads a share as a fraction (0.5) or a percentage ("50%").

@@ -1,14 +1,14 @@
 package config
 
 import (
-	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/spec"
 	"github.com/itchyny/gojq"
 )
 
 // expect reads what a good response looks like: status codes and a jq
 // condition.
-func (l *loader) expect(e entry) httpcall.Expect {
-	var x httpcall.Expect
+func (l *loader) expect(e entry) spec.Expect {
+	var x spec.Expect
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
 		switch f.name {

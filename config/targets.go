@@ -5,16 +5,16 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // Targets are the endpoints and chains a config defines, each a copy a
 // front end may adjust (a flag overriding a policy) without touching the
 // Config: what httpcall.New takes.
 type Targets struct {
-	Endpoints []*httpcall.Endpoint // sorted by name
-	Chains    []*httpcall.Chain    // sorted by name
-	Watches   []Watch              // health: mqtt: blocks, sorted by circuit (for fusebox serve)
+	Endpoints []*spec.Endpoint // sorted by name
+	Chains    []*spec.Chain    // sorted by name
+	Watches   []Watch          // health: mqtt: blocks, sorted by circuit (for fusebox serve)
 }
 
 // Targets returns the config's endpoints and chains. A nil Config has none.
@@ -40,8 +40,8 @@ func (c *Config) Targets() Targets {
 
 // Has reports whether name is one of the endpoints or chains.
 func (t Targets) Has(name string) bool {
-	return slices.ContainsFunc(t.Endpoints, func(e *httpcall.Endpoint) bool { return e.Name == name }) ||
-		slices.ContainsFunc(t.Chains, func(c *httpcall.Chain) bool { return c.Name == name })
+	return slices.ContainsFunc(t.Endpoints, func(e *spec.Endpoint) bool { return e.Name == name }) ||
+		slices.ContainsFunc(t.Chains, func(c *spec.Chain) bool { return c.Name == name })
 }
 
 // Callable returns nil when name is an endpoint or chain of the config, and

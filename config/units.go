@@ -101,3 +101,23 @@ func parseSize(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// ParseShare parses a share as a percentage ("20%") or a fraction (0.2),
+// as threshold and retry_budget are written in a config. A bare number
+// above 1 is an error: 20 is more likely 20% than twenty times.
+func ParseShare(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	switch {
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, fmt.Errorf("want a share like 20%% or 0.2, got %q", s)
+	case v < 0:
+		return 0, fmt.Errorf("share %q is negative", s)
+	case pct:
+		return v / 100, nil
+	case v > 1:
+		return 0, fmt.Errorf("want a share like 20%% or 0.2, got %s (write %s%% for a percentage)", s, s)
+	}
+	return v, nil
+}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // Watch is a circuit's health: mqtt: block: fusebox serve subscribes to
@@ -19,7 +19,7 @@ type Watch struct {
 	// Broker is the top-level mqtt: block, as the notify: mqtt: of a
 	// circuit that names the same broker and credentials has it (so that
 	// the daemon holds one connection), else with notify's defaults.
-	Broker notify.MQTT
+	Broker spec.MQTT
 	Policy fusebox.Policy // the circuit's: how long a down verdict opens it (open_max)
 	Source Source         // where up: is set
 }
@@ -28,12 +28,12 @@ var topMQTTKeys = []string{"broker", "username", "password"}
 
 // topMQTT reads the top-level mqtt: block: the broker notifications and
 // health watches share unless they name their own.
-func (l *loader) topMQTT(e entry) *notify.MQTT {
+func (l *loader) topMQTT(e entry) *spec.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
 		return nil
 	}
-	m := &notify.MQTT{}
+	m := &spec.MQTT{}
 	hasBroker := false
 	for _, f := range entries {
 		switch f.name {
@@ -124,7 +124,7 @@ func (l *loader) watchTopic(e entry) (string, bool) {
 // top-level mqtt: block: the broker, and the username and password unless
 // it sets its own or names another broker. It reports whether m has a
 // broker.
-func (l *loader) inheritMQTT(m *notify.MQTT, hasBroker, hasUser, hasPassword bool) bool {
+func (l *loader) inheritMQTT(m *spec.MQTT, hasBroker, hasUser, hasPassword bool) bool {
 	b := l.mqttBase
 	if b == nil {
 		return hasBroker
@@ -151,8 +151,8 @@ func watchBrokers(c *Config) {
 	if c.MQTT == nil {
 		return
 	}
-	broker := notify.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox", Discovery: "homeassistant"}
-	rules := []notify.Rules{c.DefaultNotify}
+	broker := spec.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox", Discovery: "homeassistant"}
+	rules := []spec.Rules{c.DefaultNotify}
 	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
 		rules = append(rules, c.Circuits[name].Notify)
 	}

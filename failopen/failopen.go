@@ -27,6 +27,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/redis"
 )
 
@@ -54,7 +55,7 @@ type Options struct {
 	// for the same Dir (the fast path's): it is returned again, with these
 	// options, keeping its connection to Redis and what it learned of
 	// Redis's availability.
-	Shared fusebox.Store
+	Shared fusebox.Admin
 }
 
 // Local state dirs beside the replica (see the package doc).
@@ -67,7 +68,7 @@ const (
 // opened is returned as Unavailable, which Reason reports.
 //
 // A Redis store comes wrapped in a Fallback to the file store in LocalDir.
-func Open(o Options) fusebox.Store {
+func Open(o Options) fusebox.Admin {
 	if redis.IsURL(o.Dir) {
 		return openRedis(o)
 	}
@@ -78,7 +79,7 @@ func Open(o Options) fusebox.Store {
 	return s
 }
 
-func openFile(o Options, dir string) (fusebox.Store, error) {
+func openFile(o Options, dir string) (fusebox.Admin, error) {
 	opts := []file.Option{file.WithFsync(o.Fsync), file.WithRetention(o.GCAfter, o.EventsFor)}
 	if o.Logger != nil {
 		opts = append(opts, file.WithLogger(o.Logger))
@@ -86,7 +87,7 @@ func openFile(o Options, dir string) (fusebox.Store, error) {
 	return file.Open(dir, opts...)
 }
 
-func openRedis(o Options) fusebox.Store {
+func openRedis(o Options) fusebox.Admin {
 	opts := []redis.Option{redis.WithTTL(o.GCAfter)}
 	if o.DialTimeout > 0 || o.CommandTimeout > 0 {
 		dial, command := cmp.Or(o.DialTimeout, redis.DefaultDialTimeout), cmp.Or(o.CommandTimeout, redis.DefaultCommandTimeout)
@@ -133,7 +134,7 @@ func openRedis(o Options) fusebox.Store {
 // Reason returns why s is Unavailable, or nil when it is a working store: a
 // front end that only reads state (fusebox status) says so instead of
 // showing nothing.
-func Reason(s fusebox.Store) error {
+func Reason(s fusebox.Admin) error {
 	if u, ok := s.(Unavailable); ok {
 		return u.Err
 	}
@@ -143,7 +144,7 @@ func Reason(s fusebox.Store) error {
 // Down returns why s cannot be used as asked: Reason, or why a Fallback is
 // on its local replica (the shared store is unreachable); nil when s is in
 // use as asked. It is what fusebox_state_store_up reports.
-func Down(s fusebox.Store) error {
+func Down(s fusebox.Admin) error {
 	if f, ok := s.(*Fallback); ok {
 		return f.Down()
 	}
@@ -151,8 +152,8 @@ func Down(s fusebox.Store) error {
 }
 
 var (
-	_ fusebox.Store       = Unavailable{}
-	_ fusebox.AnswerStore = Unavailable{}
+	_ fusebox.Admin = Unavailable{}
+	_ answers.Store = Unavailable{}
 )
 
 // Unavailable is the Store of a state store that could not be opened: every
@@ -187,12 +188,16 @@ func (u Unavailable) GC(context.Context, time.Time, time.Duration, time.Duration
 	return fusebox.GCReport{}, u.Err
 }
 
-func (u Unavailable) SaveAnswer(context.Context, string, fusebox.Answer) error { return u.Err }
+func (u Unavailable) SaveAnswer(context.Context, string, answers.Answer) error { return u.Err }
 
-func (u Unavailable) LoadAnswer(context.Context, string) (fusebox.Answer, bool, error) {
-	return fusebox.Answer{}, false, u.Err
+func (u Unavailable) LoadAnswer(context.Context, string) (answers.Answer, bool, error) {
+	return answers.Answer{}, false, u.Err
 }
 
 func (u Unavailable) Exclusive(context.Context, string, func() error) error { return u.Err }
+
+func (u Unavailable) SpendBudget(context.Context, string, fusebox.RetryBudget, time.Time, bool) (fusebox.BudgetSpend, error) {
+	return fusebox.BudgetSpend{}, u.Err
+}
 
 func (u Unavailable) Close() error { return nil }

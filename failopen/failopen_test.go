@@ -9,6 +9,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/failopen"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 func TestOpenFailsOpenWithTheReason(t *testing.T) {
@@ -38,7 +39,7 @@ func TestOpenReturnsAWorkingStore(t *testing.T) {
 	if err := failopen.Reason(store); err != nil {
 		t.Fatalf("Reason = %v for a fresh dir", err)
 	}
-	if _, ok := store.(fusebox.AnswerStore); !ok {
+	if _, ok := store.(answers.Store); !ok {
 		t.Error("the state store keeps no answers")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -37,19 +38,20 @@ type Local struct {
 	// Store is the replica of the shared circuits, the last shared state
 	// this host saw of each (written when it changes, not on every call),
 	// and, while the primary is away, the store every call uses.
-	Store fusebox.Store
+	Store fusebox.Admin
 	// Merged holds, for each circuit, the shared state last copied into
 	// Store, and (as its Counts) what of Store's counts has been merged
 	// back into the primary, with the time of the last event merged as
 	// LastSuccess.
-	Merged fusebox.Store
+	Merged fusebox.Admin
 	// Health holds the primary's availability circuit.
-	Health fusebox.Store
+	Health fusebox.Admin
 }
 
 var (
-	_ fusebox.Store       = (*Fallback)(nil)
-	_ fusebox.AnswerStore = (*Fallback)(nil)
+	_ fusebox.Admin       = (*Fallback)(nil)
+	_ answers.Store       = (*Fallback)(nil)
+	_ fusebox.BudgetStore = (*Fallback)(nil)
 )
 
 // Fallback is a Store that uses a shared primary store (Redis) while it
@@ -82,14 +84,14 @@ var (
 //
 // A Fallback is safe for concurrent use.
 type Fallback struct {
-	primary   fusebox.Store
+	primary   fusebox.Admin
 	openLocal func() (Local, error)
 	o         FallbackOptions
 
 	mu        sync.Mutex
 	local     *Local // opened at first use
 	localErr  error
-	memHealth fusebox.Store   // the availability circuit when Local has none
+	memHealth fusebox.Admin   // the availability circuit when Local has none
 	route     route           // where calls go
 	permit    fusebox.Permit  // this process's on the availability circuit
 	lookAgain time.Time       // while onLocal: when to read the availability circuit again
@@ -99,7 +101,7 @@ type Fallback struct {
 
 // NewFallback returns a Store that uses primary and falls back to what
 // openLocal opens, at first use.
-func NewFallback(primary fusebox.Store, openLocal func() (Local, error), o FallbackOptions) *Fallback {
+func NewFallback(primary fusebox.Admin, openLocal func() (Local, error), o FallbackOptions) *Fallback {
 	if o.Clock == nil {
 		o.Clock = fusebox.WallClock{}
 	}
@@ -116,7 +118,7 @@ func NewFallback(primary fusebox.Store, openLocal func() (Local, error), o Fallb
 }
 
 // Primary returns the primary store.
-func (f *Fallback) Primary() fusebox.Store {
+func (f *Fallback) Primary() fusebox.Admin {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.primary
@@ -142,7 +144,7 @@ func (f *Fallback) Down() error {
 
 // pick returns the store to use: the primary, or the local replica while
 // the primary is away and not yet due for another look.
-func (f *Fallback) pick(ctx context.Context) (s fusebox.Store, primary bool) {
+func (f *Fallback) pick(ctx context.Context) (s fusebox.Admin, primary bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.route == undecided || f.route == onLocal && !f.o.Clock.Now().Wall.Before(f.lookAgain) {
@@ -168,7 +170,7 @@ func (f *Fallback) localLocked() (*Local, error) {
 
 // replicaLocked returns the local replica, Unavailable when it cannot be
 // opened.
-func (f *Fallback) replicaLocked() fusebox.Store {
+func (f *Fallback) replicaLocked() fusebox.Admin {
 	l, err := f.localLocked()
 	if err != nil {
 		return Unavailable{Err: fmt.Errorf("local state store: %w", err)}
@@ -178,7 +180,7 @@ func (f *Fallback) replicaLocked() fusebox.Store {
 
 // healthLocked returns the store of the availability circuit: the host's,
 // or this process's own when the host has none.
-func (f *Fallback) healthLocked() fusebox.Store {
+func (f *Fallback) healthLocked() fusebox.Admin {
 	if l, err := f.localLocked(); err == nil && l.Health != nil {
 		return l.Health
 	}
@@ -202,7 +204,7 @@ func (f *Fallback) outage(ctx context.Context, err error) bool {
 
 // failed moves to the local replica after the primary failed with err and
 // returns it.
-func (f *Fallback) failed(ctx context.Context, err error) fusebox.Store {
+func (f *Fallback) failed(ctx context.Context, err error) fusebox.Admin {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.route != onLocal {
@@ -213,7 +215,7 @@ func (f *Fallback) failed(ctx context.Context, err error) fusebox.Store {
 
 // use runs op on the primary or, when it is away, on the local replica, and
 // reports whether op ran on the primary.
-func (f *Fallback) use(ctx context.Context, op func(fusebox.Store) error) (onPrimary bool, err error) {
+func (f *Fallback) use(ctx context.Context, op func(fusebox.Admin) error) (onPrimary bool, err error) {
 	s, primary := f.pick(ctx)
 	err = op(s)
 	if !primary || !f.outage(ctx, err) {
@@ -226,7 +228,7 @@ func (f *Fallback) Load(ctx context.Context, name string) (st fusebox.State, err
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.State{}, err
 	}
-	primary, err := f.use(ctx, func(s fusebox.Store) (err error) { st, err = s.Load(ctx, name); return err })
+	primary, err := f.use(ctx, func(s fusebox.Admin) (err error) { st, err = s.Load(ctx, name); return err })
 	if primary && err == nil {
 		st = f.observe(ctx, name, st)
 	}
@@ -243,7 +245,7 @@ func (f *Fallback) Update(ctx context.Context, name string, fn func(*fusebox.Sta
 		moved = changed && hasTransition(events)
 		return events, changed
 	}
-	primary, err := f.use(ctx, func(s fusebox.Store) (err error) { st, err = s.Update(ctx, name, record); return err })
+	primary, err := f.use(ctx, func(s fusebox.Admin) (err error) { st, err = s.Update(ctx, name, record); return err })
 	if primary && err == nil && moved {
 		f.replicate(ctx, name, st)
 	}
@@ -263,7 +265,7 @@ func (f *Fallback) Count(ctx context.Context, name string, c fusebox.Counts) err
 	if err := fusebox.ValidateName(name); err != nil {
 		return err
 	}
-	_, err := f.use(ctx, func(s fusebox.Store) error { return s.Count(ctx, name, c) })
+	_, err := f.use(ctx, func(s fusebox.Admin) error { return s.Count(ctx, name, c) })
 	return err
 }
 
@@ -271,12 +273,12 @@ func (f *Fallback) Counts(ctx context.Context, name string) (c fusebox.Counts, e
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.Counts{}, err
 	}
-	_, err = f.use(ctx, func(s fusebox.Store) (err error) { c, err = s.Counts(ctx, name); return err })
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { c, err = s.Counts(ctx, name); return err })
 	return c, err
 }
 
 func (f *Fallback) Names(ctx context.Context) (names []string, err error) {
-	_, err = f.use(ctx, func(s fusebox.Store) (err error) { names, err = s.Names(ctx); return err })
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { names, err = s.Names(ctx); return err })
 	return names, err
 }
 
@@ -284,35 +286,35 @@ func (f *Fallback) Events(ctx context.Context, name string, since time.Time) (ev
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, err
 	}
-	_, err = f.use(ctx, func(s fusebox.Store) (err error) { evs, err = s.Events(ctx, name, since); return err })
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { evs, err = s.Events(ctx, name, since); return err })
 	return evs, err
 }
 
 func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []fusebox.Event, err error) {
-	_, err = f.use(ctx, func(s fusebox.Store) (err error) { evs, err = s.AllEvents(ctx, since); return err })
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { evs, err = s.AllEvents(ctx, since); return err })
 	return evs, err
 }
 
 // GC collects the store in use: the primary, or, while it is away, the
 // local replica (OnLocal says which).
 func (f *Fallback) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (r fusebox.GCReport, err error) {
-	_, err = f.use(ctx, func(s fusebox.Store) (err error) { r, err = s.GC(ctx, now, unusedFor, eventsFor); return err })
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { r, err = s.GC(ctx, now, unusedFor, eventsFor); return err })
 	return r, err
 }
 
-func answerStore(s fusebox.Store) (fusebox.AnswerStore, error) {
-	a, ok := s.(fusebox.AnswerStore)
+func answerStore(s fusebox.Admin) (answers.Store, error) {
+	a, ok := s.(answers.Store)
 	if !ok {
 		return nil, fmt.Errorf("%T keeps no answers", s)
 	}
 	return a, nil
 }
 
-func (f *Fallback) SaveAnswer(ctx context.Context, key string, a fusebox.Answer) error {
+func (f *Fallback) SaveAnswer(ctx context.Context, key string, a answers.Answer) error {
 	if err := fusebox.ValidateName(key); err != nil {
 		return err
 	}
-	_, err := f.use(ctx, func(s fusebox.Store) error {
+	_, err := f.use(ctx, func(s fusebox.Admin) error {
 		as, err := answerStore(s)
 		if err != nil {
 			return err
@@ -322,11 +324,11 @@ func (f *Fallback) SaveAnswer(ctx context.Context, key string, a fusebox.Answer)
 	return err
 }
 
-func (f *Fallback) LoadAnswer(ctx context.Context, key string) (a fusebox.Answer, ok bool, err error) {
+func (f *Fallback) LoadAnswer(ctx context.Context, key string) (a answers.Answer, ok bool, err error) {
 	if err := fusebox.ValidateName(key); err != nil {
-		return fusebox.Answer{}, false, err
+		return answers.Answer{}, false, err
 	}
-	_, err = f.use(ctx, func(s fusebox.Store) error {
+	_, err = f.use(ctx, func(s fusebox.Admin) error {
 		as, err := answerStore(s)
 		if err != nil {
 			return err
@@ -345,7 +347,7 @@ func (f *Fallback) Exclusive(ctx context.Context, key string, fn func() error) e
 	}
 	ran := false
 	var fnErr error
-	_, err := f.use(ctx, func(s fusebox.Store) error {
+	_, err := f.use(ctx, func(s fusebox.Admin) error {
 		as, err := answerStore(s)
 		if err != nil {
 			return err
@@ -368,7 +370,7 @@ func (f *Fallback) Close() error {
 	defer f.mu.Unlock()
 	err := f.primary.Close()
 	if l := f.local; l != nil {
-		for _, s := range []fusebox.Store{l.Store, l.Merged, l.Health} {
+		for _, s := range []fusebox.Admin{l.Store, l.Merged, l.Health} {
 			if s != nil {
 				err = errors.Join(err, s.Close())
 			}
@@ -380,16 +382,36 @@ func (f *Fallback) Close() error {
 // reuse moves f onto primary (on f's own connections, with other settings)
 // and the local stores openLocal opens, keeping what f learned of the
 // primary's availability.
-func (f *Fallback) reuse(primary fusebox.Store, openLocal func() (Local, error), logger *slog.Logger) {
+func (f *Fallback) reuse(primary fusebox.Admin, openLocal func() (Local, error), logger *slog.Logger) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.primary, f.openLocal, f.o.Logger = primary, openLocal, logger
 	if l := f.local; l != nil {
-		for _, s := range []fusebox.Store{l.Store, l.Merged, l.Health} {
+		for _, s := range []fusebox.Admin{l.Store, l.Merged, l.Health} {
 			if s != nil {
 				s.Close()
 			}
 		}
 	}
 	f.local, f.localErr = nil, nil
+}
+
+// SpendBudget spends from the retry budget of the store in use: the
+// primary's, shared by every host, or while it is away the local replica's,
+// shared by this host's processes only. A store without budgets allows
+// every attempt.
+func (f *Fallback) SpendBudget(ctx context.Context, name string, b fusebox.RetryBudget, now time.Time, retry bool) (spend fusebox.BudgetSpend, err error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return fusebox.BudgetSpend{}, err
+	}
+	_, err = f.use(ctx, func(s fusebox.Admin) (err error) {
+		bs, ok := s.(fusebox.BudgetStore)
+		if !ok {
+			spend = fusebox.BudgetSpend{Allowed: true}
+			return nil
+		}
+		spend, err = bs.SpendBudget(ctx, name, b, now, retry)
+		return err
+	})
+	return spend, err
 }

@@ -63,7 +63,7 @@ func (h *host) open() *failopen.Fallback {
 	return s.(*failopen.Fallback)
 }
 
-func (h *host) circuits(s fusebox.Store) *fusebox.Circuits {
+func (h *host) circuits(s fusebox.Admin) *fusebox.Circuits {
 	return fusebox.New(s, fusebox.WithClock(h.clock), fusebox.WithLogger(h.log.logger()),
 		fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Hour}}))
 }
@@ -108,7 +108,7 @@ func openRedis(t *testing.T, srv *redistest.Server) *redis.Store {
 func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 	srv := redistest.Start(t)
 	n := 0
-	storetest.Run(t, func(t *testing.T) fusebox.Store {
+	storetest.Run(t, func(t *testing.T) fusebox.Admin {
 		n++
 		primary, err := redis.Open(srv.URL(), redis.WithPrefix(strings.Repeat("p", n)+":"), redis.WithTimeouts(10*time.Second, 10*time.Second))
 		if err != nil {

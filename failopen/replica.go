@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 // The replica: Local.Store holds the last shared state this host saw of each
@@ -92,7 +93,7 @@ func (f *Fallback) mergeLocked(ctx context.Context) (merged bool, err error) {
 	if err != nil || l.Merged == nil {
 		return true, nil // nothing kept to merge
 	}
-	lock, ok := l.Merged.(fusebox.AnswerStore)
+	lock, ok := l.Merged.(answers.Store)
 	if !ok {
 		return true, nil
 	}

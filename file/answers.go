@@ -8,12 +8,13 @@ import (
 	"io/fs"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 // SaveAnswer replaces answers/KEY.json. The rename makes it atomic, so it
 // needs no lock: the last writer wins. key must be a valid name
 // (fusebox.ValidateName).
-func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) error {
+func (s *Store) SaveAnswer(_ context.Context, key string, a answers.Answer) error {
 	if err := fusebox.ValidateName(key); err != nil {
 		return fmt.Errorf("save answer: %w", err)
 	}
@@ -35,9 +36,9 @@ func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) erro
 
 // LoadAnswer reads answers/KEY.json. A damaged answer is moved aside and
 // reported missing.
-func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool, error) {
+func (s *Store) LoadAnswer(_ context.Context, key string) (answers.Answer, bool, error) {
 	if err := fusebox.ValidateName(key); err != nil {
-		return fusebox.Answer{}, false, fmt.Errorf("load answer: %w", err)
+		return answers.Answer{}, false, fmt.Errorf("load answer: %w", err)
 	}
 	path := s.answerPath(key)
 	err := s.checkSubdir(answersDir, false)
@@ -45,21 +46,21 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 	if err == nil {
 		b, err = readFile(path, maxAnswerSize)
 	}
-	var a fusebox.Answer
+	var a answers.Answer
 	problem, unusable := "", true
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fusebox.Answer{}, false, nil
+		return answers.Answer{}, false, nil
 	case symlinkRefused(err):
 		problem = "it is a symlink"
 	case refused(err) != "":
 		problem = refused(err)
 	case errors.Is(err, fs.ErrPermission):
 		if problem, _, _ = s.unusable(path, err); problem == "" {
-			return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
+			return answers.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
 		}
 	case err != nil:
-		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
+		return answers.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
 	default:
 		if err := json.Unmarshal(b, &a); err != nil {
 			problem, unusable = describe(b, err), false
@@ -70,7 +71,7 @@ func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool,
 	}
 	// Two readers may both find the damage; the second rename finds nothing.
 	if err := s.moveAside(path, problem, unusable); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fusebox.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
+		return answers.Answer{}, false, fmt.Errorf("load answer %s: %w", key, err)
 	}
-	return fusebox.Answer{}, false, nil
+	return answers.Answer{}, false, nil
 }

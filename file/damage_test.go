@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var damaged = []struct {
@@ -149,7 +150,7 @@ func TestSymlinksAreNeverFollowed(t *testing.T) {
 	load := func(s *file.Store) error { _, err := s.Load(ctx, "db"); return err }
 	update := func(s *file.Store) error { _, err := s.Update(ctx, "db", succeed); return err }
 	loadAnswer := func(s *file.Store) error { _, _, err := s.LoadAnswer(ctx, "weather"); return err }
-	saveAnswer := func(s *file.Store) error { return s.SaveAnswer(ctx, "weather", fusebox.Answer{}) }
+	saveAnswer := func(s *file.Store) error { return s.SaveAnswer(ctx, "weather", answers.Answer{}) }
 	count := func(s *file.Store) error { return s.Count(ctx, "db", fusebox.Counts{Skips: 1}) }
 	for _, c := range []struct {
 		path string // where the link is planted

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -106,7 +107,7 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if err := s.Count(ctx, "db", fusebox.Counts{Skips: 1}); err == nil {
 			t.Error("Count succeeded without a skips dir")
 		}
-		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
+		if err := s.SaveAnswer(ctx, "weather", answers.Answer{}); err == nil {
 			t.Error("SaveAnswer succeeded without an answers dir")
 		}
 		if st, err := s.Load(ctx, "db"); err != nil || st.ConsecutiveFailures != 1 {
@@ -134,7 +135,7 @@ func TestUnusableDirIsAnError(t *testing.T) {
 		if _, err := s.Update(ctx, "new", succeed); err == nil || strings.Contains(err.Error(), "moved aside") {
 			t.Errorf("Update of a new circuit = %v, want the dir's own error", err)
 		}
-		if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{}); err == nil {
+		if err := s.SaveAnswer(ctx, "weather", answers.Answer{}); err == nil {
 			t.Error("SaveAnswer succeeded")
 		}
 		if _, err := file.Open(filepath.Join(dir, "missing")); err == nil {

@@ -209,7 +209,7 @@ func (s *Store) removeCircuit(ctx context.Context, name string, now, old time.Ti
 	s.states.drop(name) // its file need not be held open any longer
 	had := err == nil
 	errs := []error{ignoreMissing(err)}
-	for _, path := range []string{s.eventsPath(name), s.countsPath(name), s.lockPath(name)} {
+	for _, path := range []string{s.eventsPath(name), s.countsPath(name), s.budgetPath(name), s.lockPath(name)} {
 		errs = append(errs, ignoreMissing(os.Remove(path)))
 	}
 	return had, errors.Join(errs...)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 func TestLayout(t *testing.T) {
@@ -29,7 +30,7 @@ func TestLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SaveAnswer(ctx, "weather", fusebox.Answer{Source: "primary", StoredAt: time.Now(), Body: []byte("sunny")}); err != nil {
+	if err := s.SaveAnswer(ctx, "weather", answers.Answer{Source: "primary", StoredAt: time.Now(), Body: []byte("sunny")}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -135,7 +136,7 @@ func TestInvalidNamesAreRefused(t *testing.T) {
 		if err := s.Count(ctx, name, fusebox.Counts{Skips: 1}); err == nil {
 			t.Errorf("Count(%q) succeeded", name)
 		}
-		if err := s.SaveAnswer(ctx, name, fusebox.Answer{}); err == nil {
+		if err := s.SaveAnswer(ctx, name, answers.Answer{}); err == nil {
 			t.Errorf("SaveAnswer(%q) succeeded", name)
 		}
 	}

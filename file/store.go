@@ -6,6 +6,7 @@
 //	DIR/events/NAME.jsonl      its events, one JSON object a line, oldest first
 //	DIR/answers/KEY.json       the last good answer of an endpoint or chain
 //	DIR/.counts/NAME.counts    its successes, failures, skips and last success (binary; fusebox status shows them)
+//	DIR/.counts/NAME.budget    its retry budget's attempts in the window, when it has a retry_budget (binary; see budget.go)
 //	DIR/.locks/NAME.lock       the flock serialising the circuit's updates
 //	DIR/.gc                    its mtime is when the last automatic GC ran
 //
@@ -33,11 +34,12 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var (
-	_ fusebox.Store       = (*Store)(nil)
-	_ fusebox.AnswerStore = (*Store)(nil)
+	_ fusebox.Admin = (*Store)(nil)
+	_ answers.Store = (*Store)(nil)
 )
 
 // Store keeps circuit state in files under one directory. It is safe for

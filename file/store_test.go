@@ -19,7 +19,7 @@ func TestStore(t *testing.T) {
 	// The suite is about what is stored, not how fast: on a loaded machine,
 	// 100 updates queued on one lock, each with its fsyncs, may take longer
 	// than the default lock timeout.
-	storetest.Run(t, func(t *testing.T) fusebox.Store { return open(t, t.TempDir(), file.WithLockTimeout(time.Minute)) })
+	storetest.Run(t, func(t *testing.T) fusebox.Admin { return open(t, t.TempDir(), file.WithLockTimeout(time.Minute)) })
 }
 
 var ctx = context.Background()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -68,7 +69,7 @@ func TestSymlinkedSubdirIsRefused(t *testing.T) {
 	update := func(s *file.Store) error { _, err := s.Update(ctx, "db", succeed); return err }
 	count := func(s *file.Store) error { return s.Count(ctx, "db", fusebox.Counts{Skips: 1}) }
 	counts := func(s *file.Store) error { _, err := s.Counts(ctx, "db"); return err }
-	saveAnswer := func(s *file.Store) error { return s.SaveAnswer(ctx, "weather", fusebox.Answer{Body: []byte("sunny")}) }
+	saveAnswer := func(s *file.Store) error { return s.SaveAnswer(ctx, "weather", answers.Answer{Body: []byte("sunny")}) }
 	loadAnswer := func(s *file.Store) error { _, _, err := s.LoadAnswer(ctx, "weather"); return err }
 	events := func(s *file.Store) error { _, err := s.Events(ctx, "db", time.Time{}); return err }
 	loadDamaged := func(s *file.Store) error { _, err := s.Load(ctx, "damaged"); return err } // moved aside under the lock

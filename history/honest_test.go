@@ -139,16 +139,16 @@ func TestSkipsOfEachOpenPeriodUseItsOwnPolicy(t *testing.T) {
 // outage (read by time, the outage would be ongoing for ever), and its time,
 // an hour before the events stored before it, is reported and not believed.
 func TestAClockSteppedBackDuringAnOutageEndsIt(t *testing.T) {
-	stores := map[string]func(t *testing.T) fusebox.Store{
-		"mem": func(*testing.T) fusebox.Store { return mem.New() },
-		"file": func(t *testing.T) fusebox.Store {
+	stores := map[string]func(t *testing.T) fusebox.Admin{
+		"mem": func(*testing.T) fusebox.Admin { return mem.New() },
+		"file": func(t *testing.T) fusebox.Admin {
 			s, err := file.Open(filepath.Join(t.TempDir(), "state"), file.WithFsync(false))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		},
-		"redis": func(t *testing.T) fusebox.Store {
+		"redis": func(t *testing.T) fusebox.Admin {
 			// Generous timeouts: the machine is shared and slow; the budget
 			// is tested in failopen.
 			s, err := redis.Open(redistest.Start(t).URL(), redis.WithTimeouts(2*time.Second, 2*time.Second))

@@ -1,4 +1,4 @@
-// Package history turns the events circuits store (fusebox.Store.AllEvents)
+// Package history turns the events circuits store (fusebox.Admin.AllEvents)
 // into outages: one per outage of an endpoint, from the first failure that
 // led to its circuit opening to the first success after it, with the last
 // failure before that success (the endpoint came back in between), the

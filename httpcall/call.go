@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 // Sources of a Result answered from the stored response rather than by an
@@ -92,6 +93,9 @@ type EndpointError struct {
 	// Reopened: it was the probe of a half-open circuit, whose failure
 	// opened the circuit again (see fusebox.ExhaustedError.Reopened).
 	Reopened bool
+	// Overtaken: another call's failure opened its circuit while this one
+	// ran or waited to retry (see fusebox.ExhaustedError.Overtaken).
+	Overtaken bool
 }
 
 // CallError is returned when no endpoint answered and no stored answer could
@@ -119,11 +123,12 @@ func (e *CallError) Error() string {
 }
 
 // Told reports whether the outage behind e was already told: every endpoint
-// was skipped, or failed as the probe of a circuit it opened again. A front
-// end logs such a failure below the level people see by default.
+// was skipped, failed as the probe of a circuit it opened again, or failed
+// after another call's failure had opened its circuit. A front end logs such
+// a failure below the level people see by default.
 func (e *CallError) Told() bool {
 	for _, ee := range e.Errors {
-		if !ee.Skipped && !ee.Reopened {
+		if !ee.Skipped && !ee.Reopened && !ee.Overtaken {
 			return false
 		}
 	}
@@ -290,7 +295,7 @@ func (c *Client) answered(ctx context.Context, p plan, ep *endpoint, got answer,
 		p.log.Log(ctx, c.answerLevel, "answered", "endpoint", ep.Name, "status", got.status, "attempts", res.Attempts)
 	}
 	if p.fresh > 0 || p.stale > 0 {
-		c.save(ctx, p, fusebox.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
+		c.save(ctx, p, answers.Answer{Source: ep.Name, Status: got.status, StoredAt: c.clock.Now().Wall, Body: got.body})
 	}
 }
 
@@ -300,10 +305,10 @@ func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
 	if errors.Is(err, fusebox.ErrOpen) {
 		return EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true}
 	}
-	reason, reopened := err.Error(), false
+	reason, reopened, overtaken := err.Error(), false, false
 	var ee *fusebox.ExhaustedError
 	if errors.As(err, &ee) {
-		reopened = ee.Reopened
+		reopened, overtaken = ee.Reopened, ee.Overtaken
 		callers := ""
 		if p.deadline > 0 {
 			callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
@@ -312,7 +317,7 @@ func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
 	}
 	reason = c.red.String(reason)
 	p.log.Info("endpoint failed", "endpoint", ep.Name, "reason", reason)
-	return EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened}
+	return EndpointError{Name: ep.Name, Reason: reason, Reopened: reopened, Overtaken: overtaken}
 }
 
 // notTried is the error of an endpoint the chain's deadline left no time
@@ -342,7 +347,7 @@ func (c *Client) unanswered(ctx context.Context, p plan, opt CallOptions, res *R
 // stored returns the stored answer and its age, if there is one of a known
 // age. A store that fails is warned about and treated as empty: the call
 // goes on without it.
-func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Duration, bool) {
+func (c *Client) stored(ctx context.Context, p plan) (answers.Answer, time.Duration, bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	a, ok, err := c.answers.LoadAnswer(ctx, p.name)
@@ -363,7 +368,7 @@ func (c *Client) stored(ctx context.Context, p plan) (fusebox.Answer, time.Durat
 	return a, age, true
 }
 
-func (c *Client) save(ctx context.Context, p plan, a fusebox.Answer) {
+func (c *Client) save(ctx context.Context, p plan, a answers.Answer) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := c.answers.SaveAnswer(ctx, p.name, a); err != nil {

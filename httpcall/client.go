@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/redact"
 )
 
@@ -30,7 +31,7 @@ import (
 // concurrent use.
 type Client struct {
 	circuits *fusebox.Circuits
-	answers  fusebox.AnswerStore // nil when the store keeps none: no endpoint has fresh or stale
+	answers  answers.Store // nil when the store keeps none: no endpoint has fresh or stale
 	clock    fusebox.Clock
 	log      *slog.Logger
 	red      *redact.Redactor
@@ -113,7 +114,7 @@ func WithRedactor(r *redact.Redactor) Option { return func(s *settings) { s.reda
 // once, each naming its endpoint or chain, and returns a Client whose
 // breakers live in store. An endpoint's circuit uses its Policy; any other
 // name gets fusebox.DefaultPolicy. Fresh and stale answers are kept in store,
-// which must then be a fusebox.AnswerStore too.
+// which must then be a answers.Store too.
 func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Option) (*Client, error) {
 	if store == nil {
 		return nil, errors.New("httpcall: no store")
@@ -122,7 +123,7 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	for _, o := range opts {
 		o(&s)
 	}
-	answers, _ := store.(fusebox.AnswerStore)
+	answers, _ := store.(answers.Store)
 	c := &Client{
 		answers:   answers,
 		clock:     s.clock,

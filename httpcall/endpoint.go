@@ -1,133 +1,31 @@
 package httpcall
 
-import (
-	"time"
+import "github.com/fusebox-hq/fusebox/spec"
 
-	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/internal/redirect"
+// What a Client calls is described by the plain specs config produces
+// (package spec): New compiles them into its endpoints and chains.
+type (
+	Endpoint  = spec.Endpoint
+	Chain     = spec.Chain
+	Health    = spec.Health
+	Expect    = spec.Expect
+	RetryOn   = spec.RetryOn
+	Redirects = spec.Redirects
 )
 
-// DefaultMaxBody caps a response body unless an endpoint sets MaxBody.
-const DefaultMaxBody = 10 << 20
-
-// Endpoint is one HTTP endpoint: a circuit with an http: block in the config.
-// Values are already expanded (${VAR}, ${file:...}, !secret); Secrets lists
-// the expanded values that must never be shown.
-type Endpoint struct {
-	Name        string
-	URL         string
-	Method      string            // default GET
-	Headers     map[string]string // sent as given
-	Body        string
-	RetryOn     RetryOn
-	TripOn4xx   bool // a 4xx other than 429 counts against the breaker
-	RetryUnsafe bool // retry POST/PATCH even after the request may have reached the server
-	Expect      Expect
-	Extract     string        // gojq expression printed instead of the raw body
-	MaxBody     int64         // 0: DefaultMaxBody
-	Fresh       time.Duration // answer from the stored response while younger than this
-	Stale       time.Duration // serve the stored response when the call fails, while younger than this
-	Policy      fusebox.Policy
-	Secrets     []string
-	Redirects   Redirects // which redirects are followed; "" is RedirectsSameHost
-
-	// What a caller of the daemon (fusebox serve) may add to a call, each
-	// off by default (see CallOptions).
-	PassQuery    bool // the caller's query parameters are added to the URL's
-	PassBody     bool // the caller's body replaces Body
-	AllowSubpath bool // the caller may name a path below the URL's path
-	MaxInFlight  int  // calls in flight at once through the daemon; 0: no limit
-
-	// Health, when set, has the daemon probe the endpoint's open circuit
-	// itself (see Health).
-	Health *Health
-}
-
-// DefaultHealthInterval is how often the daemon looks at a circuit with a
-// health check unless Health.Interval says otherwise.
-const DefaultHealthInterval = 30 * time.Second
-
-// Health is an endpoint's active health check: every Interval, fusebox serve
-// looks at the endpoint's circuit and, once the breaker lets a probe through
-// (the circuit is half-open), probes it with a GET of Path on the endpoint's
-// host (with its headers), or with the endpoint's own request when Path is
-// empty, judged by Expect (empty: the endpoint's own), so that the circuit
-// closes without waiting for a caller.
-type Health struct {
-	Path     string        // absolute path, with an optional query; "": the endpoint itself
-	Interval time.Duration // 0: DefaultHealthInterval
-	Expect   Expect
-}
-
-// Redirects says which redirects an endpoint follows. A Referer is never
-// sent, and a hop to another scheme, host or port carries none of the
-// configured headers (with RedirectsAny; the others never make one). A
-// redirect not followed is a failure, not retried, unless the endpoint's
-// expect.status accepts the 3xx.
-type Redirects string
-
+// Defaults and values of the specs, under the names httpcall has always
+// given them.
 const (
-	// RedirectsSameHost follows a redirect only to the endpoint's own
-	// scheme, host and port: a secret in the URL or a header cannot leave.
-	RedirectsSameHost = Redirects(redirect.SameHost)
-	// RedirectsNone follows no redirect.
-	RedirectsNone = Redirects(redirect.None)
-	// RedirectsAny follows a redirect anywhere, dropping the configured
-	// headers once the hop leaves the endpoint's scheme, host and port.
-	RedirectsAny = Redirects(redirect.Any)
+	DefaultMaxBody        = spec.DefaultMaxBody
+	DefaultHealthInterval = spec.DefaultHealthInterval
+	RedirectsSameHost     = spec.RedirectsSameHost
+	RedirectsNone         = spec.RedirectsNone
+	RedirectsAny          = spec.RedirectsAny
 )
 
 // RedirectPolicies are the values of Redirects, for messages.
-var RedirectPolicies = []Redirects{RedirectsSameHost, RedirectsNone, RedirectsAny}
-
-// RetryOn says which failures are retried. The zero value retries nothing;
-// DefaultRetryOn returns connect, timeout, 5xx and 429. Failures of the local
-// network are always retried, 401 and 403 never.
-type RetryOn struct {
-	Connect         bool  // refused, DNS failure, reset
-	Timeout         bool  // no answer within the attempt timeout
-	ServerErrors    bool  // any 5xx
-	TooManyRequests bool  // 429
-	Codes           []int // explicit status codes
-}
+var RedirectPolicies = spec.RedirectPolicies
 
 // DefaultRetryOn retries what is usually passing: connection failures,
-// timeouts, 5xx and 429.
-func DefaultRetryOn() RetryOn {
-	return RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true}
-}
-
-// Expect says what a good response looks like.
-type Expect struct {
-	Status []int  // accepted status codes; empty means any 2xx
-	JQ     string // optional gojq condition on the JSON body, true when good
-}
-
-// Chain is an ordered list of endpoints tried in turn, with one deadline.
-type Chain struct {
-	Name      string
-	Endpoints []string
-	Fresh     time.Duration // answer from the stored response while younger than this
-	Stale     time.Duration // serve the stored response when every endpoint fails, while younger than this
-	Deadline  time.Duration // for the whole chain; 0: the sum of the endpoints' deadlines
-	// Hedge, when set, starts the next endpoint beside the one being tried
-	// once that one has gone Hedge without an answer (its retries
-	// included); the first answer wins and the others are cancelled, which
-	// counts against none of their circuits. 0: one endpoint at a time. It
-	// must be shorter than the chain's deadline (TotalDeadline).
-	Hedge time.Duration
-}
-
-// TotalDeadline returns the chain's deadline: Deadline, or when that is 0,
-// the sum of its endpoints' deadlines, each from policy(name) (zero fields
-// read as the built-in defaults).
-func (ch *Chain) TotalDeadline(policy func(name string) fusebox.Policy) time.Duration {
-	if ch.Deadline > 0 {
-		return ch.Deadline
-	}
-	var d time.Duration
-	for _, n := range ch.Endpoints {
-		d += policy(n).WithDefaults().Retry.Deadline
-	}
-	return d
-}
+// timeouts, 5xx and 429 (spec.DefaultRetryOn).
+func DefaultRetryOn() RetryOn { return spec.DefaultRetryOn() }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -337,7 +338,7 @@ func TestHedgeServesStaleOnlyWhenEveryEndpointFailed(t *testing.T) {
 				[]*httpcall.Endpoint{endpoint("primary", ps.URL, patient, once), endpoint("secondary", ss.URL, once)},
 				[]*httpcall.Chain{{Name: "c", Endpoints: []string{"primary", "secondary"}, Hedge: time.Millisecond, Stale: time.Hour}},
 				ev.option())
-			if err := h.store.SaveAnswer(context.Background(), "c", fusebox.Answer{Source: "earlier", Status: 200, StoredAt: time.Now(), Body: []byte("old")}); err != nil {
+			if err := h.store.SaveAnswer(context.Background(), "c", answers.Answer{Source: "earlier", Status: 200, StoredAt: time.Now(), Body: []byte("old")}); err != nil {
 				t.Fatal(err)
 			}
 
@@ -356,7 +357,7 @@ func TestCallerCancelsAHedgedCall(t *testing.T) {
 	primary, secondary := newHeld(never, 200, "primary"), newHeld(never, 200, "secondary")
 	ev := &events{}
 	h := hedgedPair(t, primary, secondary, ev)
-	if err := h.store.SaveAnswer(context.Background(), "c", fusebox.Answer{Source: "earlier", Status: 200, StoredAt: time.Now(), Body: []byte("old")}); err != nil {
+	if err := h.store.SaveAnswer(context.Background(), "c", answers.Answer{Source: "earlier", Status: 200, StoredAt: time.Now(), Body: []byte("old")}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

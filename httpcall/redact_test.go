@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/redact"
@@ -131,7 +132,7 @@ func noCanary(t *testing.T, what, s string) {
 }
 
 // dumpStore returns everything the store holds for the keys, as JSON.
-func dumpStore(t *testing.T, s fusebox.Store, keys ...string) string {
+func dumpStore(t *testing.T, s fusebox.Admin, keys ...string) string {
 	t.Helper()
 	ctx := context.Background()
 	names, err := s.Names(ctx)
@@ -142,7 +143,7 @@ func dumpStore(t *testing.T, s fusebox.Store, keys ...string) string {
 	for _, k := range append(names, keys...) {
 		st, _ := s.Load(ctx, k)
 		events, _ := s.Events(ctx, k, time.Time{})
-		a, ok, _ := s.(fusebox.AnswerStore).LoadAnswer(ctx, k)
+		a, ok, _ := s.(answers.Store).LoadAnswer(ctx, k)
 		dump[k] = map[string]any{"state": st, "events": events, "answer": a, "has_answer": ok}
 	}
 	b, err := json.Marshal(dump)

@@ -1,4 +1,4 @@
-// Package mem is an in-memory fusebox.Store, for Go programs that embed
+// Package mem is an in-memory fusebox.Admin, for Go programs that embed
 // fusebox in one long-running process, and for tests. State lives only as
 // long as the Store.
 package mem
@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var (
-	_ fusebox.Store       = (*Store)(nil)
-	_ fusebox.AnswerStore = (*Store)(nil)
+	_ fusebox.Admin       = (*Store)(nil)
+	_ answers.Store       = (*Store)(nil)
+	_ fusebox.BudgetStore = (*Store)(nil)
 )
 
 // Store keeps circuit state in memory. It is safe for concurrent use. Load,
@@ -32,8 +34,11 @@ type Store struct {
 
 	mu      sync.Mutex // serialises Update, GC, new circuits and the maps below
 	events  map[string][]fusebox.Event
-	answers map[string]fusebox.Answer
+	answers map[string]answers.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
+
+	budgetMu sync.Mutex // serialises SpendBudget, apart from Update
+	budgets  map[string]*fusebox.BudgetLog
 }
 
 // circuit is one circuit's record, made by the first Count or stored State:
@@ -50,8 +55,9 @@ type circuit struct {
 func New() *Store {
 	s := &Store{
 		events:  map[string][]fusebox.Event{},
-		answers: map[string]fusebox.Answer{},
+		answers: map[string]answers.Answer{},
 		locks:   map[string]chan struct{}{},
+		budgets: map[string]*fusebox.BudgetLog{},
 	}
 	s.circuits.Store(&map[string]*circuit{})
 	return s
@@ -113,6 +119,19 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State)
 		s.events[name] = append(s.events[name], events...)
 	}
 	return st, nil
+}
+
+// SpendBudget decides an attempt under the circuit's retry budget, kept in
+// memory apart from its State: a budget alone makes no circuit Names lists.
+func (s *Store) SpendBudget(_ context.Context, name string, b fusebox.RetryBudget, now time.Time, retry bool) (fusebox.BudgetSpend, error) {
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	l := s.budgets[name]
+	if l == nil {
+		l = &fusebox.BudgetLog{}
+		s.budgets[name] = l
+	}
+	return l.Spend(b.WithDefaults(), now, retry), nil
 }
 
 // Count adds c to the circuit's counters.
@@ -201,7 +220,7 @@ func (s *Store) AllEvents(_ context.Context, since time.Time) ([]fusebox.Event, 
 }
 
 // SaveAnswer keeps a copy of a.
-func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) error {
+func (s *Store) SaveAnswer(_ context.Context, key string, a answers.Answer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a.Body = slices.Clone(a.Body)
@@ -210,7 +229,7 @@ func (s *Store) SaveAnswer(_ context.Context, key string, a fusebox.Answer) erro
 }
 
 // LoadAnswer returns the kept answer.
-func (s *Store) LoadAnswer(_ context.Context, key string) (fusebox.Answer, bool, error) {
+func (s *Store) LoadAnswer(_ context.Context, key string) (answers.Answer, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.answers[key]
@@ -252,6 +271,9 @@ func (s *Store) GC(_ context.Context, now time.Time, unusedFor, eventsFor time.D
 		if unused {
 			delete(kept, name)
 			delete(s.events, name)
+			s.budgetMu.Lock()
+			delete(s.budgets, name)
+			s.budgetMu.Unlock()
 			r.Circuits = append(r.Circuits, name)
 		}
 	}

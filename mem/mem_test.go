@@ -9,5 +9,5 @@ import (
 )
 
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(*testing.T) fusebox.Store { return mem.New() })
+	storetest.Run(t, func(*testing.T) fusebox.Admin { return mem.New() })
 }

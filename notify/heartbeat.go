@@ -8,31 +8,6 @@ import (
 	"strings"
 )
 
-// HeartbeatKind is the protocol of a heartbeat URL.
-type HeartbeatKind string
-
-// The heartbeat kinds.
-const (
-	// Healthchecks is healthchecks.io's ping protocol (also self-hosted
-	// Healthchecks): GET URL after a good run, POST URL/fail with the
-	// reason after a failed one.
-	Healthchecks HeartbeatKind = "healthchecks"
-	// UptimeKuma is an Uptime Kuma push monitor's URL: GET it with
-	// status=up or status=down and msg.
-	UptimeKuma HeartbeatKind = "uptime_kuma"
-)
-
-// HeartbeatKinds lists the heartbeat kinds, for config errors.
-var HeartbeatKinds = []HeartbeatKind{Healthchecks, UptimeKuma}
-
-// Heartbeat is a URL pinged after each run of a circuit, so that a monitor
-// notices when runs stop coming, or fail.
-type Heartbeat struct {
-	URL       string
-	Kind      HeartbeatKind // default Healthchecks
-	Redirects Redirects     // which redirects are followed; "" is RedirectsSameHost
-}
-
 // Ping tells hb how a run went: ok, or failed with msg.
 func Ping(ctx context.Context, client *http.Client, hb Heartbeat, ok bool, msg string) error {
 	u, err := url.Parse(hb.URL)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // Kind is what a Message announces.
@@ -86,65 +87,50 @@ func round(d time.Duration) time.Duration {
 	return d.Round(100 * time.Millisecond)
 }
 
-// Rules say when to notify about one circuit and where to.
-type Rules struct {
-	// After is the outage's minimum duration: a transition earlier in an
-	// outage sends nothing, and the first transition at or past it sends
-	// Opened (so a blip that heals before After is never announced, and its
-	// closing neither).
-	After time.Duration
-	// ProbeFailed, when set, sends ProbeFailed once, at the outage's
-	// ProbeFailed-th failed probe (after Opened was sent).
-	ProbeFailed int
-	// Timeout bounds the delivery of one message, a retry included
-	// (default DefaultTimeout).
-	Timeout time.Duration
-
-	Webhooks []Webhook
-	OnOpen   []string // a command run on Opened and ProbeFailed: argv, no shell
-	OnClose  []string // a command run on Closed
-	// Heartbeats are pinged after each run of the circuit (Ping).
-	Heartbeats []Heartbeat
-	MQTT       *MQTT
-}
+// The notification rules and their parts are the plain specs config
+// produces (package spec); notify and notify/mqtt act on them.
+type (
+	Rules         = spec.Rules
+	MQTT          = spec.MQTT
+	Webhook       = spec.Webhook
+	Format        = spec.Format
+	Heartbeat     = spec.Heartbeat
+	HeartbeatKind = spec.HeartbeatKind
+	Redirects     = spec.Redirects
+)
 
 // DefaultTimeout bounds a message's delivery when Rules.Timeout is zero.
-const DefaultTimeout = 5 * time.Second
+const DefaultTimeout = spec.DefaultTimeout
 
-// Empty reports whether r sends nothing on a transition.
-func (r Rules) Empty() bool {
-	return len(r.Webhooks) == 0 && len(r.OnOpen) == 0 && len(r.OnClose) == 0 && r.MQTT == nil
-}
+// The webhook formats (spec.Format).
+const (
+	JSON          = spec.JSON
+	Ntfy          = spec.Ntfy
+	Gotify        = spec.Gotify
+	HomeAssistant = spec.HomeAssistant
+)
 
-// TimeoutOrDefault is r.Timeout, or DefaultTimeout when zero.
-func (r Rules) TimeoutOrDefault() time.Duration {
-	if r.Timeout > 0 {
-		return r.Timeout
-	}
-	return DefaultTimeout
-}
+// The heartbeat kinds (spec.HeartbeatKind).
+const (
+	Healthchecks = spec.Healthchecks
+	UptimeKuma   = spec.UptimeKuma
+)
 
-// MQTT is where circuit state is published (see notify/mqtt).
-type MQTT struct {
-	Broker   string // tcp://host:port or mqtt://host:port
-	Username string
-	Password string
-	// Prefix starts every state topic (default "fusebox"); Discovery is
-	// Home Assistant's discovery prefix (default "homeassistant", "" never
-	// after defaults).
-	Prefix    string
-	Discovery string
-	// Instance names this host in Home Assistant's unique IDs, so that two
-	// hosts with a circuit of the same name make two entities; "" is the
-	// host name (ValidInstance says what it may hold).
-	Instance string
-}
+// The redirect policies (spec.Redirects).
+const (
+	RedirectsSameHost = spec.RedirectsSameHost
+	RedirectsNone     = spec.RedirectsNone
+	RedirectsAny      = spec.RedirectsAny
+)
 
-// ValidInstance reports whether s can be an MQTT.Instance: 1 to 64
-// letters, digits, '.', '_' and '-', as a circuit's name.
-func ValidInstance(s string) bool {
-	return fusebox.ValidateName(s) == nil
-}
+// Formats and HeartbeatKinds list the values, for config errors.
+var (
+	Formats        = spec.Formats
+	HeartbeatKinds = spec.HeartbeatKinds
+)
+
+// ValidInstance reports whether s can be an MQTT.Instance (spec.ValidInstance).
+func ValidInstance(s string) bool { return spec.ValidInstance(s) }
 
 // believable is the earliest time an outage's start is taken for: a clock
 // that says year 1 or 1970 tells no duration (history ignores such times too).

@@ -15,48 +15,6 @@ import (
 	"github.com/fusebox-hq/fusebox/internal/redirect"
 )
 
-// Format is the shape of a webhook's request.
-type Format string
-
-// The webhook formats.
-const (
-	// JSON POSTs the message as a JSON object (WebhookBody).
-	JSON Format = "json"
-	// Ntfy POSTs the text to an ntfy topic URL, with Title, Priority and
-	// Tags headers.
-	Ntfy Format = "ntfy"
-	// Gotify POSTs {"title","message","priority"} to a Gotify server's
-	// /message URL (the app token in ?token= or an X-Gotify-Key header).
-	Gotify Format = "gotify"
-	// HomeAssistant POSTs the JSON object to a webhook trigger
-	// (/api/webhook/ID): an automation reads it as trigger.json.
-	HomeAssistant Format = "homeassistant"
-)
-
-// Formats lists the webhook formats, for config errors.
-var Formats = []Format{JSON, Ntfy, Gotify, HomeAssistant}
-
-// Webhook is one HTTP destination.
-type Webhook struct {
-	URL       string
-	Format    Format // default JSON
-	Headers   map[string]string
-	Redirects Redirects // which redirects are followed; "" is RedirectsSameHost
-}
-
-// Redirects says which redirects a webhook or a heartbeat follows, as an
-// endpoint's do (httpcall.Redirects): no hop carries a Referer, and a hop to
-// another scheme, host or port, made only under RedirectsAny, carries none
-// of the configured headers.
-type Redirects = redirect.Policy
-
-// The redirect policies.
-const (
-	RedirectsSameHost = redirect.SameHost // only to the URL's own scheme, host and port (the default)
-	RedirectsNone     = redirect.None
-	RedirectsAny      = redirect.Any
-)
-
 // WebhookBody is the JSON object of the json and homeassistant formats.
 type WebhookBody struct {
 	Circuit     string  `json:"circuit"`

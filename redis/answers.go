@@ -14,11 +14,12 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 // SaveAnswer replaces the key's answer, with the store's TTL. The last
 // writer wins.
-func (s *Store) SaveAnswer(ctx context.Context, key string, a fusebox.Answer) error {
+func (s *Store) SaveAnswer(ctx context.Context, key string, a answers.Answer) error {
 	if err := fusebox.ValidateName(key); err != nil {
 		return fmt.Errorf("save answer: %w", err)
 	}
@@ -46,9 +47,9 @@ func (s *Store) answerKeys(k string) []typedKey {
 
 // LoadAnswer reads the key's answer. One that does not decode is deleted
 // and reported missing.
-func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, bool, error) {
+func (s *Store) LoadAnswer(ctx context.Context, key string) (answers.Answer, bool, error) {
 	if err := fusebox.ValidateName(key); err != nil {
-		return fusebox.Answer{}, false, fmt.Errorf("load answer: %w", err)
+		return answers.Answer{}, false, fmt.Errorf("load answer: %w", err)
 	}
 	var b []byte
 	err := s.mended(ctx, "", s.answerKeys(key)[:1], func() (err error) {
@@ -58,12 +59,12 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, boo
 		return err
 	})
 	if errors.Is(err, goredis.Nil) {
-		return fusebox.Answer{}, false, nil
+		return answers.Answer{}, false, nil
 	}
 	if err != nil {
-		return fusebox.Answer{}, false, wrap("load answer", key, err)
+		return answers.Answer{}, false, wrap("load answer", key, err)
 	}
-	var a fusebox.Answer
+	var a answers.Answer
 	if err := json.Unmarshal(b, &a); err != nil {
 		if s.logger != nil {
 			s.logger.Warn("damaged stored answer dropped", "answer", key, "err", err)
@@ -71,7 +72,7 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (fusebox.Answer, boo
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
 		s.c.Del(bctx, s.answerKey(key))
-		return fusebox.Answer{}, false, nil
+		return answers.Answer{}, false, nil
 	}
 	return a, true, nil
 }

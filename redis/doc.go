@@ -1,4 +1,4 @@
-// Package redis is a fusebox.Store and fusebox.AnswerStore kept in Redis (or
+// Package redis is a fusebox.Store and answer.Store kept in Redis (or
 // Valkey), so that circuits are shared by every host that reaches the same
 // server: the Proxmox VM, the Raspberry Pis and the n8n container that call
 // one Zigbee bridge all see it trip.

@@ -18,11 +18,12 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var (
-	_ fusebox.Store       = (*Store)(nil)
-	_ fusebox.AnswerStore = (*Store)(nil)
+	_ fusebox.Admin = (*Store)(nil)
+	_ answers.Store = (*Store)(nil)
 )
 
 // Defaults of the options.

@@ -43,7 +43,7 @@ func open(t *testing.T, srv *redistest.Server, opts ...redis.Option) *redis.Stor
 
 func TestStore(t *testing.T) {
 	srv := redistest.Start(t)
-	storetest.Run(t, func(t *testing.T) fusebox.Store { return open(t, srv) })
+	storetest.Run(t, func(t *testing.T) fusebox.Admin { return open(t, srv) })
 }
 
 func TestConflictsAreRetriedAndCounted(t *testing.T) {

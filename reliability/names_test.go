@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -69,7 +70,7 @@ func TestHostileCircuitNamesInTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, store := range []fusebox.Store{fs, mem.New()} {
+	for _, store := range []fusebox.Admin{fs, mem.New()} {
 		c := fusebox.New(store)
 		for _, name := range names {
 			if err := fusebox.ValidateName(name); err == nil {
@@ -85,7 +86,7 @@ func TestHostileCircuitNamesInTheLibrary(t *testing.T) {
 			if err := c.Check(ctx, name); err == nil || errors.Is(err, fusebox.ErrOpen) {
 				t.Errorf("Check(%q) = %v, want a name error", name, err)
 			}
-			if store != fusebox.Store(fs) {
+			if store != fusebox.Admin(fs) {
 				continue // the in-memory store has no files to escape from
 			}
 			if _, err := store.Load(ctx, name); err == nil {
@@ -97,7 +98,7 @@ func TestHostileCircuitNamesInTheLibrary(t *testing.T) {
 			if err := store.Count(ctx, name, fusebox.Counts{Skips: 1}); err == nil {
 				t.Errorf("Count(%q) succeeded", name)
 			}
-			if err := fs.SaveAnswer(ctx, name, fusebox.Answer{}); err == nil {
+			if err := fs.SaveAnswer(ctx, name, answers.Answer{}); err == nil {
 				t.Errorf("SaveAnswer(%q) succeeded", name)
 			}
 		}

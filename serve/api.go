@@ -8,6 +8,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -32,7 +33,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 // `fusebox status --json` shows them, failure reasons redacted.
 func (s *Server) Snapshot(ctx context.Context) ([]status.Row, error) {
 	wd := s.world.Load()
-	answers, _ := s.o.Store.(fusebox.AnswerStore)
+	answers, _ := s.o.Store.(answers.Store)
 	rows, err := status.Snapshot(ctx, s.o.Store, answers, wd.catalog, nil, s.o.Clock.Now())
 	if err != nil {
 		return nil, err

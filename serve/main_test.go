@@ -49,7 +49,7 @@ func endpoint(name, url string, mods ...func(*httpcall.Endpoint)) *httpcall.Endp
 type daemon struct {
 	*serve.Server
 	addr  string
-	store fusebox.Store
+	store fusebox.Admin
 	dir   string
 }
 

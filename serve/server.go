@@ -43,7 +43,7 @@ type Options struct {
 	Hosts  []string // further names the Host header may carry (a reverse proxy's, a hostname)
 	Token  string   // every request must carry it; required off loopback
 
-	Store    fusebox.Store // the state store, shared with the CLI
+	Store    fusebox.Admin // the state store, shared with the CLI
 	Clock    fusebox.Clock // default fusebox.WallClock
 	Logger   *slog.Logger  // default: nowhere
 	Redactor *redact.Redactor

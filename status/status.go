@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 // StateUnknown is the State of a circuit whose state could not be read:
@@ -64,7 +65,7 @@ type Catalog struct {
 // row shows its last stored answer when answers is not nil. A circuit whose
 // state or counts the store cannot give has a row with a Problem; Snapshot
 // fails only when the store cannot list its circuits.
-func Snapshot(ctx context.Context, store fusebox.Store, answers fusebox.AnswerStore, cat Catalog, names []string, now fusebox.Instant) ([]Row, error) {
+func Snapshot(ctx context.Context, store fusebox.Admin, answers answers.Store, cat Catalog, names []string, now fusebox.Instant) ([]Row, error) {
 	if len(names) == 0 {
 		stored, err := store.Names(ctx)
 		if err != nil {
@@ -93,7 +94,7 @@ func Snapshot(ctx context.Context, store fusebox.Store, answers fusebox.AnswerSt
 }
 
 // circuitRow is the row of the circuit name as the store has it.
-func circuitRow(ctx context.Context, store fusebox.Store, name string, now fusebox.Instant) Row {
+func circuitRow(ctx context.Context, store fusebox.Admin, name string, now fusebox.Instant) Row {
 	st, err := store.Load(ctx, name)
 	if err != nil {
 		return Row{Name: name, Kind: KindCircuit, State: StateUnknown, Problem: err.Error()}
@@ -127,7 +128,7 @@ func CircuitRow(st fusebox.State, c fusebox.Counts, now fusebox.Instant) Row {
 	return row
 }
 
-func chainRow(ctx context.Context, answers fusebox.AnswerStore, name string, endpoints []string) Row {
+func chainRow(ctx context.Context, answers answers.Store, name string, endpoints []string) Row {
 	row := Row{Name: name, Kind: KindChain, State: KindChain, Endpoints: slices.Clone(endpoints)}
 	if answers == nil {
 		return row

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -25,7 +26,7 @@ func TestSnapshotShowsCircuitsEndpointsAndChains(t *testing.T) {
 	c.Do(ctx, "backup", func(context.Context) error { return nil })
 	c.Do(ctx, "zigbee2mqtt", func(context.Context) error { return &fusebox.Failure{Reason: "connection refused"} })
 	c.Do(ctx, "zigbee2mqtt", func(context.Context) error { return nil }) // skipped
-	store.SaveAnswer(ctx, "weather", fusebox.Answer{Source: "wttr", StoredAt: now.Wall.Add(-time.Minute)})
+	store.SaveAnswer(ctx, "weather", answers.Answer{Source: "wttr", StoredAt: now.Wall.Add(-time.Minute)})
 
 	cat := status.Catalog{Endpoints: []string{"wttr", "zigbee2mqtt"}, Chains: map[string][]string{"weather": {"owm", "wttr"}}}
 	rows, err := status.Snapshot(ctx, store, store, cat, nil, now)

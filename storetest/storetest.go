@@ -1,8 +1,8 @@
-// Package storetest is the contract suite every fusebox.Store passes. A
+// Package storetest is the contract suite every fusebox.Admin passes. A
 // Store's tests call Run with a func that opens a fresh, empty store:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) fusebox.Store { return mem.New() })
+//		storetest.Run(t, func(t *testing.T) fusebox.Admin { return mem.New() })
 //	}
 //
 // Stores judge a circuit's age each their own way (mem by State.UpdatedAt, file
@@ -21,12 +21,13 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Run runs the contract suite, each subtest on a store of its own from open.
 // Run closes the stores.
-func Run(t *testing.T, open func(t *testing.T) fusebox.Store) {
+func Run(t *testing.T, open func(t *testing.T) fusebox.Admin) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,7 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) fusebox.Store) {
 
 var cases = []struct {
 	name string
-	test func(*testing.T, fusebox.Store)
+	test func(*testing.T, fusebox.Admin)
 }{
 	{"an unknown circuit loads as a zero state with its name", testLoadUnknown},
 	{"update stores the state fn changed and returns it", testUpdateStores},
@@ -64,16 +65,20 @@ var cases = []struct {
 	{"Exclusive lets one caller of a key at a time do the work", testExclusive},
 	{"Exclusive gives up when ctx ends, without running fn", testExclusiveCancelled},
 	{"the breaker state machine runs through Update", testBreaker},
+	{"a retry budget allows percent of the first attempts plus min, then refuses retries but never a first attempt", testBudgetSpend},
+	{"a retry budget forgets attempts that left its window", testBudgetWindow},
+	{"concurrent retries never overspend a retry budget", testBudgetConcurrent},
+	{"a retry budget is kept per circuit and lists no circuit", testBudgetApart},
 }
 
 var ctx = context.Background()
 
-func testLoadUnknown(t *testing.T, s fusebox.Store) {
+func testLoadUnknown(t *testing.T, s fusebox.Admin) {
 	st := load(t, s, "never-stored")
 	sameState(t, st, fusebox.State{Name: "never-stored"})
 }
 
-func testUpdateStores(t *testing.T, s fusebox.Store) {
+func testUpdateStores(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	got, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		st.Phase = fusebox.Open
@@ -92,7 +97,7 @@ func testUpdateStores(t *testing.T, s fusebox.Store) {
 	sameState(t, load(t, s, "db"), got)
 }
 
-func testRoundTrip(t *testing.T, s fusebox.Store) {
+func testRoundTrip(t *testing.T, s fusebox.Admin) {
 	wall := time.Date(2031, 2, 3, 4, 5, 6, 7, time.UTC)
 	opened := fusebox.Instant{Wall: wall, Boot: "6f1b0c2e-boot", BootTime: 42 * time.Hour}
 	want := fusebox.State{
@@ -109,7 +114,7 @@ func testRoundTrip(t *testing.T, s fusebox.Store) {
 	sameState(t, load(t, s, "every-field"), want)
 }
 
-func testUpdateUnchanged(t *testing.T, s fusebox.Store) {
+func testUpdateUnchanged(t *testing.T, s fusebox.Admin) {
 	got, err := s.Update(ctx, "idle", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		st.ConsecutiveFailures = 1
 		return []fusebox.Event{{Time: time.Now(), Circuit: "idle", Kind: fusebox.EventFailure}}, false
@@ -129,7 +134,7 @@ func testUpdateUnchanged(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testUpdateSeesStored(t *testing.T, s fusebox.Store) {
+func testUpdateSeesStored(t *testing.T, s fusebox.Admin) {
 	update(t, s, "db", func(st *fusebox.State) { st.ConsecutiveFailures = 41 })
 	var seen fusebox.State
 	update(t, s, "db", func(st *fusebox.State) {
@@ -144,7 +149,7 @@ func testUpdateSeesStored(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testEvents(t *testing.T, s fusebox.Store) {
+func testEvents(t *testing.T, s fusebox.Admin) {
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	ev := func(sec int, reason string) fusebox.Event {
 		return fusebox.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: "db", Kind: fusebox.EventFailure, Attempt: sec + 1, Reason: reason}
@@ -167,7 +172,7 @@ func testEvents(t *testing.T, s fusebox.Store) {
 	sameEvents(t, events(t, s, "other", time.Time{}), nil)
 }
 
-func testConcurrentUpdates(t *testing.T, s fusebox.Store) {
+func testConcurrentUpdates(t *testing.T, s fusebox.Admin) {
 	const n = 100
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -193,7 +198,7 @@ func testConcurrentUpdates(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testCounts(t *testing.T, s fusebox.Store) {
+func testCounts(t *testing.T, s fusebox.Admin) {
 	const n = 50
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	var wg sync.WaitGroup
@@ -230,7 +235,7 @@ func testCounts(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testAllEvents(t *testing.T, s fusebox.Store) {
+func testAllEvents(t *testing.T, s fusebox.Admin) {
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	ev := func(name string, sec int, reason string) fusebox.Event {
 		return fusebox.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: name, Kind: fusebox.EventFailure, Reason: reason}
@@ -261,7 +266,7 @@ func testAllEvents(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testNames(t *testing.T, s fusebox.Store) {
+func testNames(t *testing.T, s fusebox.Admin) {
 	for _, name := range []string{"b", "a.b", "a", "c-d", "a-b", "A", "_x"} {
 		update(t, s, name, func(st *fusebox.State) { st.ConsecutiveFailures++ })
 	}
@@ -275,33 +280,33 @@ func testNames(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testAnswerRoundTrip(t *testing.T, s fusebox.Store) {
-	want := fusebox.Answer{
+func testAnswerRoundTrip(t *testing.T, s fusebox.Admin) {
+	want := answers.Answer{
 		Source:   "primary",
 		Status:   200,
 		StoredAt: time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC),
 		Body:     []byte{0xff, 0xfe, 'o', 'k', 0, '\n', 0xc3, 0x28},
 	}
 	saveAnswer(t, s, "weather", want)
-	got, ok, err := answers(t, s).LoadAnswer(ctx, "weather")
+	got, ok, err := answerStore(t, s).LoadAnswer(ctx, "weather")
 	if err != nil || !ok {
 		t.Fatalf("LoadAnswer = ok %v, %v; want the saved answer", ok, err)
 	}
 	sameAnswer(t, got, want)
 }
 
-func testAnswerMissing(t *testing.T, s fusebox.Store) {
-	a, ok, err := answers(t, s).LoadAnswer(ctx, "never-saved")
+func testAnswerMissing(t *testing.T, s fusebox.Admin) {
+	a, ok, err := answerStore(t, s).LoadAnswer(ctx, "never-saved")
 	if err != nil || ok {
 		t.Errorf("LoadAnswer = %+v, ok %v, %v; want ok false and no error", a, ok, err)
 	}
 }
 
-func testAnswerReplaced(t *testing.T, s fusebox.Store) {
-	saveAnswer(t, s, "weather", fusebox.Answer{Source: "primary", StoredAt: time.Now(), Body: []byte("old")})
-	want := fusebox.Answer{Source: "fallback", Status: 203, StoredAt: time.Now(), Body: []byte("new")}
+func testAnswerReplaced(t *testing.T, s fusebox.Admin) {
+	saveAnswer(t, s, "weather", answers.Answer{Source: "primary", StoredAt: time.Now(), Body: []byte("old")})
+	want := answers.Answer{Source: "fallback", Status: 203, StoredAt: time.Now(), Body: []byte("new")}
 	saveAnswer(t, s, "weather", want)
-	got, ok, err := answers(t, s).LoadAnswer(ctx, "weather")
+	got, ok, err := answerStore(t, s).LoadAnswer(ctx, "weather")
 	if err != nil || !ok {
 		t.Fatalf("LoadAnswer = ok %v, %v", ok, err)
 	}
@@ -310,7 +315,7 @@ func testAnswerReplaced(t *testing.T, s fusebox.Store) {
 
 // populate stores two circuits with events and skips, and one answer, all
 // dated now.
-func populate(t *testing.T, s fusebox.Store) time.Time {
+func populate(t *testing.T, s fusebox.Admin) time.Time {
 	now := time.Now()
 	for _, name := range []string{"api", "db"} {
 		if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
@@ -322,11 +327,11 @@ func populate(t *testing.T, s fusebox.Store) time.Time {
 		}
 		count(t, s, name, fusebox.Counts{Skips: 1, LastSuccess: now})
 	}
-	saveAnswer(t, s, "weather", fusebox.Answer{Source: "primary", StoredAt: now, Body: []byte("sunny")})
+	saveAnswer(t, s, "weather", answers.Answer{Source: "primary", StoredAt: now, Body: []byte("sunny")})
 	return now
 }
 
-func testGCNow(t *testing.T, s fusebox.Store) {
+func testGCNow(t *testing.T, s fusebox.Admin) {
 	populate(t, s)
 	r, err := s.GC(ctx, time.Now(), fusebox.DefaultGCAfter, fusebox.DefaultEventRetention)
 	if err != nil {
@@ -344,12 +349,12 @@ func testGCNow(t *testing.T, s fusebox.Store) {
 	if c := counts(t, s, "db"); c.Skips != 1 {
 		t.Errorf("Counts = %+v after GC; want 1 skip", c)
 	}
-	if _, ok, err := answers(t, s).LoadAnswer(ctx, "weather"); !ok || err != nil {
+	if _, ok, err := answerStore(t, s).LoadAnswer(ctx, "weather"); !ok || err != nil {
 		t.Errorf("LoadAnswer = ok %v, %v after GC; want the answer", ok, err)
 	}
 }
 
-func testGCFuture(t *testing.T, s fusebox.Store) {
+func testGCFuture(t *testing.T, s fusebox.Admin) {
 	now := populate(t, s)
 	r, err := s.GC(ctx, now.Add(365*24*time.Hour), time.Hour, time.Hour)
 	if err != nil {
@@ -368,12 +373,12 @@ func testGCFuture(t *testing.T, s fusebox.Store) {
 	if c := counts(t, s, "db"); c != (fusebox.Counts{}) {
 		t.Errorf("Counts = %+v after GC; want none", c)
 	}
-	if _, ok, err := answers(t, s).LoadAnswer(ctx, "weather"); ok || err != nil {
+	if _, ok, err := answerStore(t, s).LoadAnswer(ctx, "weather"); ok || err != nil {
 		t.Errorf("LoadAnswer = ok %v, %v after GC; want none", ok, err)
 	}
 }
 
-func testGCEvents(t *testing.T, s fusebox.Store) {
+func testGCEvents(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	at := func(ago time.Duration, reason string) fusebox.Event {
 		return fusebox.Event{Time: now.Add(-ago), Circuit: "db", Kind: fusebox.EventFailure, Reason: reason}
@@ -398,7 +403,7 @@ func testGCEvents(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testBreaker(t *testing.T, s fusebox.Store) {
+func testBreaker(t *testing.T, s fusebox.Admin) {
 	p := fusebox.DefaultPolicy().Breaker
 	now := fusebox.Instant{Wall: time.Now().Round(0)}
 	fail := fusebox.Outcome{Failed: true, Attempt: 1, Reason: "connection refused"}
@@ -444,7 +449,7 @@ func testBreaker(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func load(t *testing.T, s fusebox.Store, name string) fusebox.State {
+func load(t *testing.T, s fusebox.Admin, name string) fusebox.State {
 	t.Helper()
 	st, err := s.Load(ctx, name)
 	if err != nil {
@@ -454,7 +459,7 @@ func load(t *testing.T, s fusebox.Store, name string) fusebox.State {
 }
 
 // update stores what f makes of the circuit's state, dated now.
-func update(t *testing.T, s fusebox.Store, name string, f func(*fusebox.State)) {
+func update(t *testing.T, s fusebox.Admin, name string, f func(*fusebox.State)) {
 	t.Helper()
 	if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
 		st.UpdatedAt = time.Now()
@@ -465,7 +470,7 @@ func update(t *testing.T, s fusebox.Store, name string, f func(*fusebox.State)) 
 	}
 }
 
-func events(t *testing.T, s fusebox.Store, name string, since time.Time) []fusebox.Event {
+func events(t *testing.T, s fusebox.Admin, name string, since time.Time) []fusebox.Event {
 	t.Helper()
 	evs, err := s.Events(ctx, name, since)
 	if err != nil {
@@ -474,7 +479,7 @@ func events(t *testing.T, s fusebox.Store, name string, since time.Time) []fuseb
 	return evs
 }
 
-func names(t *testing.T, s fusebox.Store) []string {
+func names(t *testing.T, s fusebox.Admin) []string {
 	t.Helper()
 	names, err := s.Names(ctx)
 	if err != nil {
@@ -483,14 +488,14 @@ func names(t *testing.T, s fusebox.Store) []string {
 	return names
 }
 
-func count(t *testing.T, s fusebox.Store, name string, c fusebox.Counts) {
+func count(t *testing.T, s fusebox.Admin, name string, c fusebox.Counts) {
 	t.Helper()
 	if err := s.Count(ctx, name, c); err != nil {
 		t.Fatalf("Count(%s): %v", name, err)
 	}
 }
 
-func counts(t *testing.T, s fusebox.Store, name string) fusebox.Counts {
+func counts(t *testing.T, s fusebox.Admin, name string) fusebox.Counts {
 	t.Helper()
 	c, err := s.Counts(ctx, name)
 	if err != nil {
@@ -505,20 +510,20 @@ func sameCounts(a, b fusebox.Counts) bool {
 
 func sameJSON(t *testing.T, a, b any) bool { return jsonOf(t, a) == jsonOf(t, b) }
 
-// answers returns s as an AnswerStore; the answer cases apply only to a
+// answerStore returns s as an answers.Store; the answer cases apply only to a
 // store that keeps answers.
-func answers(t *testing.T, s fusebox.Store) fusebox.AnswerStore {
+func answerStore(t *testing.T, s fusebox.Admin) answers.Store {
 	t.Helper()
-	a, ok := s.(fusebox.AnswerStore)
+	a, ok := s.(answers.Store)
 	if !ok {
-		testenv.Skip(t, "%T keeps no answers (it is no fusebox.AnswerStore)", s)
+		testenv.Skip(t, "%T keeps no answers (it is no answers.Store)", s)
 	}
 	return a
 }
 
-func saveAnswer(t *testing.T, s fusebox.Store, key string, a fusebox.Answer) {
+func saveAnswer(t *testing.T, s fusebox.Admin, key string, a answers.Answer) {
 	t.Helper()
-	if err := answers(t, s).SaveAnswer(ctx, key, a); err != nil {
+	if err := answerStore(t, s).SaveAnswer(ctx, key, a); err != nil {
 		t.Fatalf("SaveAnswer(%s): %v", key, err)
 	}
 }
@@ -542,7 +547,7 @@ func sameEvents(t *testing.T, got, want []fusebox.Event) {
 	}
 }
 
-func sameAnswer(t *testing.T, got, want fusebox.Answer) {
+func sameAnswer(t *testing.T, got, want answers.Answer) {
 	t.Helper()
 	if got.Source != want.Source || got.Status != want.Status || !got.StoredAt.Equal(want.StoredAt) || !bytes.Equal(got.Body, want.Body) {
 		t.Errorf("answer\n got %+v\nwant %+v", got, want)
@@ -558,7 +563,7 @@ func jsonOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func testGCKeepsTrip(t *testing.T, s fusebox.Store) {
+func testGCKeepsTrip(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
 		return st.Trip(fusebox.Instant{Wall: now}, 0), true
@@ -574,7 +579,7 @@ func testGCKeepsTrip(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testGCKeepsTimedTrip(t *testing.T, s fusebox.Store) {
+func testGCKeepsTimedTrip(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	const day = 24 * time.Hour
 	if _, err := s.Update(ctx, "maint", func(st *fusebox.State) ([]fusebox.Event, bool) {
@@ -598,7 +603,7 @@ func testGCKeepsTimedTrip(t *testing.T, s fusebox.Store) {
 	}
 }
 
-func testExclusive(t *testing.T, s fusebox.Store) {
+func testExclusive(t *testing.T, s fusebox.Admin) {
 	var mu sync.Mutex
 	inside, most, runs := 0, 0, 0
 	var wg sync.WaitGroup
@@ -606,7 +611,7 @@ func testExclusive(t *testing.T, s fusebox.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := answers(t, s).Exclusive(ctx, "weather", func() error {
+			err := answerStore(t, s).Exclusive(ctx, "weather", func() error {
 				mu.Lock()
 				inside++
 				most = max(most, inside)
@@ -628,18 +633,18 @@ func testExclusive(t *testing.T, s fusebox.Store) {
 		t.Errorf("%d callers inside at once and %d runs; want 1 and 20", most, runs)
 	}
 	want := errors.New("fn failed")
-	if err := answers(t, s).Exclusive(ctx, "weather", func() error { return want }); !errors.Is(err, want) {
+	if err := answerStore(t, s).Exclusive(ctx, "weather", func() error { return want }); !errors.Is(err, want) {
 		t.Errorf("Exclusive = %v, want fn's error", err)
 	}
 }
 
-func testExclusiveCancelled(t *testing.T, s fusebox.Store) {
+func testExclusiveCancelled(t *testing.T, s fusebox.Admin) {
 	held := make(chan struct{})
 	release := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		answers(t, s).Exclusive(ctx, "weather", func() error {
+		answerStore(t, s).Exclusive(ctx, "weather", func() error {
 			close(held)
 			<-release
 			return nil
@@ -649,9 +654,127 @@ func testExclusiveCancelled(t *testing.T, s fusebox.Store) {
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	ran := false
-	if err := answers(t, s).Exclusive(cctx, "weather", func() error { ran = true; return nil }); err == nil || ran {
+	if err := answerStore(t, s).Exclusive(cctx, "weather", func() error { ran = true; return nil }); err == nil || ran {
 		t.Errorf("Exclusive on a held key with an ending ctx = %v, ran %v; want an error and fn not run", err, ran)
 	}
 	close(release)
 	<-done
+}
+
+// budgetOf returns s as a BudgetStore: every fusebox store keeps retry
+// budgets.
+func budgetOf(t *testing.T, s fusebox.Admin) fusebox.BudgetStore {
+	t.Helper()
+	bs, ok := s.(fusebox.BudgetStore)
+	if !ok {
+		t.Fatalf("%T keeps no retry budgets: it does not implement fusebox.BudgetStore", s)
+	}
+	return bs
+}
+
+// spend spends from the circuit's budget and fails the test on an error.
+func spend(t *testing.T, bs fusebox.BudgetStore, name string, b fusebox.RetryBudget, now time.Time, retry bool) fusebox.BudgetSpend {
+	t.Helper()
+	got, err := bs.SpendBudget(ctx, name, b, now, retry)
+	if err != nil {
+		t.Fatalf("SpendBudget(%s, retry %v): %v", name, retry, err)
+	}
+	return got
+}
+
+var budget20 = fusebox.RetryBudget{Percent: 0.2, Min: 3, Window: 10 * time.Second}
+
+func testBudgetSpend(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	for i := range 10 {
+		if got := spend(t, bs, "db", budget20, now, false); got != (fusebox.BudgetSpend{Allowed: true, Firsts: i + 1}) {
+			t.Fatalf("first attempt %d: got %+v", i+1, got)
+		}
+	}
+	allowed := budget20.Allowed(10) // 20% of 10, plus 3
+	for i := range allowed {
+		if got := spend(t, bs, "db", budget20, now, true); !got.Allowed || got.Retries != i+1 || got.Firsts != 10 {
+			t.Fatalf("retry %d of the %d allowed: got %+v", i+1, allowed, got)
+		}
+	}
+	if got := spend(t, bs, "db", budget20, now, true); got != (fusebox.BudgetSpend{Firsts: 10, Retries: allowed}) {
+		t.Fatalf("retry past the budget: got %+v, want refused with %d retries for 10 first attempts", got, allowed)
+	}
+	if got := spend(t, bs, "db", budget20, now, false); !got.Allowed || got.Firsts != 11 {
+		t.Fatalf("a first attempt after the budget ran out: got %+v, want allowed as the 11th", got)
+	}
+}
+
+func testBudgetWindow(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	start := time.Now()
+	for range 5 {
+		spend(t, bs, "db", budget20, start, false)
+	}
+	for range budget20.Allowed(5) {
+		spend(t, bs, "db", budget20, start, true)
+	}
+	if got := spend(t, bs, "db", budget20, start.Add(budget20.Window-time.Millisecond), true); got.Allowed {
+		t.Fatalf("a retry just inside the window of a spent budget: got %+v, want refused", got)
+	}
+	later := start.Add(budget20.Window + time.Millisecond)
+	for i := range budget20.Min {
+		if got := spend(t, bs, "db", budget20, later, true); !got.Allowed || got.Firsts != 0 || got.Retries != i+1 {
+			t.Fatalf("retry %d once the window has passed: got %+v, want allowed by min with no first attempts left", i+1, got)
+		}
+	}
+	if got := spend(t, bs, "db", budget20, later, true); got.Allowed {
+		t.Fatalf("retry past min with no first attempts in the window: got %+v, want refused", got)
+	}
+}
+
+func testBudgetConcurrent(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	const firsts, callers = 10, 40
+	for range firsts {
+		spend(t, bs, "db", budget20, now, false)
+	}
+	var mu sync.Mutex
+	allowed := 0
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			got, err := bs.SpendBudget(ctx, "db", budget20, now, true)
+			if err != nil {
+				t.Errorf("SpendBudget: %v", err)
+				return
+			}
+			if got.Allowed {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if want := budget20.Allowed(firsts); allowed != want {
+		t.Fatalf("%d concurrent retries for %d first attempts: %d allowed, want exactly %d", callers, firsts, allowed, want)
+	}
+}
+
+func testBudgetApart(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	tight := fusebox.RetryBudget{Percent: 0, Min: 1, Window: time.Minute}
+	spend(t, bs, "a", tight, now, true)
+	if got := spend(t, bs, "b", tight, now, true); !got.Allowed || got.Retries != 1 {
+		t.Fatalf("b's first retry after a spent a's budget: got %+v, want allowed", got)
+	}
+	if got := spend(t, bs, "a", tight, now, true); got.Allowed {
+		t.Fatalf("a's second retry with min 1: got %+v, want refused", got)
+	}
+	names, err := s.Names(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 0 {
+		t.Fatalf("Names after spending budgets only: %v, want none", names)
+	}
 }

@@ -40,7 +40,7 @@ type app struct {
 	// shared is the fast path's store of a redis:// state: the full
 	// command reuses its connection, and what it learned of Redis's
 	// availability.
-	shared fusebox.Store
+	shared fusebox.Admin
 
 	// exits says the process exits when the command returns (main sets
 	// it; in-process callers such as the tests do not): what only a
@@ -169,7 +169,7 @@ func (a *app) stateShown(cfg *config.Config) string {
 }
 
 // openStore opens the state store, failing open (see package failopen).
-func (a *app) openStore(cfg *config.Config) fusebox.Store {
+func (a *app) openStore(cfg *config.Config) fusebox.Admin {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
 	if redis.IsURL(o.Dir) {
 		o.LocalDir, o.Shared = a.localDir(), a.shared
@@ -182,7 +182,7 @@ func (a *app) openStore(cfg *config.Config) fusebox.Store {
 }
 
 // circuits returns the breakers of a command, kept in store.
-func (a *app) circuits(store fusebox.Store, opts ...fusebox.Option) *fusebox.Circuits {
+func (a *app) circuits(store fusebox.Admin, opts ...fusebox.Option) *fusebox.Circuits {
 	return fusebox.New(store, append([]fusebox.Option{fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger)}, opts...)...)
 }
 

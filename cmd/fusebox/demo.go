@@ -47,7 +47,7 @@ type demo struct {
 	api    *fakeapis.Server // its weather API and backup
 	apiURL string
 	client *httpcall.Client
-	store  fusebox.Store
+	store  fusebox.Admin
 	pause  time.Duration
 }
 

@@ -243,6 +243,18 @@ var explainKeys = []struct {
 	{"jitter", "jitter", func(p fusebox.Policy) (string, bool) { return string(p.Retry.Backoff.Jitter), true }},
 	{"timeout", "timeout", func(p fusebox.Policy) (string, bool) { return p.Retry.Timeout.String(), true }},
 	{"deadline", "deadline", func(p fusebox.Policy) (string, bool) { return p.Retry.Deadline.String(), true }},
+	{"retry_budget.percent", "retry-budget", func(p fusebox.Policy) (string, bool) {
+		rb := p.Retry.Budget
+		return ifBudget(rb, func() string { return fmtFloat(rb.Percent*100) + "%" })
+	}},
+	{"retry_budget.min", "", func(p fusebox.Policy) (string, bool) {
+		rb := p.Retry.Budget
+		return ifBudget(rb, func() string { return strconv.Itoa(rb.Min) })
+	}},
+	{"retry_budget.window", "", func(p fusebox.Policy) (string, bool) {
+		rb := p.Retry.Budget
+		return ifBudget(rb, func() string { return rb.Window.String() })
+	}},
 	{"trip_after", "trip-after", func(p fusebox.Policy) (string, bool) {
 		return strconv.Itoa(p.Breaker.TripAfter), p.Breaker.FailureRate == nil
 	}},
@@ -267,6 +279,13 @@ var explainKeys = []struct {
 
 func ifRate(fr *fusebox.FailureRate, f func() string) (string, bool) {
 	if fr == nil {
+		return "", false
+	}
+	return f(), true
+}
+
+func ifBudget(rb *fusebox.RetryBudget, f func() string) (string, bool) {
+	if rb == nil {
 		return "", false
 	}
 	return f(), true

@@ -162,3 +162,52 @@ circuits:
 		t.Errorf("explain of a watched circuit: exit %d, lacks %q:\n%s%s", p.code, want, p.stdout, p.stderr)
 	}
 }
+
+func TestExplainShowsARetryBudgetAndWhereItIsSet(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	cfg := writeConfigPath(t, base, `defaults:
+  retry_budget: 20%
+circuits:
+  api: {retry_budget: {percent: 10%, window: 30s}}
+  plain: {retry_budget: null}
+  inherits: {}
+`)
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	explain := func(args ...string) string {
+		t.Helper()
+		p := inprocEnv(t, state, env, append([]string{"explain"}, args...)...)
+		if p.code != 0 {
+			t.Fatalf("explain %v: exit %d: %s", args, p.code, p.stderr)
+		}
+		return regexp.MustCompile(` +`).ReplaceAllString(p.stdout, " ")
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"api"}, []string{
+			"retry_budget.percent 10% config " + cfg + ":4 (circuits.api.retry_budget.percent)",
+			"retry_budget.min 3 default",
+			"retry_budget.window 30s config " + cfg + ":4 (circuits.api.retry_budget.window)",
+		}},
+		{[]string{"inherits"}, []string{"retry_budget.percent 20% config " + cfg + ":2 (defaults.retry_budget)", "retry_budget.window 10s default"}},
+		{[]string{"api", "--retry-budget", "50%"}, []string{"retry_budget.percent 50% flag --retry-budget", "retry_budget.window 30s config"}},
+	} {
+		out := explain(c.args...)
+		for _, want := range c.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("explain %v lacks %q:\n%s", c.args, want, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"plain"}, {"api", "--retry-budget", "off"}} {
+		if out := explain(args...); strings.Contains(out, "retry_budget") {
+			t.Errorf("explain %v of a circuit without a budget shows one:\n%s", args, out)
+		}
+	}
+	p := inprocEnv(t, state, env, "run", "api", "--retry-budget", "-5%", "--", "true")
+	if p.code != 64 || !strings.Contains(p.stderr, "--retry-budget") {
+		t.Errorf("run --retry-budget -5%%: exit %d, want 64 naming the flag: %s", p.code, p.stderr)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // knownNames returns the circuits and chains the config defines and the
 // store holds, sorted, each once. ok is false when the store cannot list
 // its circuits: then no name can be said to be unknown.
-func knownNames(ctx context.Context, cfg *config.Config, store fusebox.Store) (names []string, ok bool) {
+func knownNames(ctx context.Context, cfg *config.Config, store fusebox.Admin) (names []string, ok bool) {
 	stored, err := store.Names(ctx)
 	if err != nil {
 		return nil, false
@@ -29,7 +29,7 @@ func knownNames(ctx context.Context, cfg *config.Config, store fusebox.Store) (n
 // unknownName is the error for a name neither configured nor stored: most
 // likely a typo, which would otherwise steer (or show) a circuit nobody
 // uses. hint says how to go on when the name is meant.
-func unknownName(ctx context.Context, cfg *config.Config, store fusebox.Store, name, hint string) error {
+func unknownName(ctx context.Context, cfg *config.Config, store fusebox.Admin, name, hint string) error {
 	if slices.Contains(configuredNames(cfg), name) || held(ctx, store, name) {
 		return nil // known, without listing every circuit of the store
 	}
@@ -50,7 +50,7 @@ func unknownName(ctx context.Context, cfg *config.Config, store fusebox.Store, n
 // held reports whether the store holds something of the circuit name: a
 // state that has ever changed, or counts. A circuit it holds nothing of may
 // still be listed (a damaged file, say): unknownName then asks Names.
-func held(ctx context.Context, store fusebox.Store, name string) bool {
+func held(ctx context.Context, store fusebox.Admin, name string) bool {
 	if st, err := store.Load(ctx, name); err == nil && (st.Generation > 0 || st.ConsecutiveFailures > 0 || !st.UpdatedAt.IsZero() || !st.LastFailureAt.IsZero()) {
 		return true
 	}

@@ -31,7 +31,7 @@ type notifier struct {
 }
 
 // newNotifier returns nil when the config asks for no notification.
-func (a *app) newNotifier(cfg *config.Config, store fusebox.Store) *notifier {
+func (a *app) newNotifier(cfg *config.Config, store fusebox.Admin) *notifier {
 	if cfg == nil {
 		return nil
 	}
@@ -108,7 +108,7 @@ type daemonNotifier struct {
 }
 
 // newDaemonNotifier returns the daemon's notifier; start connects it.
-func (a *app) newDaemonNotifier(cfg *config.Config, store fusebox.Store) *daemonNotifier {
+func (a *app) newDaemonNotifier(cfg *config.Config, store fusebox.Admin) *daemonNotifier {
 	d := &daemonNotifier{pool: mqtt.NewPool(mqtt.Fusebox(versionString()), a.logger), redact: a.redactor, logger: a.logger}
 	d.cfg.Store(cfg)
 	sender := notify.NewSender(d.rules, store.Events, notify.WithLogger(a.logger), notify.WithSink(d.pool.ForRules))

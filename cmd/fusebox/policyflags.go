@@ -34,8 +34,9 @@ func (durationValue) Type() string { return "duration" }
 // policyFlags are the retry and breaker flags shared by run and call. A flag
 // given on the command line overrides the config, which overrides defaults.
 type policyFlags struct {
-	fs *pflag.FlagSet
-	p  fusebox.Policy
+	fs     *pflag.FlagSet
+	p      fusebox.Policy
+	budget budgetValue // --retry-budget
 }
 
 func addPolicyFlags(fs *pflag.FlagSet) *policyFlags {
@@ -47,6 +48,7 @@ func addPolicyFlags(fs *pflag.FlagSet) *policyFlags {
 	fs.Var(jitterValue{&r.Backoff.Jitter}, "jitter", "full, equal, decorrelated or none (default full)")
 	fs.Var(durationValue{&r.Timeout}, "timeout", "per attempt; then SIGTERM, and SIGKILL 1s later (default 10s)")
 	fs.Var(durationValue{&r.Deadline}, "deadline", "for the whole call, waits included (default 60s)")
+	fs.Var(&pf.budget, "retry-budget", "cap the circuit's retries, across every process sharing its state, at this share of its first attempts in 10s plus 3 (like 20%; off for none)")
 	fs.IntVar(&b.TripAfter, "trip-after", 0, "consecutive failed attempts that open the circuit (default 3)")
 	fs.Var(openForValue{b}, "open-for", "first open period, or auto to learn it from the circuit's outages (default 30s)")
 	fs.Var(durationValue{&b.OpenMax}, "open-max", "longest open period after failed probes (default 5m)")
@@ -67,6 +69,7 @@ func (pf *policyFlags) apply(p fusebox.Policy) fusebox.Policy {
 	set("jitter", func() { r.Backoff.Jitter = pf.p.Retry.Backoff.Jitter })
 	set("timeout", func() { r.Timeout = pf.p.Retry.Timeout })
 	set("deadline", func() { r.Deadline = pf.p.Retry.Deadline })
+	set("retry-budget", func() { r.Budget = pf.budget.over(r.Budget) })
 	set("trip-after", func() { b.TripAfter = pf.p.Breaker.TripAfter })
 	set("open-for", func() { b.OpenFor, b.LearnOpenFor = pf.p.Breaker.OpenFor, pf.p.Breaker.LearnOpenFor })
 	set("open-max", func() { b.OpenMax = pf.p.Breaker.OpenMax })
@@ -87,7 +90,8 @@ func (pf *policyFlags) validate(p fusebox.Policy) error {
 	for _, e := range unjoin(err) {
 		var fe *fusebox.FieldError
 		if errors.As(e, &fe) {
-			flag := "--" + strings.ReplaceAll(fe.Field, "_", "-")
+			field, _, _ := strings.Cut(fe.Field, ".") // retry_budget.percent is --retry-budget's
+			flag := "--" + strings.ReplaceAll(field, "_", "-")
 			if pf.fs.Lookup(flag[2:]) != nil && pf.fs.Changed(flag[2:]) {
 				msgs = append(msgs, flag+": "+fe.Msg)
 				continue
@@ -140,3 +144,49 @@ func (v jitterValue) Set(s string) error {
 	return nil
 }
 func (jitterValue) Type() string { return "jitter" }
+
+// budgetValue is --retry-budget: a share ("20%" or 0.2), or off.
+type budgetValue struct {
+	set     bool
+	off     bool
+	percent float64
+}
+
+func (v *budgetValue) String() string {
+	switch {
+	case !v.set:
+		return ""
+	case v.off:
+		return "off"
+	}
+	return fmtFloat(v.percent*100) + "%"
+}
+
+func (v *budgetValue) Set(s string) error {
+	if s == "off" {
+		*v = budgetValue{set: true, off: true}
+		return nil
+	}
+	pct, err := config.ParseShare(s)
+	if err != nil {
+		return err
+	}
+	*v = budgetValue{set: true, percent: pct}
+	return nil
+}
+
+func (*budgetValue) Type() string { return "share|off" }
+
+// over is the budget with the flag laid over the config's: its share, and
+// the config's min and window, if any.
+func (v *budgetValue) over(cfg *fusebox.RetryBudget) *fusebox.RetryBudget {
+	if v.off {
+		return nil
+	}
+	b := fusebox.RetryBudget{}
+	if cfg != nil {
+		b = *cfg
+	}
+	b.Percent = v.percent
+	return &b
+}

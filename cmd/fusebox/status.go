@@ -15,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/failopen"
+	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -101,7 +102,7 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 			return err
 		}
 	}
-	answers, _ := store.(fusebox.AnswerStore)
+	answers, _ := store.(answers.Store)
 	now := a.clock.Now()
 	rows, err := status.Snapshot(ctx, store, answers, catalog(cfg), names, now)
 	if err != nil {

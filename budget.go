@@ -1,0 +1,134 @@
+package fusebox
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults of a RetryBudget's zero fields.
+const (
+	DefaultBudgetMin    = 3
+	DefaultBudgetWindow = 10 * time.Second
+)
+
+// RetryBudget caps a circuit's retries, across every process sharing its
+// store, at Percent of its first attempts in the last Window plus Min: when
+// an upstream is down, a storm of callers then sends about one request each
+// instead of one per attempt. First attempts are never refused. Zero Min and
+// Window mean DefaultBudgetMin and DefaultBudgetWindow; a Percent of 0 with a
+// Min allows Min retries a window and no more.
+type RetryBudget struct {
+	Percent float64 // share of first attempts, 0.2 for 20% (config: retry_budget or retry_budget.percent)
+	Min     int     // retries allowed on top (config: retry_budget.min)
+	Window  time.Duration
+}
+
+// WithDefaults returns b with its zero Min and Window set to the defaults.
+func (b RetryBudget) WithDefaults() RetryBudget {
+	setDefault(&b.Min, DefaultBudgetMin)
+	setDefault(&b.Window, DefaultBudgetWindow)
+	return b
+}
+
+// Allowed is how many retries b allows for firsts first attempts in a
+// window: floor(Percent*firsts) + Min. The floor is taken after a tiny
+// allowance, so that 20% of 40 is 8 and not 7 for 0.2*40 = 7.999….
+func (b RetryBudget) Allowed(firsts int) int {
+	return int(math.Floor(b.Percent*float64(firsts)+1e-9)) + b.Min
+}
+
+// String is the budget as the config writes it: "20%", or the long form
+// when Min or Window is not the default.
+func (b RetryBudget) String() string {
+	pct := fmt.Sprintf("%g%%", b.Percent*100)
+	if b.Min == DefaultBudgetMin && b.Window == DefaultBudgetWindow {
+		return pct
+	}
+	return fmt.Sprintf("{percent: %s, min: %d, window: %s}", pct, b.Min, b.Window)
+}
+
+// BudgetSpend is what a BudgetStore decided about one attempt: whether it may
+// run, and the circuit's first attempts and retries in the window, this one
+// included when it was allowed.
+type BudgetSpend struct {
+	Allowed bool
+	Firsts  int
+	Retries int
+}
+
+// BudgetStore is a Store that keeps retry budgets (RetryBudget). Do uses it
+// only for a circuit whose policy has one: a circuit without a budget costs
+// no budget I/O.
+type BudgetStore interface {
+	// SpendBudget decides, at now, whether an attempt of the circuit may
+	// run under b (with its defaults filled in) and records it when it may,
+	// in one step across every process (and host) sharing the store: two
+	// retries racing for the last allowance never both get it. A first
+	// attempt (retry false) is always allowed and recorded; a retry is
+	// allowed when the retries in the window (now-b.Window, now], plus
+	// this one, are at most b.Allowed of the first attempts in it. The same
+	// errors as Store's methods apply; a caller then lets the attempt run.
+	SpendBudget(ctx context.Context, name string, b RetryBudget, now time.Time, retry bool) (BudgetSpend, error)
+}
+
+// BudgetLog is the attempts of one circuit's retry budget, oldest first, as
+// Unix nanoseconds: the record a store keeps for SpendBudget and decides on
+// with Spend. It holds at most the attempts of one window.
+type BudgetLog struct {
+	Firsts  []int64
+	Retries []int64
+}
+
+// Spend decides an attempt at now under b (defaults filled in) as
+// BudgetStore.SpendBudget describes, dropping attempts that left the window
+// and appending this one when it is allowed.
+func (l *BudgetLog) Spend(b RetryBudget, now time.Time, retry bool) BudgetSpend {
+	t := now.UnixNano()
+	since := t - int64(b.Window)
+	l.Firsts = dropBefore(l.Firsts, since)
+	l.Retries = dropBefore(l.Retries, since)
+	switch {
+	case !retry:
+		l.Firsts = append(l.Firsts, t)
+	case len(l.Retries)+1 <= b.Allowed(len(l.Firsts)):
+		l.Retries = append(l.Retries, t)
+	default:
+		return BudgetSpend{Firsts: len(l.Firsts), Retries: len(l.Retries)}
+	}
+	return BudgetSpend{Allowed: true, Firsts: len(l.Firsts), Retries: len(l.Retries)}
+}
+
+// dropBefore removes the leading times at or before since from ts, which
+// is in the order the attempts were recorded: a time recorded after a later
+// one (a clock stepped back) stays until every time before it has gone.
+func dropBefore(ts []int64, since int64) []int64 {
+	i := 0
+	for i < len(ts) && ts[i] <= since {
+		i++
+	}
+	if i == 0 {
+		return ts
+	}
+	return append(ts[:0], ts[i:]...)
+}
+
+// BudgetError is the error of a retry a circuit's RetryBudget refused:
+// the last attempt's error, with the budget's counts.
+type BudgetError struct {
+	Firsts, Retries int
+	Window          time.Duration
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("retry budget exhausted: %d retr%s for %d first attempt%s in %s",
+		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), roundDuration(e.Window))
+}
+
+func pluralY(n int) string {
+	if n == 1 {
+		return "y"
+	}
+	return "ies"
+}
