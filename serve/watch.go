@@ -83,7 +83,8 @@ func (s *Server) watchMQTT(ctx context.Context, w *world, wt watch) {
 		renew = nil
 		v, _, err := w.health.Circuits().Watched(ctx, wt.cfg.Circuit, wt.policy, up, reason)
 		if err != nil {
-			s.log.Warn("health: the verdict of "+wt.cfg.Topic+" is not stored", "circuit", wt.cfg.Circuit, "err", err)
+			s.log.Warn("health: the verdict of "+wt.cfg.Topic+" is not stored; the next message tries again", "circuit", wt.cfg.Circuit, "err", err)
+			judged = false
 			continue
 		}
 		if !up && v.Phase == fusebox.Open && v.ReopensIn > 0 {

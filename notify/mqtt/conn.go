@@ -42,6 +42,7 @@ type Conn struct {
 	order   []string                 // the topics of last, in the order first sent
 	subs    map[string][]*handler    // by topic: who hears its messages (Subscribe)
 	up      bool                     // connected
+	downErr error                    // what ended the last connection, when told
 	failing bool                     // the last connection attempt failed, and was logged
 	closed  bool
 	bg      sync.WaitGroup
@@ -75,9 +76,7 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 		WillMessage:                   &paho.WillMessage{Topic: c.serve, Payload: []byte(Offline), Retain: true, QoS: 1},
 		OnConnectionUp:                func(cm *autopaho.ConnectionManager, _ *paho.Connack) { c.connected(ctx, cm) },
 		OnConnectionDown: func() bool {
-			c.mu.Lock()
-			c.up = false
-			c.mu.Unlock()
+			c.lost()
 			return true // and reconnect
 		},
 		OnConnectError: c.connectFailed,
@@ -85,8 +84,11 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 		// gone for Home Assistant as one that died.
 		DisconnectPacketBuilder: func() *paho.Disconnect { return &paho.Disconnect{ReasonCode: 0x04} },
 		ClientConfig: paho.ClientConfig{
-			ClientID:          fmt.Sprintf("fusebox-serve-%s-%x", c.p.instance, rand.Uint32()),
-			OnClientError:     c.lost,
+			ClientID:      fmt.Sprintf("fusebox-serve-%s-%x", c.p.instance, rand.Uint32()),
+			OnClientError: func(err error) { c.why(err) },
+			OnServerDisconnect: func(d *paho.Disconnect) {
+				c.why(fmt.Errorf("the broker disconnected, reason code 0x%02x", d.ReasonCode))
+			},
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){c.received},
 		},
 	})
@@ -99,12 +101,23 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 
 func (c *Conn) String() string { return brokerName(c.p.cfg) }
 
-// lost logs a connection lost, once, as a warning: the attempts to
-// connect again that fail are logged quietly until one succeeds.
-func (c *Conn) lost(err error) {
+// why keeps what ended the connection, for lost to log.
+func (c *Conn) why(err error) {
 	c.mu.Lock()
+	c.downErr = err
+	c.mu.Unlock()
+}
+
+// lost logs a connection lost, however it ended, once, as a warning: the
+// attempts to connect again that fail are logged quietly until one
+// succeeds.
+func (c *Conn) lost() {
+	c.mu.Lock()
+	c.up = false
 	quiet := c.failing || c.closed
 	c.failing = true
+	err := c.downErr
+	c.downErr = nil
 	c.mu.Unlock()
 	if !quiet {
 		c.log.Warn("mqtt: connection lost; reconnecting in the background", "err", err)
