@@ -18,7 +18,10 @@
 // Callers asking for the same GET at the same moment share one call; an
 // endpoint's max_in_flight caps its calls in flight; its health: check
 // probes its half-open circuit on the daemon's own schedule, through
-// Circuits.Do and so under the probe lease every process shares.
+// Circuits.Do and so under the probe lease every process shares. A
+// circuit's health: mqtt: watch is judged on every message of its topic
+// (Options.Subscribe), and Circuits.Watched opens or closes the circuit in
+// the shared store: cron runs skip while it is down, without a request.
 //
 // # Safety
 //

@@ -8,6 +8,8 @@
 // an availability topic of its own and a last will saying it is gone. Both
 // are the notify.Sink of notify.Rules.MQTT, kept in a package of its own so
 // that its client (Eclipse Paho, MQTT v5) is linked only where it is used.
+// A Conn also subscribes, for the daemon's health: mqtt: watches
+// (Conn.Subscribe, Pool.Subscribe), on the same connection.
 package mqtt
 
 import (
