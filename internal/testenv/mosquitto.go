@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -33,10 +34,15 @@ func MosquittoOn(t testing.TB, port int) string {
 type Broker struct {
 	Addr string
 	stop func()
+	term func()
 }
 
 // Stop kills the broker, by its PID, and waits for it to exit.
 func (b *Broker) Stop() { b.stop() }
+
+// Terminate asks the broker to stop (SIGTERM, by its PID: it tells its
+// clients it is shutting down) and waits for it to exit.
+func (b *Broker) Terminate() { b.term() }
 
 // StartMosquitto is MosquittoOn, returning the broker so that the test
 // can stop it.
@@ -74,6 +80,12 @@ func StartMosquitto(t testing.TB, port int) *Broker {
 			<-done
 		})
 	}
+	term := func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			<-done
+		})
+	}
 	t.Cleanup(stop)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	deadline := time.Now().Add(10 * time.Second)
@@ -81,7 +93,7 @@ func StartMosquitto(t testing.TB, port int) *Broker {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return &Broker{Addr: addr, stop: stop}
+			return &Broker{Addr: addr, stop: stop, term: term}
 		}
 		select {
 		case <-done:

@@ -96,3 +96,54 @@ func TestSubscribeHearsRetainedAndResumesAfterALostConnection(t *testing.T) {
 		t.Errorf("the lost connection logged %d warnings, want 1:\n%s", n, logs.String())
 	}
 }
+
+// A broker that shuts down cleanly (it tells its clients so) and comes
+// back, empty, on the same port: one warning, and the subscription is
+// taken again by itself.
+func TestSubscribeResumesAfterTheBrokerShutsDown(t *testing.T) {
+	port := testenv.FreePort(t)
+	broker := testenv.StartMosquitto(t, port)
+	var logs strings.Builder
+	var logMu sync.Mutex
+	c, err := mqtt.Dial(notify.MQTT{Broker: "tcp://" + broker.Addr, Prefix: "fusebox", Instance: "nas"}, origin,
+		slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	h := heard{ch: make(chan string, 16)}
+	c.Subscribe("zigbee2mqtt/bridge/state", h.fn)
+	retain := func(addr, payload string) {
+		t.Helper()
+		pub := testenv.Subscribe(t, addr, "unused/topic")
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: "zigbee2mqtt/bridge/state", Payload: []byte(payload), Retain: true, QoS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retain(broker.Addr, "offline")
+	h.wait(t, "offline")
+	broker.Terminate()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		logMu.Lock()
+		warned := strings.Contains(logs.String(), "connection lost")
+		logMu.Unlock()
+		if warned {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the broker's shutdown was not warned of in a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	broker = testenv.StartMosquitto(t, port)
+	retain(broker.Addr, "online")
+	h.wait(t, "online")
+	logMu.Lock()
+	defer logMu.Unlock()
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Errorf("the shutdown logged %d warnings, want 1:\n%s", n, logs.String())
+	}
+}
