@@ -38,15 +38,29 @@ func inGroup(gid int) bool {
 	return err == nil && slices.Contains(groups, gid)
 }
 
-// mkdir makes a subdirectory: 0700, or in a shared dir 2770.
+// mkdir makes a subdirectory: 0700, or in a shared dir 2770. In a shared dir
+// another member may look at it the moment it exists, and a mkdir's mode is
+// cut by the umask: the dir is therefore made 2770 under a temporary name
+// and renamed into place, so that no member ever sees it half made (and
+// refuses it as another user's unshared dir). When a member made it first,
+// the error matches fs.ErrExist.
 func (s *Store) mkdir(dir string) error {
 	if !s.shared {
 		return os.Mkdir(dir, 0o700)
 	}
-	if err := os.Mkdir(dir, 0o770); err != nil {
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
 		return err
 	}
-	return os.Chmod(dir, sharedDirMode) // past the umask
+	if err := os.Chmod(tmp, sharedDirMode); err != nil { // past the umask
+		os.Remove(tmp)
+		return err
+	}
+	if err := renameNoReplace(tmp, dir); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // shareFile makes the file open at fd, when the caller owns it, 0660: a new
@@ -97,4 +111,16 @@ func InitShared(dir string, gid int) error {
 		}
 		return nil
 	})
+}
+
+// renameDir renames the directory oldpath to newpath. rename(2) replaces an
+// empty directory at newpath, and fails for one with entries; either way the
+// directory a member made first, if still empty, is as good as ours, and one
+// in use stays: an error matching fs.ErrExist says a member made it.
+func renameDir(oldpath, newpath string) error {
+	err := os.Rename(oldpath, newpath)
+	if err != nil && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: fs.ErrExist}
+	}
+	return err
 }

@@ -44,19 +44,65 @@ func openFile(path string, flags int) (int, error) {
 // openCreate opens path with flags that include O_CREAT, making its directory
 // first when that is missing: checkSubdir made it, but a person may have
 // removed it since. In a shared dir (see Store.shared) a file it creates is
-// made group-readable and writable whatever the umask.
+// made group-readable and writable whatever the umask, before any other
+// member can see it (see createShared).
 func (s *Store) openCreate(path string, flags int) (int, error) {
-	fd, err := openFile(path, flags)
+	fd, err := s.openMaybeShared(path, flags)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := s.mkdir(filepath.Dir(path)); err != nil && !errors.Is(err, fs.ErrExist) {
 			return -1, err
 		}
-		fd, err = openFile(path, flags)
+		fd, err = s.openMaybeShared(path, flags)
 	}
 	if err == nil && s.shared {
-		shareFile(fd, s.euid)
+		shareFile(fd, s.euid) // one of ours made before the dir was shared
 	}
 	return fd, err
+}
+
+func (s *Store) openMaybeShared(path string, flags int) (int, error) {
+	if !s.shared || flags&unix.O_EXCL != 0 { // an O_EXCL temp file is seen only once renamed, shared by then
+		return openFile(path, flags)
+	}
+	fd, err := openFile(path, flags&^unix.O_CREAT)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fd, err
+	}
+	if err := createShared(path, s.euid); err != nil {
+		return -1, err
+	}
+	return openFile(path, flags)
+}
+
+// createShared makes an empty file at path, 0660, unless one is there. A
+// file opened with O_CREAT is made with the umask's mode, and made 0660 only
+// after: a member who opened it in between would be refused and take it for
+// a file planted to lock it out. It is therefore made under a temporary name
+// and linked into place (link never replaces a file: a member's made first
+// wins). Where the filesystem has no hard links it is created in place.
+func createShared(path string, euid int) error {
+	dir, base := filepath.Split(path)
+	tmp := filepath.Join(dir, "."+base+".tmp-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36)) // as writeFile's: gc sweeps a leftover
+	fd, err := openFile(tmp, tempFlags)
+	if err != nil {
+		return err
+	}
+	shareFile(fd, euid)
+	unix.Close(fd)
+	defer unix.Unlink(tmp)
+	switch err := unix.Link(tmp, path); {
+	case err == nil, err == unix.EEXIST:
+		return nil
+	case err == unix.EPERM || err == unix.ENOTSUP || err == unix.EXDEV:
+		fd, err := openFile(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC)
+		if err != nil {
+			return err
+		}
+		shareFile(fd, euid)
+		return unix.Close(fd)
+	default:
+		return &os.LinkError{Op: "link", Old: tmp, New: path, Err: err}
+	}
 }
 
 // Bounds on what a Store reads. A state file is a few hundred bytes, an
