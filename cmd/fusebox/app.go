@@ -248,7 +248,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 	addGlobalFlags(root.PersistentFlags(), a)
 	root.Version = versionString()
 	root.SetVersionTemplate("fusebox {{.Version}}\n") // as fusebox version prints it
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)

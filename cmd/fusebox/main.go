@@ -13,6 +13,9 @@ import (
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
+// The man pages of docs/man come from this command tree (man_test.go).
+//go:generate go test -run ^TestManPagesAreCurrent$ -args -update-man
+
 // exitAtMain is set only in the benchmarks' floor build (exitatmain.go).
 var exitAtMain bool
 

@@ -87,7 +87,7 @@ func splitRunArgs(fs *pflag.FlagSet, args []string) (name string, argv []string,
 	if len(args) > 1 && args[1] != "--" && strings.HasPrefix(args[1], "-") {
 		if end := slices.Index(args, "--"); end > 1 {
 			if err := fs.Parse(args[1:end]); err != nil {
-				return "", nil, &usageError{msg: err.Error()}
+				return "", nil, flagSetError(fs, err)
 			}
 			if rest := fs.Args(); len(rest) > 0 {
 				return "", nil, usageErrorf("run: %q between NAME and -- is not a flag; the command goes after --", rest[0])

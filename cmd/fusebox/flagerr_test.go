@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMistypedFlagSuggestsTheNearest(t *testing.T) {
+	state := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the first line of stderr, whole
+	}{
+		{"a letter missing", []string{"run", "nas", "--atempts", "2", "--", "true"}, "fusebox: unknown flag: --atempts (did you mean --attempts?)"},
+		{"before NAME", []string{"run", "--atempts", "2", "nas", "--", "true"}, "fusebox: unknown flag: --atempts (did you mean --attempts?)"},
+		{"with =value", []string{"run", "nas", "--atempts=2", "--", "true"}, "fusebox: unknown flag: --atempts (did you mean --attempts?)"},
+		{"a global flag, on a subcommand", []string{"status", "--stat", state}, "fusebox: unknown flag: --stat (did you mean --state?)"},
+		{"one dash for two", []string{"run", "nas", "-attempts", "2", "--", "true"}, `fusebox: unknown shorthand flag: 'a' in -attempts (did you mean --attempts?)`},
+		{"nothing near", []string{"run", "nas", "--frobnicate", "--", "true"}, "fusebox: unknown flag: --frobnicate"},
+		{"an unknown shorthand", []string{"status", "-x"}, `fusebox: unknown shorthand flag: 'x' in -x`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := inproc(t, state, tc.args...)
+			if p.code != exitUsage {
+				t.Errorf("exit %d, want %d (usage); stderr:\n%s", p.code, exitUsage, p.stderr)
+			}
+			first, _, _ := strings.Cut(p.stderr, "\n")
+			if first != tc.want {
+				t.Errorf("stderr's first line\n%q, want\n%q", first, tc.want)
+			}
+			if strings.Count(p.stderr, "did you mean") > 1 || strings.Contains(p.stderr, "Usage:") {
+				t.Errorf("want one error line and the --help hint, got:\n%s", p.stderr)
+			}
+			if p.stdout != "" {
+				t.Errorf("stdout %q, want nothing: the command must not have run", p.stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,240 @@
+package packaging_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// TestReleaseBuildsAnArchiveAndADebThatRuns runs release.sh for
+// linux/amd64 alone and checks what a user downloads: the archive, the
+// .deb as dpkg-deb reads it (fields, files, maintainer scripts), and the
+// binary unpacked from the .deb running the demo.
+func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
+	for _, tool := range []string{"dpkg-deb", "tar", "gzip", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Skip(t, "release.sh needs %s (apt-get install dpkg): %v", tool, err)
+		}
+	}
+	out := t.TempDir()
+	const version = "1.2.3~test"
+	cmd := exec.Command("./release.sh", out)
+	cmd.Env = append(os.Environ(), "FUSEBOX_RELEASE_TARGETS=linux/amd64", "VERSION=v"+version)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("release.sh failed (%v; a kill means the test's -timeout ran out):\n%s", err, b)
+	}
+	archive := filepath.Join(out, "fusebox-"+version+"-linux-amd64.tar.gz")
+	deb := filepath.Join(out, "fusebox_"+version+"_amd64.deb")
+
+	t.Run("SHA256SUMS covers both files", func(t *testing.T) {
+		sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{archive, deb} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(b)
+			if line := hex.EncodeToString(sum[:]) + "  " + filepath.Base(f) + "\n"; !strings.Contains(string(sums), line) {
+				t.Errorf("SHA256SUMS lacks %q:\n%s", line, sums)
+			}
+		}
+	})
+
+	t.Run("the archive holds a static binary, the man pages and the units", func(t *testing.T) {
+		files := tarFiles(t, archive)
+		top := "fusebox-" + version + "-linux-amd64/"
+		for _, want := range []string{"fusebox", "README.md", "man/fusebox.1", "man/fusebox-run.1", "systemd/fusebox.service"} {
+			if _, ok := files[top+want]; !ok {
+				t.Errorf("archive lacks %s%s; it has %v", top, want, keys(files))
+			}
+		}
+		if bin, ok := files[top+"fusebox"]; ok {
+			checkStatic(t, bin)
+		}
+	})
+
+	t.Run("control fields", func(t *testing.T) {
+		for field, want := range map[string]string{
+			"Package": "fusebox", "Version": version, "Architecture": "amd64",
+			"Section": "utils", "Priority": "optional",
+		} {
+			if got := dpkgDeb(t, "--field", deb, field); got != want {
+				t.Errorf("%s: %q, want %q", field, got, want)
+			}
+		}
+		for _, field := range []string{"Maintainer", "Description", "Installed-Size"} {
+			if got := dpkgDeb(t, "--field", deb, field); got == "" {
+				t.Errorf("%s is empty", field)
+			}
+		}
+	})
+
+	t.Run("contents", func(t *testing.T) {
+		list := dpkgDeb(t, "--contents", deb)
+		want := []string{"-rwxr-xr-x root/root", "./usr/bin/fusebox"}
+		if !lineWith(list, want...) {
+			t.Errorf("no line with %q in:\n%s", want, list)
+		}
+		for _, f := range []string{"fusebox.service", "fusebox-job@.service", "fusebox-job@.timer"} {
+			if !lineWith(list, "-rw-r--r-- root/root", "./usr/lib/systemd/system/"+f) {
+				t.Errorf("no unit %s, 0644 root, in:\n%s", f, list)
+			}
+		}
+		pages, _ := filepath.Glob("../docs/man/*.1")
+		if len(pages) == 0 {
+			t.Fatal("no man pages in docs/man")
+		}
+		for _, p := range pages {
+			if !lineWith(list, "./usr/share/man/man1/"+filepath.Base(p)+".gz") {
+				t.Errorf("no man page %s.gz in:\n%s", filepath.Base(p), list)
+			}
+		}
+	})
+
+	t.Run("maintainer scripts are executable and parse", func(t *testing.T) {
+		ctl := t.TempDir()
+		dpkgDeb(t, "--control", deb, ctl)
+		for _, s := range []string{"postinst", "prerm", "postrm"} {
+			p := filepath.Join(ctl, s)
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Errorf("no %s: %v", s, err)
+				continue
+			}
+			if fi.Mode()&0o111 != 0o111 {
+				t.Errorf("%s is %v, want executable by all", s, fi.Mode())
+			}
+			if b, err := exec.Command("sh", "-n", p).CombinedOutput(); err != nil {
+				t.Errorf("sh -n %s: %v\n%s", s, err, b)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(ctl, "postinst")); !bytes.Contains(b, []byte("groupadd --system fusebox")) || !bytes.Contains(b, []byte("/var/lib/fusebox")) {
+			t.Errorf("postinst creates no fusebox group or state dir:\n%s", b)
+		}
+	})
+
+	t.Run("the unpacked binary runs the demo", func(t *testing.T) {
+		root := t.TempDir()
+		dpkgDeb(t, "-x", deb, root)
+		bin := filepath.Join(root, "usr/bin/fusebox")
+		if b, err := os.ReadFile(filepath.Join(root, "usr/lib/systemd/system/fusebox.service")); err != nil || !bytes.Contains(b, []byte("ExecStart=/usr/bin/fusebox serve")) {
+			t.Errorf("fusebox.service does not start /usr/bin/fusebox (%v):\n%s", err, b)
+		}
+		if v, err := exec.Command(bin, "--version").Output(); err != nil || string(v) != "fusebox "+version+"\n" {
+			t.Errorf("fusebox --version: %q, %v; want the release's version stamped in", v, err)
+		}
+		demo := exec.Command(bin, "demo", "--fast")
+		demo.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
+		b, err := demo.CombinedOutput()
+		if err != nil {
+			t.Fatalf("fusebox demo --fast from the .deb: %v\n%s", err, b)
+		}
+		for _, want := range []string{"circuit opened circuit=weather-api", "answered 21.3 from backup-api", "1 probed and got an answer, 9 skipped"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("demo output lacks %q:\n%s", want, b)
+			}
+		}
+	})
+}
+
+// dpkgDeb runs dpkg-deb with args and returns its stdout, trimmed.
+func dpkgDeb(t *testing.T, args ...string) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command("dpkg-deb", args...)
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("dpkg-deb %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// lineWith reports whether a line of text holds every one of subs.
+func lineWith(text string, subs ...string) bool {
+	for line := range strings.Lines(text) {
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(line, s)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// tarFiles reads the regular files of a .tar.gz, by name.
+func tarFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if h.Uid != 0 || h.Gid != 0 {
+			t.Errorf("%s is owned by %d:%d in the archive, want 0:0", h.Name, h.Uid, h.Gid)
+		}
+		if h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[h.Name] = b
+		}
+	}
+}
+
+// checkStatic fails unless bin is an ELF executable with no interpreter
+// (static, CGO_ENABLED=0) and no symbol table (stripped).
+func checkStatic(t *testing.T, bin []byte) {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatalf("the archive's fusebox is no ELF binary: %v", err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("fusebox has a dynamic loader (PT_INTERP): not a static build")
+		}
+	}
+	if s := f.Section(".symtab"); s != nil {
+		t.Error("fusebox has a symbol table: not stripped (-s -w)")
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
