@@ -11,10 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/memlimit"
 )
 
 // jqChildArg, as a binary's only argument, makes IsolateJQ evaluate one
@@ -29,11 +30,13 @@ var jqIsolated bool
 // programs of every Client of this process whose steps might allocate past
 // the memory bound in one go run in a child process of this same binary,
 // which is killed once its resident set passes the bound. When the process was
-// started as such a child, IsolateJQ evaluates the program it is sent and
-// exits. Call it before anything else in main, once.
-func IsolateJQ() {
+// started as such a child, IsolateJQ calls limit (when not nil) with that
+// bound, so that the program may set its process-wide limits as a backstop
+// (the fusebox command passes internal/memlimit's Child), then evaluates the
+// program it is sent and exits. Call it before anything else in main, once.
+func IsolateJQ(limit func(bound int64) error) {
 	if len(os.Args) == 2 && os.Args[1] == jqChildArg {
-		os.Exit(serveJQChild(os.Stdin, os.Stdout))
+		os.Exit(serveJQChild(os.Stdin, os.Stdout, limit))
 	}
 	jqIsolated = true
 }
@@ -80,7 +83,7 @@ func inChild(ctx context.Context, src string, body []byte, asExtract bool, limit
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		// Refused an address-space mapping (limitMemory's backstop), the Go
+		// Refused an address-space mapping (the limit's backstop), the Go
 		// runtime throws, or faults in its own bookkeeping.
 		died := stderr.String()
 		if strings.Contains(died, "out of memory") || strings.Contains(died, "cannot allocate memory") || strings.Contains(died, "SIGSEGV") {
@@ -105,14 +108,14 @@ func inChild(ctx context.Context, src string, body []byte, asExtract bool, limit
 func watchChild(p *os.Process, limit int64) <-chan bool {
 	over := make(chan bool, 1)
 	statm, err := os.Open("/proc/" + strconv.Itoa(p.Pid) + "/statm")
-	if err != nil { // not Linux: limitMemory's backstop alone
+	if err != nil { // not Linux: the child's own limit alone
 		over <- false
 		return over
 	}
 	go func() {
 		defer statm.Close()
 		for {
-			rss, err := statmBytes(statm, 1)
+			rss, err := memlimit.StatmBytes(statm, 1)
 			if err != nil { // it exited
 				over <- false
 				return
@@ -132,10 +135,12 @@ func watchChild(p *os.Process, limit int64) <-chan bool {
 // writes "ok" and the rendered outputs, or "error" and the reason, to
 // stdout. Its parent bounds its resident set, its copy of the body
 // included, to jqMemory.
-func serveJQChild(stdin io.Reader, stdout io.Writer) int {
-	if err := limitMemory(jqMemory); err != nil {
-		fmt.Fprintf(stdout, "error\ncannot limit the memory of jq's process: %v", err)
-		return 0
+func serveJQChild(stdin io.Reader, stdout io.Writer, limit func(bound int64) error) int {
+	if limit != nil {
+		if err := limit(jqMemory); err != nil {
+			fmt.Fprintf(stdout, "error\ncannot limit the memory of jq's process: %v", err)
+			return 0
+		}
 	}
 	out, err := func() ([]byte, error) {
 		r := bufio.NewReader(stdin)
@@ -167,38 +172,6 @@ func serveJQChild(stdin io.Reader, stdout io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "ok\n%s", out)
 	return 0
-}
-
-// limitMemory limits this process's address space to four times total
-// bytes beyond its size now. Its parent keeps its resident set within
-// total (watchChild); this backs that up when the parent is starved of CPU:
-// the reservation a single step of gigabytes needs is refused at once, and
-// the Go runtime dies of it ("out of memory"). RLIMIT_DATA would not: the
-// runtime maps its heap over address space it has reserved, which Linux
-// does not count against that limit. The Go memory limit makes the
-// collector work hard before the parent's bound.
-func limitMemory(total int64) error {
-	debug.SetMemoryLimit(total * 3 / 4)
-	if raceBuild {
-		return nil
-	}
-	return limitAddressSpace(total)
-}
-
-// statmBytes returns field i of a /proc/PID/statm in bytes: 0 the address
-// space's size, 1 the resident set.
-func statmBytes(statm *os.File, i int) (int64, error) {
-	var buf [128]byte
-	n, err := statm.ReadAt(buf[:], 0)
-	if n == 0 {
-		return 0, err
-	}
-	f := bytes.Fields(buf[:n])
-	if len(f) <= i {
-		return 0, errors.New("short /proc/self/statm")
-	}
-	pages, err := strconv.ParseInt(string(f[i]), 10, 64)
-	return pages * int64(os.Getpagesize()), err
 }
 
 // capped keeps the first room bytes written to it, dropping the rest.

@@ -15,13 +15,14 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/memlimit"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	httpcall.IsolateJQ() // the tests' jq children are this binary
+	httpcall.IsolateJQ(memlimit.Child) // the tests' jq children are this binary, limited as the command limits its own
 	goleak.VerifyTestMain(m)
 }
 

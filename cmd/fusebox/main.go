@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/memlimit"
 )
 
 // The man pages of docs/man come from this command tree (man_test.go).
@@ -23,7 +24,7 @@ func main() {
 	if exitAtMain {
 		os.Exit(0)
 	}
-	httpcall.IsolateJQ() // when started as jq's memory-limited child, it does not return
+	httpcall.IsolateJQ(memlimit.Child) // when started as jq's memory-limited child, it does not return
 	a := newApp()
 	if code, ok := fastRun(context.Background(), a, os.Args[1:]); ok {
 		os.Exit(code)

@@ -1,4 +1,4 @@
-package httpcall
+package memlimit
 
 import (
 	"os"
@@ -14,7 +14,7 @@ func limitAddressSpace(total int64) error {
 		return err
 	}
 	defer statm.Close()
-	size, err := statmBytes(statm, 0)
+	size, err := StatmBytes(statm, 0)
 	if err != nil {
 		return err
 	}
