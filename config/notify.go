@@ -125,18 +125,12 @@ func (l *loader) mqtt(e entry) *spec.MQTT {
 		return nil
 	}
 	m := &spec.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
-	hasBroker, hasUser, hasPassword := false, false, false
+	var seen brokerKeys
 	for _, f := range entries {
+		if l.brokerKey(m, f, &seen) {
+			continue
+		}
 		switch f.name {
-		case "broker":
-			set(&m.Broker)(l.broker(f))
-			hasBroker = true
-		case "username":
-			set(&m.Username)(l.str(f.value, f.path))
-			hasUser = true
-		case "password":
-			set(&m.Password)(l.str(f.value, f.path))
-			hasPassword = true
 		case "prefix":
 			set(&m.Prefix)(l.topic(f, false))
 		case "discovery":
@@ -147,7 +141,7 @@ func (l *loader) mqtt(e entry) *spec.MQTT {
 			l.unknownKey(f, mqttKeys...)
 		}
 	}
-	if !l.inheritMQTT(m, hasBroker, hasUser, hasPassword) {
+	if !l.inheritMQTT(m, seen) {
 		l.errorAt(e, e.path, "broker is required (here, or in a top-level mqtt: block)")
 		return nil
 	}

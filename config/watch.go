@@ -26,6 +26,29 @@ type Watch struct {
 
 var topMQTTKeys = []string{"broker", "username", "password"}
 
+// brokerKeys says which of topMQTTKeys a block set.
+type brokerKeys struct{ broker, username, password bool }
+
+// brokerKey reads f into m when it is one of topMQTTKeys, the keys the
+// top-level mqtt: block and a notify: mqtt: block share, noting it in seen;
+// it reports whether it was.
+func (l *loader) brokerKey(m *spec.MQTT, f entry, seen *brokerKeys) bool {
+	switch f.name {
+	case "broker":
+		set(&m.Broker)(l.broker(f))
+		seen.broker = true
+	case "username":
+		set(&m.Username)(l.str(f.value, f.path))
+		seen.username = true
+	case "password":
+		set(&m.Password)(l.str(f.value, f.path))
+		seen.password = true
+	default:
+		return false
+	}
+	return true
+}
+
 // topMQTT reads the top-level mqtt: block: the broker notifications and
 // health watches share unless they name their own.
 func (l *loader) topMQTT(e entry) *spec.MQTT {
@@ -34,21 +57,13 @@ func (l *loader) topMQTT(e entry) *spec.MQTT {
 		return nil
 	}
 	m := &spec.MQTT{}
-	hasBroker := false
+	var seen brokerKeys
 	for _, f := range entries {
-		switch f.name {
-		case "broker":
-			set(&m.Broker)(l.broker(f))
-			hasBroker = true
-		case "username":
-			set(&m.Username)(l.str(f.value, f.path))
-		case "password":
-			set(&m.Password)(l.str(f.value, f.path))
-		default:
+		if !l.brokerKey(m, f, &seen) {
 			l.unknownKey(f, topMQTTKeys...)
 		}
 	}
-	if !hasBroker {
+	if !seen.broker {
 		l.errorAt(e, e.path, "broker is required")
 		return nil
 	}
@@ -124,20 +139,20 @@ func (l *loader) watchTopic(e entry) (string, bool) {
 // top-level mqtt: block: the broker, and the username and password unless
 // it sets its own or names another broker. It reports whether m has a
 // broker.
-func (l *loader) inheritMQTT(m *spec.MQTT, hasBroker, hasUser, hasPassword bool) bool {
+func (l *loader) inheritMQTT(m *spec.MQTT, seen brokerKeys) bool {
 	b := l.mqttBase
 	if b == nil {
-		return hasBroker
+		return seen.broker
 	}
-	if !hasBroker {
+	if !seen.broker {
 		m.Broker = b.Broker
 	} else if m.Broker != b.Broker {
 		return true
 	}
-	if !hasUser {
+	if !seen.username {
 		m.Username = b.Username
 	}
-	if !hasPassword {
+	if !seen.password {
 		m.Password = b.Password
 	}
 	return true
