@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,47 @@ func TestCircuitsLeaveOutARowWithAProblem(t *testing.T) {
 	}
 	if s := b.String(); strings.Contains(s, `"attic"`) || !strings.Contains(s, `fusebox_successes_total{name="kitchen"} 2`) {
 		t.Errorf("the text gives values for the circuit it could not read, or lacks the one it could:\n%s", s)
+	}
+}
+
+// The process's own families lint as the text format, and on Linux carry
+// what /proc says: a live process has goroutines, resident memory and
+// open descriptors, at most as many as it may open.
+func TestProcessFamilies(t *testing.T) {
+	var b bytes.Buffer
+	if err := metrics.Write(&b, metrics.Process()); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := promlint.New(strings.NewReader(b.String())).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatalf("the Prometheus parser rejects it: %v\n%s", err, b.String())
+	}
+	value := func(name string) float64 {
+		f := families[name]
+		if f == nil || len(f.Metric) != 1 {
+			t.Fatalf("%s: not one sample in\n%s", name, b.String())
+		}
+		return f.Metric[0].GetGauge().GetValue()
+	}
+	if g := value("go_goroutines"); g < 1 {
+		t.Errorf("go_goroutines %v, want at least this test's own", g)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if rss := value("process_resident_memory_bytes"); rss < 1<<20 {
+		t.Errorf("process_resident_memory_bytes %v: a Go test process holds more than a MiB", rss)
+	}
+	open, limit := value("process_open_fds"), value("process_max_fds")
+	if open < 3 || open > limit {
+		t.Errorf("process_open_fds %v of process_max_fds %v: want stdin, stdout and stderr at least, and no more than the limit", open, limit)
 	}
 }

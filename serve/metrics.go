@@ -143,6 +143,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	fams := append(s.stored(ctx), s.counters.own()...)
+	fams = append(fams, metrics.Process()...)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_ = metrics.Write(w, fams)
 }
