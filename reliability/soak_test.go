@@ -172,7 +172,7 @@ circuits:
 
 	// The hostile HTTP clients, each against the daemon on Redis.
 	addr := onRedis.Addr
-	var cycles [4]atomic.Int64 // drip body, drip headers, never read, refused
+	var cycles [4]atomic.Int64                   // drip body, drip headers, never read, refused
 	spawn(10, func(ctx context.Context, _ int) { // a body dripped a byte a second
 		for ctx.Err() == nil {
 			c := dialCtx(ctx, addr)
