@@ -172,8 +172,9 @@ circuits:
 
 	// The hostile HTTP clients, each against the daemon on Redis.
 	addr := onRedis.Addr
-	var cycles [4]atomic.Int64                   // drip body, drip headers, never read, refused
-	spawn(10, func(ctx context.Context, _ int) { // a body dripped a byte a second
+	var cycles [4]atomic.Int64 // drip body, drip headers, never read, refused
+	// A body dripped a byte a second.
+	spawn(10, func(ctx context.Context, _ int) {
 		for ctx.Err() == nil {
 			c := dialCtx(ctx, addr)
 			if c == nil {
