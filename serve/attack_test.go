@@ -87,24 +87,57 @@ func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
 
 // A request the guard refuses gets its answer before any of its body is
 // sent, and its connection is closed rather than read on: a caller without
-// the token holds no connection with a slow body.
+// the token holds no connection with a slow body. Below 256 KiB net/http
+// would read on to drain the body until the read deadline (here an hour),
+// above it it gives up at once: both are closed as soon as the answer is
+// written.
 func TestARefusedRequestIsAnsweredAndClosedWithoutItsBody(t *testing.T) {
 	u := newUpstream(t, "u")
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassBody = true })}},
 		serve.Options{Token: "s3cret", ReadTimeout: time.Hour})
-	c := dialDaemon(t, d)
-	fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000000\r\n\r\nthe first bytes of a body that never ends", d.addr)
-	c.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net: the daemon's close ends the read
-	b, err := io.ReadAll(c)
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		t.Fatalf("the connection of a refused request was kept open, waiting for its body (read %q)", b)
-	}
-	if !bytes.HasPrefix(b, []byte("HTTP/1.1 401 ")) {
-		t.Fatalf("answer %q, want a 401", b)
+	for _, size := range []int{100000, 300000, 1000000} {
+		c := dialDaemon(t, d)
+		fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\nthe first bytes of a body that never ends", d.addr, size)
+		if err := refusedAndClosed(c, "HTTP/1.1 401 "); err != nil {
+			t.Errorf("a refused POST with Content-Length %d: %v", size, err)
+		}
+		// With the token, of a name the config does not have: refused too,
+		// before the body is read.
+		c = dialDaemon(t, d)
+		fmt.Fprintf(c, "POST /call/nosuch HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer s3cret\r\nContent-Length: %d\r\n\r\nthe first bytes", d.addr, size)
+		if err := refusedAndClosed(c, "HTTP/1.1 404 "); err != nil {
+			t.Errorf("a POST of no such endpoint with Content-Length %d: %v", size, err)
+		}
 	}
 	if u.hits.Load() != 0 {
 		t.Error("a refused request reached the upstream")
 	}
+}
+
+// refusedAndClosed reads c's answer, which must start with status, and then
+// the end of the connection: an EOF, or a reset (the daemon closed it with
+// the caller's unread body on it). It says which when not.
+func refusedAndClosed(c net.Conn, status string) error {
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net: the daemon's close ends the read
+	b, err := io.ReadAll(c)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		if len(b) == 0 {
+			return fmt.Errorf("no answer and the connection still open a minute on")
+		}
+		return fmt.Errorf("the answer came (%q), but the connection was still open a minute on: the daemon waits for the body", firstLine(b))
+	}
+	if err != nil && !isReset(err) {
+		return fmt.Errorf("reading the answer: %v (read %q)", err, b)
+	}
+	if !bytes.HasPrefix(b, []byte(status)) {
+		return fmt.Errorf("answer %q, want %q", firstLine(b), status)
+	}
+	return nil
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := bytes.Cut(b, []byte("\r\n"))
+	return string(line)
 }
 
 // Callers that send a body slowly, or never, are cut off after ReadTimeout:

@@ -38,7 +38,10 @@ var hopHeaders = []string{
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	wd := s.world.Load()
+	// Answers before the body is read close the connection (see
+	// closeAfterAnswer).
 	if !wd.targets.Has(name) {
+		closeAfterAnswer(w)
 		writeJSON(w, http.StatusNotFound, problem{Error: "no such endpoint or chain in the config", Name: name})
 		return
 	}
@@ -47,6 +50,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		// any site can have a browser send (an <img src>, with no
 		// cross-origin check), must not send it.
 		w.Header().Set("Allow", "POST")
+		closeAfterAnswer(w)
 		writeJSON(w, http.StatusMethodNotAllowed, problem{Error: name + " sends a " + m + " upstream: call it with POST", Name: name})
 		return
 	}
