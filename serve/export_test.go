@@ -18,3 +18,6 @@ func (s *Server) Answered() uint64 {
 	}
 	return n
 }
+
+// MaxConns returns the cap on connections open at once.
+func (s *Server) MaxConns() int { return s.o.MaxConns }

@@ -53,7 +53,11 @@ type Options struct {
 	WriteTimeout      time.Duration // for an answer, from its start; default DefaultWriteTimeout
 	IdleTimeout       time.Duration // a kept-alive connection's wait for a request; default DefaultIdleTimeout
 	MaxRequestBody    int64         // default DefaultMaxRequestBody
-	MaxConns          int           // connections open at once; default DefaultMaxConns
+	// MaxConns caps the connections open at once; by default
+	// DefaultMaxConns, or fewer when the process's open-file limit holds
+	// fewer with room for its other descriptors (see connsAllowed). A cap
+	// above what the limit allows is lowered to it, with a WARN.
+	MaxConns int
 
 	// ClientOptions are added to those of every httpcall.Client the server
 	// makes (a transport, say).
@@ -145,15 +149,22 @@ func New(targets config.Targets, o Options) (*Server, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultMaxConns
+	nofile := openFileLimit()
+	switch allowed := connsAllowed(nofile); {
+	case o.MaxConns <= 0:
+		o.MaxConns = min(DefaultMaxConns, allowed)
+	case o.MaxConns > allowed:
+		o.Logger.Warn(fmt.Sprintf("serve: at most %d connections at once: the open-file limit (%d) holds no more beside the daemon's other files", allowed, nofile),
+			"max_conns", o.MaxConns, "allowed", allowed, "nofile", nofile)
+		o.MaxConns = allowed
 	}
 	if o.MaxRequestBody <= 0 {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
 	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
-	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
+	// No more idle upstream connections than callers' (connsAllowed).
+	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = min(256, o.MaxConns), min(64, o.MaxConns)
 	s.counters = newCounters()
 	w, err := s.build(targets)
 	if err != nil {
