@@ -333,19 +333,38 @@ func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 
 // A subpath or query that a server behind the daemon could read as leaving
 // the endpoint's base, or as overriding a parameter the config sets, is
-// refused before anything is sent.
+// refused before anything is sent: a query name with a control character
+// at the guard (400), a name a server reads as the config's (PHP cuts at a
+// NUL, skips spaces, reads "." and " " as "_") at the call (403).
 func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
 	g := newGate(t)
 	g.open()
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("ha", g.URL+"/api?appid=mine", func(e *httpcall.Endpoint) {
-		e.AllowSubpath, e.PassQuery = true, true
-	})}}, serve.Options{})
-	for _, path := range []string{
-		"/call/ha/..;/x", "/call/ha/a/..;/..;/x", "/call/ha/x;y", "/call/ha/.../x",
-		"/call/ha/states?APPID=theirs", "/call/ha/states?appid[]=theirs", "/call/ha/states?appid%5B%5D=theirs", "/call/ha/states?AppId[0]=theirs",
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+		endpoint("ha", g.URL+"/api?appid=mine", func(e *httpcall.Endpoint) { e.AllowSubpath, e.PassQuery = true, true }),
+		endpoint("owm", g.URL+"/data?app_id=mine", func(e *httpcall.Endpoint) { e.PassQuery = true }),
+	}}, serve.Options{})
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"/call/ha/..;/x", http.StatusForbidden}, {"/call/ha/a/..;/..;/x", http.StatusForbidden},
+		{"/call/ha/x;y", http.StatusForbidden}, {"/call/ha/.../x", http.StatusForbidden},
+		{"/call/ha/states?APPID=theirs", http.StatusForbidden}, {"/call/ha/states?appid[]=theirs", http.StatusForbidden},
+		{"/call/ha/states?appid%5B%5D=theirs", http.StatusForbidden}, {"/call/ha/states?AppId[0]=theirs", http.StatusForbidden},
+		{"/call/ha/states?appid%00=evil", http.StatusBadRequest}, {"/call/ha?appid%00x=evil", http.StatusBadRequest},
+		{"/call/ha?%09appid=evil", http.StatusBadRequest}, {"/call/ha?appid%0d%0a=evil", http.StatusBadRequest},
+		{"/call/ha?%20appid=evil", http.StatusForbidden}, {"/call/ha?appid%20=evil", http.StatusForbidden},
+		{"/call/ha?++appid=evil", http.StatusForbidden},
+		{"/call/owm?app.id=evil", http.StatusForbidden}, {"/call/owm?app%20id=evil", http.StatusForbidden},
+		{"/call/owm?app+id=evil", http.StatusForbidden}, {"/call/owm?%20App.Id[]=evil", http.StatusForbidden},
+		{"/call/owm?app[id=evil", http.StatusForbidden},
 	} {
-		if r := d.get(t, path); r.code != http.StatusForbidden && r.code != http.StatusBadRequest {
-			t.Errorf("%s: %d %q; want it refused", path, r.code, r.body)
+		r := d.get(t, c.path)
+		if r.code != c.code {
+			t.Errorf("%s: %d %q; want %d", c.path, r.code, r.body, c.code)
+		}
+		if c.code == http.StatusBadRequest && !strings.Contains(r.body, "holds a control character") {
+			t.Errorf("%s: %q; want it to say the name holds a control character", c.path, r.body)
 		}
 	}
 	if n := g.hits.Load(); n != 0 {
@@ -353,6 +372,9 @@ func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
 	}
 	if r := d.get(t, "/call/ha/states?since=1h"); r.code != 200 || r.body != "GET /api/states ?appid=mine&since=1h body=" {
 		t.Fatalf("an allowed subpath and query: %d %q", r.code, r.body)
+	}
+	if r := d.get(t, "/call/ha?note=a%00b&app.id=1"); r.code != 200 {
+		t.Fatalf("a control character in a value, and a name of its own with a dot: %d %q", r.code, r.body)
 	}
 }
 
