@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,8 +294,9 @@ func TestPipelinedRequestsAreAnsweredInOrder(t *testing.T) {
 
 // A call whose upstream request is unsafe (here a POST with the config's
 // Authorization) needs an unsafe request of its caller: a page on any site
-// can have a browser send a GET (an <img src>), with no cross-origin check,
-// and a cross-site POST is refused.
+// can have a browser send a GET (an <img src>), which, with the browser's
+// headers, is refused as every call from another site is, and without them
+// answered 405; a cross-site POST is refused.
 func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 	g := newGate(t)
 	g.open()
@@ -310,11 +312,11 @@ func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 		r.Header.Set("Sec-Fetch-Dest", "image")
 	}
 	for _, name := range []string{"hook", "via"} {
-		if r := d.get(t, "/call/"+name, img); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
-			t.Errorf("a cross-site <img> GET of %s: %d (Allow %q) %s; want 405 with Allow: POST", name, r.code, r.header.Get("Allow"), r.body)
+		if r := d.get(t, "/call/"+name, img); r.code != http.StatusForbidden {
+			t.Errorf("a cross-site <img> GET of %s: %d %s; want 403, as every call from another site", name, r.code, r.body)
 		}
-		if r := d.get(t, "/call/"+name); r.code != http.StatusMethodNotAllowed {
-			t.Errorf("a plain GET of %s: %d; want 405", name, r.code)
+		if r := d.get(t, "/call/"+name); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
+			t.Errorf("a plain GET of %s: %d (Allow %q); want 405 with Allow: POST", name, r.code, r.header.Get("Allow"))
 		}
 		if r := d.do(t, "POST", "/call/"+name, func(r *http.Request) {
 			r.Header.Set("Sec-Fetch-Site", "cross-site")
@@ -328,6 +330,71 @@ func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 	}
 	if r := d.do(t, "POST", "/call/hook"); r.code != 200 || !strings.HasPrefix(r.body, "POST /") {
 		t.Fatalf("a POST from a non-browser caller: %d %q", r.code, r.body)
+	}
+}
+
+// An upstream's CORS grants (Access-Control-Allow-Origin: *, as many public
+// APIs send) are not passed on, and a call from a page of another site or
+// origin is refused before it is made, GET or not: no page but the
+// daemon's own can read an answer made with the config's credentials, or
+// make calls with them.
+func TestACallFromAnotherSiteIsRefusedAndNoCORSGrantIsRelayed(t *testing.T) {
+	var hits atomic.Int64
+	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+		w.Header().Set("Access-Control-Expose-Headers", "X-Secret")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"temp":21.5}`))
+	})
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up, func(e *httpcall.Endpoint) {
+		e.Headers = map[string]string{"Authorization": "Bearer upstream-secret"}
+	})}}, serve.Options{})
+	browser := func(site, origin string) func(*http.Request) {
+		return func(r *http.Request) {
+			if site != "" {
+				r.Header.Set("Sec-Fetch-Site", site)
+			}
+			if origin != "" {
+				r.Header.Set("Origin", origin)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name, site, origin string
+	}{
+		{"a cross-site fetch", "cross-site", "http://evil.example"},
+		{"a page of another port on the same host (same-site)", "same-site", "http://127.0.0.1:1"},
+		{"an old browser's cross-origin fetch (Origin alone)", "", "http://evil.example"},
+		{"a sandboxed page (Origin: null)", "", "null"},
+	} {
+		for _, method := range []string{"GET", "POST"} {
+			r := d.do(t, method, "/call/u", browser(c.site, c.origin))
+			if r.code != http.StatusForbidden || !strings.Contains(r.body, "another") && !strings.Contains(r.body, "cross-origin") {
+				t.Errorf("%s, %s: %d %q; want 403 saying it comes from another site or origin", c.name, method, r.code, r.body)
+			}
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("calls from other sites reached the upstream %d times", n)
+	}
+	for _, c := range []struct {
+		name, site, origin string
+	}{
+		{"a non-browser caller", "", ""},
+		{"the daemon's own page", "same-origin", "http://" + d.addr},
+		{"an address typed in the browser", "none", ""},
+	} {
+		r := d.get(t, "/call/u", browser(c.site, c.origin))
+		if r.code != 200 || r.body != `{"temp":21.5}` {
+			t.Errorf("%s: %d %q; want the answer", c.name, r.code, r.body)
+		}
+		for k := range r.header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				t.Errorf("%s: the upstream's %s: %s was passed on", c.name, k, r.header.Get(k))
+			}
+		}
 	}
 }
 
