@@ -145,8 +145,10 @@ func startFloodChild(t *testing.T, upstream string, nofile int) (addr string, ma
 // timeout of a second lets the silent callers go sooner).
 func floodChild(spec string) int {
 	upstream, n, _ := strings.Cut(spec, " ")
-	if nofile, _ := strconv.ParseUint(n, 10, 64); nofile > 0 {
-		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: nofile, Max: nofile}); err != nil {
+	var lim syscall.Rlimit
+	if _, err := fmt.Sscan(n, &lim.Cur); err == nil && lim.Cur > 0 { // Cur is int64 on FreeBSD, uint64 elsewhere
+		lim.Max = lim.Cur
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 			fmt.Fprintln(os.Stderr, "setrlimit:", err)
 			return 1
 		}
