@@ -248,7 +248,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 		return nil, c.failure(ep, fusebox.CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
-		ok, err := evaluate(ctx, ep.expect, body, v, false, jqMaxCondition)
+		ok, err := evaluate(ctx, c.jqMemory, ep.expect, body, v, false, jqMaxCondition)
 		switch {
 		case err != nil:
 			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
@@ -259,7 +259,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	if ep.extract == nil {
 		return body, nil
 	}
-	out, err := evaluate(ctx, ep.extract, body, v, true, ep.MaxBody)
+	out, err := evaluate(ctx, c.jqMemory, ep.extract, body, v, true, ep.MaxBody)
 	if err != nil {
 		return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}

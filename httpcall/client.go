@@ -38,6 +38,7 @@ type Client struct {
 	http     *http.Client
 	// answerLevel is the level of the line saying who answered a call.
 	answerLevel slog.Level
+	jqMemory    *JQMemory // what its jq programs may use at once
 	endpoints   map[string]*endpoint
 	chains      map[string]*Chain
 }
@@ -66,6 +67,7 @@ type settings struct {
 	listeners     []func(fusebox.Event)
 	syncListeners []func(fusebox.Event)
 	answers       *slog.Level
+	jqMemory      *JQMemory
 }
 
 // WithLogger logs calls, attempts, skips and circuit transitions to l, through
@@ -168,6 +170,10 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	}
 	c.log = slog.New(c.red.Handler(base.Handler()))
 	c.answerLevel = slog.LevelInfo
+	c.jqMemory = s.jqMemory
+	if c.jqMemory == nil {
+		c.jqMemory = NewJQMemory(DefaultJQMemory)
+	}
 	if s.answers != nil {
 		c.answerLevel = *s.answers
 	}

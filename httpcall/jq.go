@@ -122,13 +122,30 @@ func compileJQ(src string) (*jqProgram, error) {
 
 // evaluate runs p on a body (v, decoded) and renders its outputs: as extract
 // does, or, for expect.jq (asExtract false), "true" or "false". limit bounds
-// the outputs' text.
-func evaluate(ctx context.Context, p *jqProgram, body []byte, v any, asExtract bool, limit int64) ([]byte, error) {
+// the outputs' text. While it runs it holds, out of mem, the bound of the
+// way it runs, waiting for it until ctx ends (mem nil: its own bound alone).
+func evaluate(ctx context.Context, mem *JQMemory, p *jqProgram, body []byte, v any, asExtract bool, limit int64) ([]byte, error) {
+	share := func(n int64) (func(), error) {
+		if mem == nil {
+			return func() {}, nil
+		}
+		return mem.acquire(ctx, n)
+	}
 	if !jqIsolated {
+		release, err := share(jqMemory)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		return watched(ctx, p.code, v, asExtract, limit, jqMemory)
 	}
 	if p.small {
+		release, err := share(jqInProcessMemory)
+		if err != nil {
+			return nil, err
+		}
 		out, err := watched(ctx, p.code, v, asExtract, limit, jqInProcessMemory)
+		release()
 		if err != errJQMemory {
 			return out, err
 		}
@@ -136,6 +153,11 @@ func evaluate(ctx context.Context, p *jqProgram, body []byte, v any, asExtract b
 		// given back to the system what the try took.
 		debug.FreeOSMemory()
 	}
+	release, err := share(jqMemory)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return inChild(ctx, p.src, body, asExtract, limit)
 }
 

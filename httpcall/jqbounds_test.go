@@ -1,7 +1,9 @@
 package httpcall_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,4 +50,38 @@ func TestJQAndJSONBounds(t *testing.T) {
 			t.Logf("%s: stopped after %s", tt.name, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// Twelve calls at once whose programs run in children (string arithmetic
+// may allocate past the in-process bound in one step) share one JQMemory:
+// by its accounting no more than its total, two children's bounds, is in
+// use at any moment, and every call is answered, those that waited too.
+func TestConcurrentJQCallsShareOneBound(t *testing.T) {
+	s := serve(t, status(200, `{"n":"x"}`))
+	mem := httpcall.NewJQMemory(2 * 128 << 20)
+	h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
+		e.Extract = `.n * 1000 | length`
+		e.Policy.Retry.Attempts = 1
+		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net: a busy machine starts twelve processes slowly
+		e.Policy.Retry.Deadline = 5 * time.Minute
+	})}, nil, httpcall.WithJQMemory(mem))
+	const calls = 12
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Go(func() {
+			res, err := h.client.Call(context.Background(), "svc", httpcall.CallOptions{})
+			if err != nil {
+				t.Errorf("a call among %d at once: %v", calls, err)
+				return
+			}
+			if string(res.Body) != "1000" {
+				t.Errorf("a call among %d at once answered %q", calls, res.Body)
+			}
+		})
+	}
+	wg.Wait()
+	if peak := mem.Peak(); peak > mem.Total() || peak < 128<<20 {
+		t.Fatalf("the jq programs in flight held %d MiB at most; want one child's 128 MiB at least, and no more than the total %d MiB", peak>>20, mem.Total()>>20)
+	}
+	t.Logf("%d calls at once: at most %d MiB of jq bounds held, of %d MiB; %d waited for their share", calls, mem.Peak()>>20, mem.Total()>>20, mem.Waited())
 }

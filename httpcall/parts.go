@@ -15,7 +15,7 @@ type parts struct {
 // parts checks what opt adds against ep's leave and returns the request's
 // URL and body. A subpath stays below the URL's path, on its host (see
 // plainSegment), and a caller's query parameter may not be one the URL sets,
-// in any spelling a server may take for it (see paramName).
+// in any spelling a server may take for it (see paramNames).
 func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 	base := ep.parsed // compile's
 	if base == nil {
@@ -47,13 +47,17 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 			u.RawQuery = opt.Query.Encode()
 		} else {
 			q := u.Query()
-			set := make(map[string]bool, len(q))
+			set := make(map[string]bool, 3*len(q))
 			for k := range q {
-				set[paramName(k)] = true
+				for _, n := range paramNames(k) {
+					set[n] = n != ""
+				}
 			}
 			for k, vs := range opt.Query {
-				if set[paramName(k)] {
-					return nil, fmt.Errorf("%w: query parameter %q is set by the config", ErrNotAllowed, k)
+				for _, n := range paramNames(k) {
+					if set[n] {
+						return nil, fmt.Errorf("%w: query parameter %q is set by the config", ErrNotAllowed, k)
+					}
 				}
 				q[k] = vs
 			}
@@ -91,12 +95,39 @@ func plainSegment(s string) bool {
 	return !dots
 }
 
-// paramName is the name a server may take a query parameter for: without
-// case, and without the bracketed suffix with which PHP and others make
-// "appid[]" or "appid[0]" an array under "appid".
-func paramName(k string) string {
-	if i := strings.IndexByte(k, '['); i > 0 {
-		k = k[:i]
+// paramNames are the names, in lower case, that a server may take a query
+// parameter k for: servers compare names without case (.NET's upper-case
+// fold reads "appıd", a dotless i, as "APPID"), cut them at a NUL
+// (PHP's are C strings) and trim the spaces around them; many make
+// "appid[]" or "appid[0]" an array under "appid"; and PHP reads a name as
+// phpName says.
+func paramNames(k string) []string {
+	k, _, _ = strings.Cut(strings.ToLower(strings.ToUpper(k)), "\x00")
+	plain := strings.Trim(k, " \t\n\v\f\r")
+	names := []string{plain, phpName(strings.TrimLeft(k, " "))}
+	if i := strings.IndexByte(plain, '['); i > 0 && strings.IndexByte(plain[i:], ']') > 0 {
+		names = append(names, plain[:i])
 	}
-	return strings.ToLower(k)
+	return names
+}
+
+// phpName is the name PHP registers a query parameter k under, its leading
+// spaces skipped (main/php_variables.c): "." and " " read as "_" up to a
+// "[", which starts an array's index when a "]" follows it, and otherwise
+// reads as "_" too, the rest of the name kept as it is.
+func phpName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		switch c {
+		case ' ', '.':
+			b[i] = '_'
+		case '[':
+			if strings.IndexByte(k[i:], ']') > 0 {
+				return string(b[:i])
+			}
+			b[i] = '_'
+			return string(b)
+		}
+	}
+	return string(b)
 }

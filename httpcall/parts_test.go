@@ -82,3 +82,72 @@ func FuzzRequestPartsNeverLeaveTheBase(f *testing.F) {
 		}
 	})
 }
+
+// A caller's query name that a server reads as a parameter the config's
+// URL sets is refused: PHP cuts names at a NUL, skips leading spaces and
+// reads "." and " " as "_"; other servers trim the spaces around a name.
+func TestQueryNameSpellingsOfAConfigParameter(t *testing.T) {
+	ep := &endpoint{Endpoint: Endpoint{URL: "http://ha.lan/api?app_id=mine", PassQuery: true}}
+	for _, k := range []string{
+		"app_id\x00=evil", "app_id\x00", " app_id", "app_id ", "  APP_ID", "app.id", "app id", " app.id", "app.id[]", "app id[0]",
+		"app[id", "APP.ID\x00x", "app_\u0131d",
+	} {
+		if _, err := ep.parts(CallOptions{Query: url.Values{k: {"theirs"}}}); !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("%q beside a configured app_id: %v; want it refused", k, err)
+		}
+	}
+	for _, k := range []string{"app_ids", "app", "id", "appid", "app.id.x", "app_id_x", "x[app_id]"} {
+		if _, err := ep.parts(CallOptions{Query: url.Values{k: {"1"}}}); err != nil {
+			t.Errorf("%q, a parameter of its own: %v", k, err)
+		}
+	}
+}
+
+// FuzzQueryNameSpellings checks properties of which caller query names are
+// refused beside a configured app_id, rather than the rule itself: the
+// spellings servers read alike are refused alike (case, leading spaces, what
+// follows a NUL, PHP's "." for "_", an array's brackets), app_id itself is
+// refused, and a name refused holds the letters of "appid" in order.
+func FuzzQueryNameSpellings(f *testing.F) {
+	for _, s := range []string{"app_id", "app.id", " x", "a[b]", "app_id\x00z", "APP id", "q"} {
+		f.Add(s)
+	}
+	ep := &endpoint{Endpoint: Endpoint{URL: "http://ha.lan/api?app_id=mine", PassQuery: true}}
+	refused := func(k string) bool {
+		_, err := ep.parts(CallOptions{Query: url.Values{k: {"1"}}})
+		return errors.Is(err, ErrNotAllowed)
+	}
+	if !refused("app_id") {
+		f.Fatal("app_id itself passes")
+	}
+	f.Fuzz(func(t *testing.T, k string) {
+		r := refused(k)
+		same := func(what, k2 string) {
+			if refused(k2) != r {
+				t.Fatalf("%q refused %v, but %q (%s) refused %v", k, r, k2, what, !r)
+			}
+		}
+		same("in capitals", strings.ToUpper(k))
+		same("with a leading space", " "+k)
+		if !strings.Contains(k, "\x00") {
+			same("cut at a NUL", k+"\x00evil")
+		}
+		if k != "" && !strings.ContainsAny(k, "[ \t\n\v\f\r\x00") {
+			same("with dots for underscores", strings.ReplaceAll(k, "_", "."))
+			same("with underscores for dots", strings.ReplaceAll(k, ".", "_"))
+			same("as an array", k+"[]")
+			same("indexed", k+"[0]")
+		}
+		if r {
+			var letters []rune
+			for _, c := range strings.ToLower(k) {
+				if c >= 'a' && c <= 'z' {
+					letters = append(letters, c)
+				}
+			}
+			if !strings.Contains(string(letters), "appid") {
+				t.Fatalf("%q refused beside app_id, but holds no spelling of it", k)
+			}
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,24 +88,57 @@ func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
 
 // A request the guard refuses gets its answer before any of its body is
 // sent, and its connection is closed rather than read on: a caller without
-// the token holds no connection with a slow body.
+// the token holds no connection with a slow body. Below 256 KiB net/http
+// would read on to drain the body until the read deadline (here an hour),
+// above it it gives up at once: both are closed as soon as the answer is
+// written.
 func TestARefusedRequestIsAnsweredAndClosedWithoutItsBody(t *testing.T) {
 	u := newUpstream(t, "u")
 	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassBody = true })}},
 		serve.Options{Token: "s3cret", ReadTimeout: time.Hour})
-	c := dialDaemon(t, d)
-	fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000000\r\n\r\nthe first bytes of a body that never ends", d.addr)
-	c.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net: the daemon's close ends the read
-	b, err := io.ReadAll(c)
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		t.Fatalf("the connection of a refused request was kept open, waiting for its body (read %q)", b)
-	}
-	if !bytes.HasPrefix(b, []byte("HTTP/1.1 401 ")) {
-		t.Fatalf("answer %q, want a 401", b)
+	for _, size := range []int{100000, 300000, 1000000} {
+		c := dialDaemon(t, d)
+		fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\nthe first bytes of a body that never ends", d.addr, size)
+		if err := refusedAndClosed(c, "HTTP/1.1 401 "); err != nil {
+			t.Errorf("a refused POST with Content-Length %d: %v", size, err)
+		}
+		// With the token, of a name the config does not have: refused too,
+		// before the body is read.
+		c = dialDaemon(t, d)
+		fmt.Fprintf(c, "POST /call/nosuch HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer s3cret\r\nContent-Length: %d\r\n\r\nthe first bytes", d.addr, size)
+		if err := refusedAndClosed(c, "HTTP/1.1 404 "); err != nil {
+			t.Errorf("a POST of no such endpoint with Content-Length %d: %v", size, err)
+		}
 	}
 	if u.hits.Load() != 0 {
 		t.Error("a refused request reached the upstream")
 	}
+}
+
+// refusedAndClosed reads c's answer, which must start with status, and then
+// the end of the connection: an EOF, or a reset (the daemon closed it with
+// the caller's unread body on it). It says which when not.
+func refusedAndClosed(c net.Conn, status string) error {
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net: the daemon's close ends the read
+	b, err := io.ReadAll(c)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		if len(b) == 0 {
+			return fmt.Errorf("no answer and the connection still open a minute on")
+		}
+		return fmt.Errorf("the answer came (%q), but the connection was still open a minute on: the daemon waits for the body", firstLine(b))
+	}
+	if err != nil && !isReset(err) {
+		return fmt.Errorf("reading the answer: %v (read %q)", err, b)
+	}
+	if !bytes.HasPrefix(b, []byte(status)) {
+		return fmt.Errorf("answer %q, want %q", firstLine(b), status)
+	}
+	return nil
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := bytes.Cut(b, []byte("\r\n"))
+	return string(line)
 }
 
 // Callers that send a body slowly, or never, are cut off after ReadTimeout:
@@ -260,8 +294,9 @@ func TestPipelinedRequestsAreAnsweredInOrder(t *testing.T) {
 
 // A call whose upstream request is unsafe (here a POST with the config's
 // Authorization) needs an unsafe request of its caller: a page on any site
-// can have a browser send a GET (an <img src>), with no cross-origin check,
-// and a cross-site POST is refused.
+// can have a browser send a GET (an <img src>), which, with the browser's
+// headers, is refused as every call from another site is, and without them
+// answered 405; a cross-site POST is refused.
 func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 	g := newGate(t)
 	g.open()
@@ -277,11 +312,11 @@ func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 		r.Header.Set("Sec-Fetch-Dest", "image")
 	}
 	for _, name := range []string{"hook", "via"} {
-		if r := d.get(t, "/call/"+name, img); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
-			t.Errorf("a cross-site <img> GET of %s: %d (Allow %q) %s; want 405 with Allow: POST", name, r.code, r.header.Get("Allow"), r.body)
+		if r := d.get(t, "/call/"+name, img); r.code != http.StatusForbidden {
+			t.Errorf("a cross-site <img> GET of %s: %d %s; want 403, as every call from another site", name, r.code, r.body)
 		}
-		if r := d.get(t, "/call/"+name); r.code != http.StatusMethodNotAllowed {
-			t.Errorf("a plain GET of %s: %d; want 405", name, r.code)
+		if r := d.get(t, "/call/"+name); r.code != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" {
+			t.Errorf("a plain GET of %s: %d (Allow %q); want 405 with Allow: POST", name, r.code, r.header.Get("Allow"))
 		}
 		if r := d.do(t, "POST", "/call/"+name, func(r *http.Request) {
 			r.Header.Set("Sec-Fetch-Site", "cross-site")
@@ -298,21 +333,105 @@ func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 	}
 }
 
+// An upstream's CORS grants (Access-Control-Allow-Origin: *, as many public
+// APIs send) are not passed on, and a call from a page of another site or
+// origin is refused before it is made, GET or not: no page but the
+// daemon's own can read an answer made with the config's credentials, or
+// make calls with them.
+func TestACallFromAnotherSiteIsRefusedAndNoCORSGrantIsRelayed(t *testing.T) {
+	var hits atomic.Int64
+	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Allow-Credentials", "true")
+		w.Header().Set("Access-Control-Expose-Headers", "X-Secret")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"temp":21.5}`))
+	})
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up, func(e *httpcall.Endpoint) {
+		e.Headers = map[string]string{"Authorization": "Bearer upstream-secret"}
+	})}}, serve.Options{})
+	browser := func(site, origin string) func(*http.Request) {
+		return func(r *http.Request) {
+			if site != "" {
+				r.Header.Set("Sec-Fetch-Site", site)
+			}
+			if origin != "" {
+				r.Header.Set("Origin", origin)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name, site, origin string
+	}{
+		{"a cross-site fetch", "cross-site", "http://evil.example"},
+		{"a page of another port on the same host (same-site)", "same-site", "http://127.0.0.1:1"},
+		{"an old browser's cross-origin fetch (Origin alone)", "", "http://evil.example"},
+		{"a sandboxed page (Origin: null)", "", "null"},
+	} {
+		for _, method := range []string{"GET", "POST"} {
+			r := d.do(t, method, "/call/u", browser(c.site, c.origin))
+			if r.code != http.StatusForbidden || !strings.Contains(r.body, "another") && !strings.Contains(r.body, "cross-origin") {
+				t.Errorf("%s, %s: %d %q; want 403 saying it comes from another site or origin", c.name, method, r.code, r.body)
+			}
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("calls from other sites reached the upstream %d times", n)
+	}
+	for _, c := range []struct {
+		name, site, origin string
+	}{
+		{"a non-browser caller", "", ""},
+		{"the daemon's own page", "same-origin", "http://" + d.addr},
+		{"an address typed in the browser", "none", ""},
+	} {
+		r := d.get(t, "/call/u", browser(c.site, c.origin))
+		if r.code != 200 || r.body != `{"temp":21.5}` {
+			t.Errorf("%s: %d %q; want the answer", c.name, r.code, r.body)
+		}
+		for k := range r.header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				t.Errorf("%s: the upstream's %s: %s was passed on", c.name, k, r.header.Get(k))
+			}
+		}
+	}
+}
+
 // A subpath or query that a server behind the daemon could read as leaving
 // the endpoint's base, or as overriding a parameter the config sets, is
-// refused before anything is sent.
+// refused before anything is sent: a query name with a control character
+// at the guard (400), a name a server reads as the config's (PHP cuts at a
+// NUL, skips spaces, reads "." and " " as "_") at the call (403).
 func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
 	g := newGate(t)
 	g.open()
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("ha", g.URL+"/api?appid=mine", func(e *httpcall.Endpoint) {
-		e.AllowSubpath, e.PassQuery = true, true
-	})}}, serve.Options{})
-	for _, path := range []string{
-		"/call/ha/..;/x", "/call/ha/a/..;/..;/x", "/call/ha/x;y", "/call/ha/.../x",
-		"/call/ha/states?APPID=theirs", "/call/ha/states?appid[]=theirs", "/call/ha/states?appid%5B%5D=theirs", "/call/ha/states?AppId[0]=theirs",
+	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+		endpoint("ha", g.URL+"/api?appid=mine", func(e *httpcall.Endpoint) { e.AllowSubpath, e.PassQuery = true, true }),
+		endpoint("owm", g.URL+"/data?app_id=mine", func(e *httpcall.Endpoint) { e.PassQuery = true }),
+	}}, serve.Options{})
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"/call/ha/..;/x", http.StatusForbidden}, {"/call/ha/a/..;/..;/x", http.StatusForbidden},
+		{"/call/ha/x;y", http.StatusForbidden}, {"/call/ha/.../x", http.StatusForbidden},
+		{"/call/ha/states?APPID=theirs", http.StatusForbidden}, {"/call/ha/states?appid[]=theirs", http.StatusForbidden},
+		{"/call/ha/states?appid%5B%5D=theirs", http.StatusForbidden}, {"/call/ha/states?AppId[0]=theirs", http.StatusForbidden},
+		{"/call/ha/states?appid%00=evil", http.StatusBadRequest}, {"/call/ha?appid%00x=evil", http.StatusBadRequest},
+		{"/call/ha?%09appid=evil", http.StatusBadRequest}, {"/call/ha?appid%0d%0a=evil", http.StatusBadRequest},
+		{"/call/ha?%20appid=evil", http.StatusForbidden}, {"/call/ha?appid%20=evil", http.StatusForbidden},
+		{"/call/ha?++appid=evil", http.StatusForbidden},
+		{"/call/owm?app.id=evil", http.StatusForbidden}, {"/call/owm?app%20id=evil", http.StatusForbidden},
+		{"/call/owm?app+id=evil", http.StatusForbidden}, {"/call/owm?%20App.Id[]=evil", http.StatusForbidden},
+		{"/call/owm?app[id=evil", http.StatusForbidden},
 	} {
-		if r := d.get(t, path); r.code != http.StatusForbidden && r.code != http.StatusBadRequest {
-			t.Errorf("%s: %d %q; want it refused", path, r.code, r.body)
+		r := d.get(t, c.path)
+		if r.code != c.code {
+			t.Errorf("%s: %d %q; want %d", c.path, r.code, r.body, c.code)
+		}
+		if c.code == http.StatusBadRequest && !strings.Contains(r.body, "holds a control character") {
+			t.Errorf("%s: %q; want it to say the name holds a control character", c.path, r.body)
 		}
 	}
 	if n := g.hits.Load(); n != 0 {
@@ -320,6 +439,9 @@ func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
 	}
 	if r := d.get(t, "/call/ha/states?since=1h"); r.code != 200 || r.body != "GET /api/states ?appid=mine&since=1h body=" {
 		t.Fatalf("an allowed subpath and query: %d %q", r.code, r.body)
+	}
+	if r := d.get(t, "/call/ha?note=a%00b&app.id=1"); r.code != 200 {
+		t.Fatalf("a control character in a value, and a name of its own with a dot: %d %q", r.code, r.body)
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -36,9 +38,16 @@ var hopHeaders = []string{
 }
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	if reason := fromAnotherSite(r); reason != "" {
+		refuseAndClose(w, http.StatusForbidden, reason)
+		return
+	}
 	name := r.PathValue("name")
 	wd := s.world.Load()
+	// Answers before the body is read close the connection (see
+	// closeAfterAnswer).
 	if !wd.targets.Has(name) {
+		closeAfterAnswer(w)
 		writeJSON(w, http.StatusNotFound, problem{Error: "no such endpoint or chain in the config", Name: name})
 		return
 	}
@@ -47,6 +56,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		// any site can have a browser send (an <img src>, with no
 		// cross-origin check), must not send it.
 		w.Header().Set("Allow", "POST")
+		closeAfterAnswer(w)
 		writeJSON(w, http.StatusMethodNotAllowed, problem{Error: name + " sends a " + m + " upstream: call it with POST", Name: name})
 		return
 	}
@@ -123,6 +133,34 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, res)
 }
 
+// isCORS reports whether k names a CORS header, in any case.
+func isCORS(k string) bool {
+	const prefix = "Access-Control-"
+	return len(k) >= len(prefix) && strings.EqualFold(k[:len(prefix)], prefix)
+}
+
+// fromAnotherSite returns why a call asked by a page of another site or
+// origin is refused, or "" when it is not: a call runs with the config's
+// credentials, and its answer is no other page's to have, nor its side
+// effects (calls upstream, a circuit tripped) any page's to cause, GET or
+// not. A browser says where a request comes from in Sec-Fetch-Site (every
+// current one) or Origin; the status page is same-origin, and a caller
+// that is not a browser (curl, n8n, Node-RED) sends neither.
+func fromAnotherSite(r *http.Request) string {
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "cross-site", "same-site":
+		return "a call from a page of another site (Sec-Fetch-Site: " + site + ") refused: /call answers non-browser callers and the daemon's own page"
+	case "same-origin", "none":
+		return ""
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return "a call from a page of another origin (Origin: " + o + ") refused: /call answers non-browser callers and the daemon's own page"
+		}
+	}
+	return ""
+}
+
 // busyError is a call refused because an endpoint has max_in_flight calls
 // running.
 type busyError struct{ endpoint string }
@@ -137,7 +175,11 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 	h := w.Header()
 	before := len(h)
 	for k, vs := range res.Header {
-		if !slices.Contains(hopHeaders, k) { // Del(k) would delete k only when canonical: so does this
+		// Del(k) would delete k only when canonical: so does this. An
+		// upstream's CORS grants (Access-Control-Allow-Origin: * is common)
+		// are not the daemon's: passed on, they would let any site's page
+		// read answers made with the config's credentials.
+		if !slices.Contains(hopHeaders, k) && !isCORS(k) {
 			h[k] = vs
 		}
 	}

@@ -21,8 +21,9 @@ import (
 // FuzzDaemon sends any bytes to the daemon over a real loopback connection,
 // then ends its side. Whatever the bytes, the daemon must not crash or hang,
 // what it writes back must be whole HTTP responses and nothing else, and
-// the upstream must never be asked for a path outside the endpoint's base
-// or with a query parameter the config sets overridden.
+// the upstream must never be asked for a path outside the endpoint's base,
+// with a query parameter the config sets overridden, or with a query name
+// that holds a control character.
 func FuzzDaemon(f *testing.F) {
 	for _, seed := range []string{
 		"GET /call/ha/api/states HTTP/1.1\r\nHost: H\r\n\r\n",
@@ -32,6 +33,7 @@ func FuzzDaemon(f *testing.F) {
 		"POST /call/ha HTTP/1.1\r\nHost: H\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nz",
 		"GET /call/ha/..;/admin HTTP/1.1\r\nHost: H\r\n\r\n",
 		"GET /call/ha/x?KEY=theirs&key[]=2 HTTP/1.1\r\nHost: H\r\n\r\n",
+		"GET /call/ha/x?key%00=theirs&%20key=2&k.ey=3 HTTP/1.1\r\nHost: H\r\n\r\n",
 		"GET http://H/call/ha HTTP/1.1\r\nHost: H\r\n\r\n",
 		"GET /call/ha/%2e%2e/x HTTP/1.1\r\nHost: H\r\n\r\n",
 		"GET /api/circuits HTTP/1.1\r\nHost: H\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef",
@@ -91,6 +93,9 @@ func FuzzDaemon(f *testing.F) {
 			q, _ := url.ParseQuery(query)
 			var keys []string
 			for k, vs := range q {
+				if strings.ContainsFunc(k, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+					t.Fatalf("the upstream was asked for %q: a query name with a control character", uri)
+				}
 				if name, _, _ := strings.Cut(strings.ToLower(k), "["); name == "key" {
 					keys = append(keys, k+"="+strings.Join(vs, ","))
 				}

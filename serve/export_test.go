@@ -1,5 +1,7 @@
 package serve
 
+import "github.com/fusebox-hq/fusebox/httpcall"
+
 // Waiting returns how many callers wait for the shared GET call of name
 // (without subpath or query) under way.
 func (s *Server) Waiting(name string) int { return s.flights.waiting(name + "\x00\x00") }
@@ -18,3 +20,9 @@ func (s *Server) Answered() uint64 {
 	}
 	return n
 }
+
+// MaxConns returns the cap on connections open at once.
+func (s *Server) MaxConns() int { return s.o.MaxConns }
+
+// JQMemory returns the bound the daemon's jq programs share.
+func (s *Server) JQMemory() *httpcall.JQMemory { return s.jqMemory }

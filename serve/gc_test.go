@@ -3,6 +3,8 @@ package serve_test
 import (
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,4 +55,41 @@ func TestJQGarbageUnderTheDaemonsGCIsNotTakenForGrowth(t *testing.T) {
 		t.Errorf("call: %d %q, want 200 with the sum", r.code, r.body)
 	}
 	runtime.KeepAlive(ballast)
+}
+
+// The daemon's jq programs share one bound, not one each: twelve callers at
+// once, each with a call of its own, hold no more than DefaultJQMemory of
+// jq bounds between them (by the daemon's accounting), and each is
+// answered. A reload keeps the same bound.
+func TestTheDaemonsJQProgramsShareOneBound(t *testing.T) {
+	u := newUpstream(t, "u")
+	targets := config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
+		e.PassQuery = true
+		e.Extract = `.from * 1000 | length`
+		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net for a busy machine
+		e.Policy.Retry.Deadline = 5 * time.Minute
+	})}}
+	d := start(t, targets, serve.Options{})
+	mem := d.JQMemory()
+	if err := d.Reload(targets); err != nil {
+		t.Fatal(err)
+	}
+	if d.JQMemory() != mem {
+		t.Fatal("a reload made a second jq bound")
+	}
+	const callers = 12
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			if r := d.get(t, "/call/u?n="+strconv.Itoa(i)); r.code != 200 || r.body != "1000" {
+				t.Errorf("caller %d: %d %q", i, r.code, r.body)
+			}
+		})
+	}
+	wg.Wait()
+	if mem.Total() != serve.DefaultJQMemory || mem.Peak() > mem.Total() {
+		t.Fatalf("%d callers at once held %d MiB of jq bounds, of %d MiB; want no more than DefaultJQMemory (%d MiB)",
+			callers, mem.Peak()>>20, mem.Total()>>20, serve.DefaultJQMemory>>20)
+	}
+	t.Logf("%d callers at once: %d MiB of jq bounds held at most, of %d MiB; %d waited", callers, mem.Peak()>>20, mem.Total()>>20, mem.Waited())
 }

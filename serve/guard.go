@@ -83,6 +83,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseAndClose(w, http.StatusBadRequest, reason)
 		return
 	}
+	if reason := notAQuery(r); reason != "" {
+		refuseAndClose(w, http.StatusBadRequest, reason)
+		return
+	}
 	if !g.hosts[strings.ToLower(r.Host)] {
 		refuseAndClose(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q is not this daemon's (see serve --host)", r.Host))
 		return
@@ -139,6 +143,23 @@ func notAPath(r *http.Request) string {
 	for seg := range strings.SplitSeq(path, "/") {
 		if seg == "." || seg == ".." {
 			return "path with a dot segment refused"
+		}
+	}
+	return ""
+}
+
+// notAQuery returns why r's query is refused, or "": a parameter name that
+// holds a control character (a NUL, a tab, a line end; escaped, as %00) is
+// one the servers behind the daemon read in different ways (PHP cuts a name
+// at a NUL), so none is passed on. Values may hold anything.
+func notAQuery(r *http.Request) string {
+	raw := r.URL.RawQuery
+	if !strings.ContainsFunc(raw, func(c rune) bool { return c == '%' || c < 0x20 || c == 0x7f }) {
+		return "" // nothing that decodes to a control character
+	}
+	for k := range r.URL.Query() {
+		if strings.ContainsFunc(k, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+			return fmt.Sprintf("query parameter name %q holds a control character", k)
 		}
 	}
 	return ""

@@ -9,10 +9,12 @@ import (
 
 // FuzzGuardPath checks that whatever request target a client sends, the
 // guard passes only a plain path: no dot segment, encoded dot, slash or
-// backslash, no absolute form, and nothing a cleaner would rewrite.
+// backslash, no absolute form, and nothing a cleaner would rewrite; and a
+// query none of whose parameter names holds a control character.
 func FuzzGuardPath(f *testing.F) {
 	for _, s := range []string{"/call/weather", "/call/ha/api/states/sensor.x?a=b", "http://x/", "/call/../x",
-		"/call/%2e%2e/x", "/a//b", "*", "/call/.%2E/x", "/x?..", "/%c0%ae%c0%ae/"} {
+		"/call/%2e%2e/x", "/a//b", "*", "/call/.%2E/x", "/x?..", "/%c0%ae%c0%ae/",
+		"/call/x?appid%00=evil", "/call/x?a=%00", "/call/x?%09appid=1", "/call/x?a%0d%0ab=1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, target string) {
@@ -34,6 +36,16 @@ func FuzzGuardPath(f *testing.F) {
 		}
 		if strings.Contains(req.URL.Path, "//") {
 			t.Fatalf("passed %q, whose decoded path %q has an empty segment", target, req.URL.Path)
+		}
+		if notAQuery(req) != "" {
+			return
+		}
+		for k := range req.URL.Query() {
+			for _, c := range []byte(k) {
+				if c < ' ' || c == 0x7f {
+					t.Fatalf("passed %q, whose query name %q holds the control byte %#x", target, k, c)
+				}
+			}
 		}
 	})
 }

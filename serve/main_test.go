@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(floodChildEnv); spec != "" {
+		os.Exit(floodChild(spec))
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // problem is the JSON body of every answer that is not an upstream's.
@@ -32,8 +33,27 @@ func refuse(w http.ResponseWriter, code int, msg string) {
 }
 
 // refuseAndClose refuses a request whose body is not to be read, and closes
-// its connection after the answer.
+// its connection as soon as the answer is written.
 func refuseAndClose(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Connection", "close")
+	closeAfterAnswer(w)
 	refuse(w, code, msg)
+}
+
+// closeAfterAnswer has w's connection closed once its answer is written,
+// with none of the request's body read.
+//
+// Connection: close alone does not: after the handler, net/http reads on
+// up to 256 KiB of an unread body (to see where the next request would
+// start) until the read deadline, so a caller refused with a body of 100 kB
+// that never comes held its connection, and a descriptor, for ReadTimeout.
+// A read deadline of now makes that read fail at once, and net/http closes
+// the connection after writing the answer; the caller reads its answer and
+// then the end of the connection (a reset, when its body was still coming).
+// Past 256 KiB net/http reads nothing, sends its FIN at once, and closes
+// the descriptor half a second later (its guard against the reset taking
+// the answer with it). This is the way net/http offers: hijacking would
+// leave the answer's framing to the handler.
+func closeAfterAnswer(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }

@@ -31,6 +31,7 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxRequestBody    = 1 << 20
 	DefaultMaxConns          = 1024
+	DefaultJQMemory          = httpcall.DefaultJQMemory
 	maxHeaderBytes           = 64 << 10
 )
 
@@ -53,7 +54,15 @@ type Options struct {
 	WriteTimeout      time.Duration // for an answer, from its start; default DefaultWriteTimeout
 	IdleTimeout       time.Duration // a kept-alive connection's wait for a request; default DefaultIdleTimeout
 	MaxRequestBody    int64         // default DefaultMaxRequestBody
-	MaxConns          int           // connections open at once; default DefaultMaxConns
+	// MaxConns caps the connections open at once; by default
+	// DefaultMaxConns, or fewer when the process's open-file limit holds
+	// fewer with room for its other descriptors (see connsAllowed). A cap
+	// above what the limit allows is lowered to it, with a WARN.
+	MaxConns int
+
+	// JQMemory is what the jq programs of every call and health check may
+	// use at once (httpcall.JQMemory); default DefaultJQMemory.
+	JQMemory int64
 
 	// ClientOptions are added to those of every httpcall.Client the server
 	// makes (a transport, say).
@@ -82,7 +91,8 @@ type Server struct {
 	counters *counters
 	flights  flights
 	inFlight inFlight
-	reloaded chan struct{} // tells runHealth to start the new world's checks
+	reloaded chan struct{}      // tells runHealth to start the new world's checks
+	jqMemory *httpcall.JQMemory // every world's: a reload does not add a bound
 	// transport is every world's: a daemon has many callers at once, and
 	// the default two idle connections per host would have most calls dial.
 	transport *http.Transport
@@ -145,15 +155,25 @@ func New(targets config.Targets, o Options) (*Server, error) {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultMaxConns
+	nofile := openFileLimit()
+	switch allowed := connsAllowed(nofile); {
+	case o.MaxConns <= 0:
+		o.MaxConns = min(DefaultMaxConns, allowed)
+	case o.MaxConns > allowed:
+		o.Logger.Warn(fmt.Sprintf("serve: at most %d connections at once: the open-file limit (%d) holds no more beside the daemon's other files", allowed, nofile),
+			"max_conns", o.MaxConns, "allowed", allowed, "nofile", nofile)
+		o.MaxConns = allowed
 	}
 	if o.MaxRequestBody <= 0 {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
-	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1)}
+	if o.JQMemory <= 0 {
+		o.JQMemory = DefaultJQMemory
+	}
+	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory)}
 	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
-	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = 256, 64
+	// No more idle upstream connections than callers' (connsAllowed).
+	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = min(256, o.MaxConns), min(64, o.MaxConns)
 	s.counters = newCounters()
 	w, err := s.build(targets)
 	if err != nil {
@@ -173,7 +193,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 func (s *Server) build(t config.Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
-		httpcall.WithSyncListener(s.counters.listen), httpcall.WithTransport(s.transport),
+		httpcall.WithSyncListener(s.counters.listen), httpcall.WithTransport(s.transport), httpcall.WithJQMemory(s.jqMemory),
 		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)
