@@ -267,20 +267,37 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 	return st, wrap("load", name, err)
 }
 
-// read returns the state and its version ("0" when never stored).
+// read returns the state and its version ("0" when never stored), in one
+// script call that checks the record's size before anything of it is sent:
+// a state larger than fusebox.MaxStateSize (or a version longer than a
+// number) is moved aside unread, as damage, and the circuit starts afresh.
 func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return "", fusebox.State{}, err
 	}
+	k := s.stateKey(name)
 	var vals []any
-	err := s.mended(ctx, name, []typedKey{{s.stateKey(name), typeHash}}, func() (err error) {
+	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = s.c.HMGet(bctx, s.stateKey(name), "v", "state").Result()
+		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k)}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl)).Slice()
 		return err
 	})
 	if err != nil {
 		return "", fusebox.State{}, err
+	}
+	if len(vals) == 4 {
+		size, _ := vals[2].(int64)
+		problem := fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, fusebox.MaxStateSize)
+		if size <= fusebox.MaxStateSize {
+			vlen, _ := vals[3].(int64)
+			problem = fmt.Errorf("its version holds %d bytes, more than a number", vlen)
+		}
+		s.logDamaged(name, k, problem)
+		return "0", fusebox.State{Name: name}, nil
+	}
+	if len(vals) != 2 {
+		return "", fusebox.State{}, fmt.Errorf("read %s: %d values from the read script, want 2", k, len(vals))
 	}
 	version, _ := vals[0].(string)
 	if version == "" {
@@ -299,6 +316,27 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 	}
 	return version, st, nil
 }
+
+// maxVersionLen bounds a record's version, a decimal count of its writes.
+const maxVersionLen = 20
+
+// readScript reads a state hash's version and state unless the state is
+// larger than a state may be, or the version longer than a number: then
+// it moves the hash aside in the same step, unread, and returns what it
+// measured. HSTRLEN costs Redis nothing, and nothing oversized is ever sent.
+//
+//	KEYS: state, aside; ARGV: max state bytes, max version bytes, TTL ms
+//	returns: {version, state}, or {false, false, state bytes, version bytes}
+var readScript = script(`
+local n = redis.call('HSTRLEN', KEYS[1], 'state')
+local m = redis.call('HSTRLEN', KEYS[1], 'v')
+if n > tonumber(ARGV[1]) or m > tonumber(ARGV[2]) then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return {false, false, n, m}
+end
+return redis.call('HMGET', KEYS[1], 'v', 'state')
+`)
 
 // damaged moves a state that does not decode aside, with one ERROR, and
 // reports whether it did; the next Update stores a fresh state.
@@ -460,15 +498,20 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.Counts{}, err
 	}
+	k := s.countsKey(name)
 	var vals []any
-	err := s.mended(ctx, name, []typedKey{{s.countsKey(name), typeHash}}, func() (err error) {
+	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = s.c.HMGet(bctx, s.countsKey(name), "successes", "failures", "skips", "last").Result()
+		vals, err = countsScript().Run(bctx, s.c, []string{k, s.asideName(k)}, maxVersionLen, ttlArg(s.ttl)).Slice()
 		return err
 	})
 	if err != nil {
 		return fusebox.Counts{}, wrap("counts", name, err)
+	}
+	if len(vals) != 4 {
+		s.logDamaged(name, k, fmt.Errorf("a counter holds more than the %d digits of a number", maxVersionLen))
+		return fusebox.Counts{}, nil
 	}
 	num := func(v any) uint64 {
 		str, _ := v.(string)
@@ -481,6 +524,23 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	}
 	return c, nil
 }
+
+// countsScript reads the counters unless one of them is longer than a
+// number: then it moves the hash aside in the same step, unread, and
+// returns nothing.
+//
+//	KEYS: counts, aside; ARGV: max bytes of a counter, TTL ms
+//	returns: {successes, failures, skips, last}, or {}
+var countsScript = script(`
+for _, f in ipairs({'successes', 'failures', 'skips', 'last'}) do
+  if redis.call('HSTRLEN', KEYS[1], f) > tonumber(ARGV[1]) then
+    redis.call('RENAME', KEYS[1], KEYS[2])
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+    return {}
+  end
+end
+return redis.call('HMGET', KEYS[1], 'successes', 'failures', 'skips', 'last')
+`)
 
 // script defers hashing a Lua script to its first use, keeping it out of the
 // init every fusebox run pays for, Redis or not.
