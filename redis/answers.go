@@ -3,8 +3,6 @@ package redis
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,9 +120,7 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 	if err := fusebox.ValidateName(key); err != nil {
 		return fmt.Errorf("lock answer: %w", err)
 	}
-	var tok [16]byte
-	rand.Read(tok[:])
-	token := hex.EncodeToString(tok[:])
+	token := randomToken()
 	lock := s.lockKey(key)
 	timeout := time.NewTimer(s.lockTimeout)
 	defer timeout.Stop()

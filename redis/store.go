@@ -54,6 +54,9 @@ type Store struct {
 	logger                      *slog.Logger
 
 	retries atomic.Uint64
+
+	newEpoch string                // the epoch this Store gives a dataset that has none
+	epoch    atomic.Pointer[epoch] // the dataset's, as last read
 }
 
 // Option configures a Store.
@@ -129,7 +132,7 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 		prefix: DefaultPrefix, ttl: fusebox.DefaultGCAfter,
 		dialTimeout: DefaultDialTimeout, commandTimeout: DefaultCommandTimeout,
 		updateTimeout: DefaultUpdateTimeout, lockTimeout: DefaultLockTimeout, lockLease: DefaultLockLease,
-		maxEvents: DefaultMaxEvents,
+		maxEvents: DefaultMaxEvents, newEpoch: randomToken(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -220,7 +223,7 @@ func (s *Store) Reuse(opts ...Option) *Store {
 		c: s.c, prefix: s.prefix, ttl: s.ttl,
 		dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
 		updateTimeout: s.updateTimeout, lockTimeout: s.lockTimeout, lockLease: s.lockLease,
-		maxEvents: s.maxEvents, logger: s.logger,
+		maxEvents: s.maxEvents, logger: s.logger, newEpoch: s.newEpoch,
 	}
 	for _, o := range opts {
 		o(r)
@@ -243,6 +246,7 @@ func (s *Store) answerKey(key string) string  { return s.prefix + "a:" + key }
 func (s *Store) lockKey(key string) string    { return s.prefix + "x:" + key }
 func (s *Store) namesKey() string             { return s.prefix + "names" }
 func (s *Store) answersKey() string           { return s.prefix + "answers" }
+func (s *Store) epochKey() string             { return s.prefix + "epoch" }
 
 // budget bounds one round trip: connecting, if a connection must be made,
 // and the command.
@@ -280,24 +284,25 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k)}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl)).Slice()
+		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k), s.epochKey()}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl)).Slice()
 		return err
 	})
 	if err != nil {
 		return "", fusebox.State{}, err
 	}
-	if len(vals) == 4 {
-		size, _ := vals[2].(int64)
+	if len(vals) != 4 && len(vals) != 6 {
+		return "", fusebox.State{}, fmt.Errorf("read %s: %d values from the read script, want 4 or 6", k, len(vals))
+	}
+	s.sawEpoch(vals[2], vals[3])
+	if len(vals) == 6 {
+		size, _ := vals[4].(int64)
 		problem := fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, fusebox.MaxStateSize)
 		if size <= fusebox.MaxStateSize {
-			vlen, _ := vals[3].(int64)
+			vlen, _ := vals[5].(int64)
 			problem = fmt.Errorf("its version holds %d bytes, more than a number", vlen)
 		}
 		s.logDamaged(name, k, problem)
 		return "0", fusebox.State{Name: name}, nil
-	}
-	if len(vals) != 2 {
-		return "", fusebox.State{}, fmt.Errorf("read %s: %d values from the read script, want 2", k, len(vals))
 	}
 	version, _ := vals[0].(string)
 	if version == "" {
@@ -324,18 +329,22 @@ const maxVersionLen = 20
 // larger than a state may be, or the version longer than a number: then
 // it moves the hash aside in the same step, unread, and returns what it
 // measured. HSTRLEN costs Redis nothing, and nothing oversized is ever sent.
+// The dataset's epoch comes with either answer (see epoch.go).
 //
-//	KEYS: state, aside; ARGV: max state bytes, max version bytes, TTL ms
-//	returns: {version, state}, or {false, false, state bytes, version bytes}
+//	KEYS: state, aside, epoch; ARGV: max state bytes, max version bytes, TTL ms
+//	returns: {version, state, epoch, changed}, or
+//	         {false, false, epoch, changed, state bytes, version bytes}
 var readScript = script(`
 local n = redis.call('HSTRLEN', KEYS[1], 'state')
 local m = redis.call('HSTRLEN', KEYS[1], 'v')
+local e = redis.call('HMGET', KEYS[3], 'id', 'changed')
 if n > tonumber(ARGV[1]) or m > tonumber(ARGV[2]) then
   redis.call('RENAME', KEYS[1], KEYS[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  return {false, false, n, m}
+  return {false, false, e[1], e[2], n, m}
 end
-return redis.call('HMGET', KEYS[1], 'v', 'state')
+local r = redis.call('HMGET', KEYS[1], 'v', 'state')
+return {r[1], r[2], e[1], e[2]}
 `)
 
 // damaged moves a state that does not decode aside, with one ERROR, and
@@ -356,15 +365,21 @@ func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
 }
 
 // casScript stores a state when its version is still the one read, with its
-// events, and refreshes (or, for a trip until reset, removes) the TTLs.
+// events, and refreshes (or, for a trip until reset, removes) the TTLs. It
+// gives the dataset an epoch when it has none, and returns it; 0 when it
+// stored nothing.
 //
-//	KEYS: state, events, names, counts
-//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, events...
+//	KEYS: state, events, names, counts, epoch
+//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, new epoch, events...
 var casScript = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '0') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'state', ARGV[2])
-for i = 7, #ARGV do
+redis.call('HSETNX', KEYS[5], 'id', ARGV[7])
+if tonumber(redis.call('HGET', KEYS[5], 'changed') or '0') < tonumber(ARGV[5]) then
+  redis.call('HSET', KEYS[5], 'changed', ARGV[5])
+end
+for i = 8, #ARGV do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[i])
 end
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
@@ -372,7 +387,7 @@ local ttl = tonumber(ARGV[3])
 for _, k in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
   if ttl > 0 then redis.call('PEXPIRE', k, ttl) else redis.call('PERSIST', k) end
 end
-return 1
+return redis.call('HMGET', KEYS[5], 'id', 'changed')
 `)
 
 // Update reads, runs fn and writes back with a compare-and-set, retrying
@@ -421,7 +436,13 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 	case st.Phase == fusebox.ForcedOpen && st.OpenUntil.After(time.Now()):
 		ttl = ttlArg(time.Until(st.OpenUntil) + s.ttl) // a timed trip outlives its unused period
 	}
-	args := []any{version, b, ttl, s.maxEvents, score(time.Now()), name}
+	// The state's own time is the epoch's changed: a host then tells
+	// whether a state it holds is the latest change it saw anywhere.
+	changed := st.UpdatedAt
+	if changed.IsZero() {
+		changed = time.Now()
+	}
+	args := []any{version, b, ttl, s.maxEvents, strconv.FormatInt(changed.UnixMilli(), 10), name, s.newEpoch}
 	for _, e := range events {
 		eb, err := json.Marshal(e)
 		if err != nil {
@@ -429,15 +450,20 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 		}
 		args = append(args, eb)
 	}
-	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}
-	var n int
+	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name), s.epochKey()}
+	var reply any
 	err = s.mended(ctx, name, s.circuitKeys(name), func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		n, err = casScript().Run(bctx, s.c, keys, args...).Int()
+		reply, err = casScript().Run(bctx, s.c, keys, args...).Result()
 		return err
 	})
-	return n == 1, err
+	e, stored := reply.([]any)
+	if err != nil || !stored || len(e) != 2 {
+		return false, err
+	}
+	s.sawEpoch(e[0], e[1])
+	return true, nil
 }
 
 // circuitKeys are the keys of a circuit's record, and the list of names.
