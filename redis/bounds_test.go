@@ -113,6 +113,36 @@ func TestOversizedRecordsAreSetAsideUnread(t *testing.T) {
 	}
 }
 
+// A counter someone else made a string, or a huge one: Count, the one call
+// a healthy run makes, moves the counters aside in the same step with one
+// ERROR and counts afresh, instead of failing on every call.
+func TestCountOverADamagedCounterStartsAfresh(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, c := range []struct{ name, plant string }{
+		{"not digits", `redis.call('HSET', KEYS[1], 'failures', 'many')`},
+		{"1 MB of digits", `redis.call('HSET', KEYS[1], 'skips', string.rep('9', 1000000))`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv.Do("FLUSHALL")
+			var log testenv.Buffer
+			s := open(t, srv, redis.WithPrefix("cnt:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			defer s.Close()
+			plant(t, srv, c.plant, []string{"cnt:c:api"})
+			for range 2 {
+				if err := s.Count(ctx, "api", fusebox.Counts{Successes: 1}); err != nil {
+					t.Fatalf("Count over a damaged counter: %v", err)
+				}
+			}
+			if got, err := s.Counts(ctx, "api"); err != nil || got.Successes != 2 || got.Failures != 0 || got.Skips != 0 {
+				t.Errorf("Counts = %+v, %v; want the 2 successes counted afresh", got, err)
+			}
+			if n := strings.Count(log.String(), "level=ERROR"); n != 1 || !strings.Contains(log.String(), "redis=cnt:c:api") || srv.Do("EXISTS", "cnt:damaged:c:api") != ":1" {
+				t.Errorf("%d ERRORs, want 1 naming the key, and the counters kept aside:\n%s", n, log.String())
+			}
+		})
+	}
+}
+
 // 100 MB in a circuit's stream (events near the 64 KiB an event may be,
 // some larger, some not events at all): Events and AllEvents, what history
 // and a /metrics scrape read, get the newest events within 16 MiB, with

@@ -477,9 +477,25 @@ func (s *Store) circuitKeys(name string) []typedKey {
 // configured TTL, such as fusebox run's fast path, never shortens it), and
 // for ever beside a trip until reset.
 //
-//	KEYS: counts, state, names
-//	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name
+// A counter that is not a number (longer than one, or not digits: written
+// by someone else) would make HINCRBY fail on every call: the hash is moved
+// aside first, in the same step, and the script returns 1 so that the
+// caller logs it once; the counting starts afresh.
+//
+//	KEYS: counts, state, names, counts' aside
+//	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name, max bytes of a counter
+//	returns: 1 when the counters were moved aside, else 0
 var countScript = script(`
+local moved = 0
+for _, f in ipairs({'successes', 'failures', 'skips', 'last'}) do
+  local n = redis.call('HSTRLEN', KEYS[1], f)
+  if n > tonumber(ARGV[8]) or (n > 0 and not string.match(redis.call('HGET', KEYS[1], f), '^%d+$')) then
+    redis.call('RENAME', KEYS[1], KEYS[4])
+    redis.call('PEXPIRE', KEYS[4], ARGV[5])
+    moved = 1
+    break
+  end
+end
 if ARGV[1] ~= '0' then redis.call('HINCRBY', KEYS[1], 'successes', ARGV[1]) end
 if ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'failures', ARGV[2]) end
 if ARGV[3] ~= '0' then redis.call('HINCRBY', KEYS[1], 'skips', ARGV[3]) end
@@ -494,7 +510,7 @@ else
   redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), left))
 end
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
-return 1
+return moved
 `)
 
 // Count adds c to the circuit's counters in one script call, without a
@@ -510,12 +526,18 @@ func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error 
 	if c.Successes == 0 && c.Failures == 0 && c.Skips == 0 && last == "" {
 		return nil
 	}
-	err := s.mended(ctx, name, s.circuitKeys(name), func() error {
+	k := s.countsKey(name)
+	moved := 0
+	err := s.mended(ctx, name, s.circuitKeys(name), func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		return countScript().Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
-			c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name).Err()
+		moved, err = countScript().Run(bctx, s.c, []string{k, s.stateKey(name), s.namesKey(), s.asideName(k)},
+			c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name, maxVersionLen).Int()
+		return err
 	})
+	if moved == 1 {
+		s.logDamaged(name, k, errors.New("a counter is not a number"))
+	}
 	return wrap("count", name, err)
 }
 
