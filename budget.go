@@ -83,12 +83,15 @@ type BudgetLog struct {
 
 // Spend decides an attempt at now under b (defaults filled in) as
 // BudgetStore.SpendBudget describes, dropping attempts that left the window
-// and appending this one when it is allowed.
+// and appending this one when it is allowed. An attempt dated after now (a
+// clock that was ahead, then stepped back) counts as made now, so that it
+// leaves the window one Window later instead of holding the budget until
+// the clock catches up with it.
 func (l *BudgetLog) Spend(b RetryBudget, now time.Time, retry bool) BudgetSpend {
 	t := now.UnixNano()
 	since := t - int64(b.Window)
-	l.Firsts = dropBefore(l.Firsts, since)
-	l.Retries = dropBefore(l.Retries, since)
+	l.Firsts = inWindow(l.Firsts, since, t)
+	l.Retries = inWindow(l.Retries, since, t)
 	switch {
 	case !retry:
 		l.Firsts = append(l.Firsts, t)
@@ -100,18 +103,18 @@ func (l *BudgetLog) Spend(b RetryBudget, now time.Time, retry bool) BudgetSpend 
 	return BudgetSpend{Allowed: true, Firsts: len(l.Firsts), Retries: len(l.Retries)}
 }
 
-// dropBefore removes the leading times at or before since from ts, which
-// is in the order the attempts were recorded: a time recorded after a later
-// one (a clock stepped back) stays until every time before it has gone.
-func dropBefore(ts []int64, since int64) []int64 {
-	i := 0
-	for i < len(ts) && ts[i] <= since {
-		i++
+// inWindow keeps the times of ts in the window (since, now], in place and
+// in their order, a time after now clamped to now. Every time is looked at,
+// not only the leading ones: a log written under a stepped clock need not
+// be sorted.
+func inWindow(ts []int64, since, now int64) []int64 {
+	kept := ts[:0]
+	for _, x := range ts {
+		if x = min(x, now); x > since {
+			kept = append(kept, x)
+		}
 	}
-	if i == 0 {
-		return ts
-	}
-	return append(ts[:0], ts[i:]...)
+	return kept
 }
 
 // BudgetError is the error of a retry a circuit's RetryBudget refused:

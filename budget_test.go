@@ -3,6 +3,7 @@ package fusebox_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/mem"
+	"pgregory.net/rapid"
 )
 
 func TestBudgetAllowed(t *testing.T) {
@@ -228,4 +230,29 @@ func TestDoRetryBudgetWindowPassesDuringWaits(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Whatever the clock did between spends (steps back, jumps ahead, times
+// repeated), a log keeps only the times of the window that ends at the
+// latest spend: none after it, none a window or more before it. A time
+// dated in the future therefore expires one window after the clock comes
+// back, instead of holding the budget until the clock catches up.
+func TestBudgetLogKeepsOnlyTheWindow(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b := fusebox.RetryBudget{Percent: 0.2, Min: 3, Window: 10 * time.Second}
+		t0 := time.Unix(1_000_000, 0)
+		var l fusebox.BudgetLog
+		for i := range rapid.IntRange(1, 60).Draw(t, "spends") {
+			offset := time.Duration(rapid.Int64Range(-int64(time.Hour), int64(time.Hour)).Draw(t, "offset"))
+			now := t0.Add(offset)
+			l.Spend(b, now, rapid.Bool().Draw(t, "retry"))
+			lo, hi := now.Add(-b.Window).UnixNano(), now.UnixNano()
+			for _, x := range append(slices.Clone(l.Firsts), l.Retries...) {
+				if x <= lo || x > hi {
+					t.Fatalf("spend %d at t0%+v kept %v, outside the window (t0%+v, t0%+v]", i, offset,
+						time.Unix(0, x).Sub(t0), -b.Window+offset, offset)
+				}
+			}
+		}
+	})
 }

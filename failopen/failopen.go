@@ -15,6 +15,7 @@
 //
 //	DIR/.redis-up/        the availability circuit of Redis (a state dir of its own)
 //	DIR/.redis-merged/    per circuit: the shared state last copied, and what was merged back
+//	DIR/.redis-epoch      the epoch of Redis's dataset last seen, to notice it lost its data
 package failopen
 
 import (
@@ -62,6 +63,7 @@ type Options struct {
 const (
 	HealthDir = ".redis-up"
 	MergedDir = ".redis-merged"
+	EpochFile = ".redis-epoch"
 )
 
 // Open opens the store o names. It never fails: a store that cannot be
@@ -116,6 +118,7 @@ func openRedis(o Options) fusebox.Admin {
 		if h, err := openFile(o, filepath.Join(o.LocalDir, HealthDir)); err == nil {
 			l.Health = h
 		}
+		l.EpochFile = filepath.Join(o.LocalDir, EpochFile)
 		return l, nil
 	}
 	if f, ok := o.Shared.(*Fallback); ok {

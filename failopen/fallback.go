@@ -46,6 +46,10 @@ type Local struct {
 	Merged fusebox.Admin
 	// Health holds the primary's availability circuit.
 	Health fusebox.Admin
+	// EpochFile is where the host keeps the epoch of the primary's dataset
+	// it last saw (see checkEpoch); "" for none: a primary that loses its
+	// data is then not noticed, and nothing is restored.
+	EpochFile string
 }
 
 var (
@@ -69,9 +73,10 @@ var (
 //   - The probe that finds the primary back merges into it what the host
 //     recorded on the replica meanwhile: counts and events added, and each
 //     circuit's state where the replica's is the stricter (see stricter).
-//   - A circuit the primary has lost (restarted with an empty dataset)
-//     while the replica holds it open or tripped is restored from the
-//     replica by the first process that reads it.
+//   - When the primary has lost its data (restarted with an empty
+//     dataset, or flushed), the first process of the host to read it
+//     restores from the replica what no later change elsewhere can
+//     contradict: open circuits, never a trip by hand (see checkEpoch).
 //
 // Errors that say nothing about the primary's availability pass through
 // without a fallback: an invalid name, the caller's own ctx ending, a busy
@@ -246,8 +251,13 @@ func (f *Fallback) Update(ctx context.Context, name string, fn func(*fusebox.Sta
 		return events, changed
 	}
 	primary, err := f.use(ctx, func(s fusebox.Admin) (err error) { st, err = s.Update(ctx, name, record); return err })
-	if primary && err == nil && moved {
-		f.replicate(ctx, name, st)
+	if primary && err == nil {
+		if l := f.replicaOf(); l != nil {
+			f.checkEpoch(ctx, l)
+		}
+		if moved {
+			f.replicate(ctx, name, st)
+		}
 	}
 	return st, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -182,14 +183,20 @@ func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 		t.Error("the availability circuit was probed before its open period ended")
 	}
 	clk.Advance(failopen.DefaultHealthPolicy.OpenFor)
-	if h.run("nas", false) {
-		t.Error("the first run after Redis came back empty ran a tripped circuit")
+	// The trip by hand from before the outage is not restored into the
+	// empty Redis (another host may have reset it meanwhile): one WARN
+	// names it.
+	if !h.run("nas", false) {
+		t.Error("a trip by hand from before Redis lost its data was restored")
 	}
 	if n, b := h.log.count(warning), h.log.count(back); n != 1 || b != 1 {
 		t.Errorf("%d warnings and %d notices for one outage, want 1 and 1:\n%s", n, b, h.log.String())
 	}
+	if h.log.count(notRestored) != 1 || !strings.Contains(h.log.String(), "circuits=nas ") {
+		t.Errorf("want one WARN naming the trip not restored:\n%s", h.log.String())
+	}
 	r := openRedis(t, srv)
-	for name, want := range map[string]fusebox.Phase{"nas": fusebox.ForcedOpen, "bridge": fusebox.Open, "cam": fusebox.Open} {
+	for name, want := range map[string]fusebox.Phase{"bridge": fusebox.Open, "cam": fusebox.Open} {
 		if st, err := r.Load(ctx, name); err != nil || st.Phase != want {
 			t.Errorf("Redis after the outage: %s is %q (%v), want %q restored from the replica", name, st.Phase, err, want)
 		}
@@ -211,34 +218,89 @@ func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 	}
 }
 
+const (
+	lostData    = "the shared state store lost its data"
+	restored    = "circuit restored from this host's replica"
+	notRestored = "tripped circuits not restored from this host's replica"
+)
+
 // Redis restarted with an empty dataset between two runs, which this host
-// never saw fail: the first run to read the tripped circuit restores it from
-// the replica, with one notice, and skips.
-func TestRedisRestartedEmptyRestoresATripFromTheReplica(t *testing.T) {
+// never saw fail: the first run to read it says so once; an open circuit is
+// restored from the replica (its open period ends by itself), with one
+// notice naming the host; a trip by hand is not (any host may have reset
+// it since), with one WARN naming it.
+func TestRedisRestartedEmptyRestoresAnOpenCircuitButNoTrip(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv, 10*time.Second)
 	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
 		t.Fatal(err)
 	}
+	h.run("bridge", true)
+	h.run("bridge", true) // open for an hour
 	srv.Restart()
-	if h.run("nas", false) {
-		t.Error("a circuit tripped until reset ran after Redis restarted empty")
+	if h.run("bridge", false) {
+		t.Error("an open circuit ran after Redis restarted empty: not restored")
 	}
-	if n := h.log.count("circuit restored from this host's replica"); n != 1 {
-		t.Errorf("%d notices of the restore, want 1:\n%s", n, h.log.String())
+	if !h.run("nas", false) {
+		t.Error("a trip by hand was restored after Redis restarted empty")
 	}
-	if n := h.log.count(warning); n != 0 {
-		t.Errorf("a restart between runs warned:\n%s", h.log.String())
+	h.run("nas", false)
+	for msg, want := range map[string]int{lostData: 1, restored: 1, notRestored: 1, warning: 0} {
+		if n := h.log.count(msg); n != want {
+			t.Errorf("%d lines %q, want %d:\n%s", n, msg, want, h.log.String())
+		}
 	}
-	if st, err := openRedis(t, srv).Load(ctx, "nas"); err != nil || !st.TrippedUntilReset() {
-		t.Errorf("Redis holds %+v, %v; want the trip restored", st, err)
+	if host, _ := os.Hostname(); !strings.Contains(h.log.String(), "host="+host) {
+		t.Errorf("the lines do not name the host %s:\n%s", host, h.log.String())
 	}
-	// A reset on Redis is then copied to the replica, so it is not undone.
-	if _, err := h.circuits(h.open()).Reset(ctx, "nas"); err != nil {
-		t.Fatal(err)
+	if st, err := openRedis(t, srv).Load(ctx, "bridge"); err != nil || st.Phase != fusebox.Open {
+		t.Errorf("Redis holds bridge %q, %v; want it open, restored", st.Phase, err)
 	}
-	if st, err := h.localStore().Load(ctx, "nas"); err != nil || st.Phase != fusebox.Closed {
-		t.Errorf("the replica after a reset holds %q, %v; want closed", st.Phase, err)
+}
+
+// Host A trips a circuit, host B resets it, and Redis loses its data (a
+// restart without persistence, or FLUSHALL): A's replica, which never saw
+// the reset, must not undo it. Nor may an open circuit of A's replica come
+// back when A saw a later change anywhere (B's reset) before the loss.
+func TestAResetIsNeverUndoneByAnotherHostsReplica(t *testing.T) {
+	for _, lose := range []struct {
+		name string
+		fn   func(*redistest.Server)
+	}{
+		{"restarted empty", func(srv *redistest.Server) { srv.Restart() }},
+		{"flushed", func(srv *redistest.Server) { srv.Do("FLUSHALL") }},
+	} {
+		t.Run(lose.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			a, b := newHost(t, srv, 10*time.Second), newHost(t, srv, 10*time.Second)
+			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0); err != nil {
+				t.Fatal(err)
+			}
+			a.run("bridge", true)
+			a.run("bridge", true) // open, on A
+			if b.run("nas", false) || b.run("bridge", false) {
+				t.Fatal("B ran a circuit A tripped or opened")
+			}
+			for _, name := range []string{"nas", "bridge"} {
+				if _, err := b.circuits(b.open()).Reset(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.run("api", false) // A reads Redis after the resets, without seeing them
+			lose.fn(srv)
+			if !a.run("nas", false) || !a.run("bridge", false) {
+				t.Errorf("A's replica undid B's reset after Redis lost its data:\n%s", a.log.String())
+			}
+			if !b.run("nas", false) || !b.run("bridge", false) {
+				t.Errorf("B skipped a circuit it had reset:\n%s", b.log.String())
+			}
+			if a.log.count(lostData) != 1 || a.log.count(restored) != 0 {
+				t.Errorf("A: want one WARN of the loss and nothing restored:\n%s", a.log.String())
+			}
+			if b.log.count(lostData) != 1 || b.log.count(restored) != 0 {
+				t.Errorf("B: want one WARN of the loss and nothing restored:\n%s", b.log.String())
+			}
+		})
 	}
 }
 

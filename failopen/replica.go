@@ -25,50 +25,29 @@ func (f *Fallback) replicaOf() *Local {
 	return l
 }
 
-// observe compares a state just read from the primary with the replica's:
-// a change is copied into the replica; a circuit the primary lost (no record,
-// or an older generation: a restart with an empty dataset) while the replica
-// holds it open or tripped is restored from the replica, and returned.
+// observe compares a state just read from the primary with the replica's,
+// and copies a change into the replica. When the primary turns out to have
+// lost its data, what the replica may restore is restored first (see
+// checkEpoch), and the state read again.
 func (f *Fallback) observe(ctx context.Context, name string, st fusebox.State) fusebox.State {
 	l := f.replicaOf()
 	if l == nil {
 		return st
 	}
-	rep, err := l.Store.Load(ctx, name)
-	if err != nil || rep.Phase == "" {
-		if st.Phase != "" && err == nil {
-			f.replicate(ctx, name, st)
-		}
-		return st
-	}
-	now := f.o.Clock.Now()
-	if lost(st, rep) && strictness(rep, now) >= 2 && stricter(rep, st, now) {
-		restored := false
-		got, err := f.Primary().Update(ctx, name, func(cur *fusebox.State) ([]fusebox.Event, bool) {
-			restored = lost(*cur, rep) && stricter(rep, *cur, f.o.Clock.Now())
-			if restored {
-				*cur = adopt(rep, *cur)
-			}
-			return nil, restored
-		})
+	if f.checkEpoch(ctx, l) {
+		got, err := f.Primary().Load(ctx, name)
 		if err != nil {
+			rep, _ := l.Store.Load(ctx, name)
 			return rep // the primary failed meanwhile: the replica's is the better answer
 		}
-		if restored && f.o.Logger != nil {
-			f.o.Logger.Log(ctx, fusebox.LevelNotice, "circuit restored from this host's replica: the shared state store had lost it", "circuit", name, "state", got.View(now).Phase)
-		}
-		f.replicate(ctx, name, got)
-		return got
+		st = got
 	}
-	if st.Phase != "" && (st.Generation != rep.Generation || st.Phase != rep.Phase) {
+	rep, err := l.Store.Load(ctx, name)
+	if err == nil && st.Phase != "" && (st.Generation != rep.Generation || st.Phase != rep.Phase) {
 		f.replicate(ctx, name, st)
 	}
 	return st
 }
-
-// lost reports whether the shared state st has lost what the replica rep
-// saw: it has no record, or an older generation.
-func lost(st, rep fusebox.State) bool { return st.Phase == "" || st.Generation < rep.Generation }
 
 // replicate copies a shared state into the replica and its base. Writers
 // racing on one circuit converge: the next read from the primary copies its
@@ -84,7 +63,8 @@ func (f *Fallback) replicate(ctx context.Context, name string, st fusebox.State)
 // mergeLocked merges into the primary, circuit by circuit, what this host
 // recorded on its replica while the primary was away: the counts and events
 // not merged yet, and the replica's state where it changed and is stricter
-// than the primary's (or the primary lost the circuit). The replica then
+// than the primary's (a state the primary lost is restored only as
+// checkEpoch decides, not by a merge). The replica then
 // holds the merged state. It holds the host's merge lock, so one process
 // merges at a time, and reports false without merging when another held it
 // for longer than mergeWait. It stops at the first error of the primary.
@@ -142,13 +122,12 @@ func (f *Fallback) mergeCircuit(ctx context.Context, l *Local, name string, outa
 	for len(events) > 0 && !events[0].Time.After(done.LastSuccess) {
 		events = events[1:]
 	}
-	now := f.o.Clock.Now()
-	if !changed && len(events) == 0 && delta == (fusebox.Counts{}) && strictness(rep, now) < 2 {
+	if !changed && len(events) == 0 && delta == (fusebox.Counts{}) {
 		return nil
 	}
 
 	st, err := f.primary.Update(ctx, name, func(cur *fusebox.State) ([]fusebox.Event, bool) {
-		take := (changed || lost(*cur, rep) && strictness(rep, f.o.Clock.Now()) >= 2) && stricter(rep, *cur, f.o.Clock.Now())
+		take := changed && stricter(rep, *cur, f.o.Clock.Now())
 		if take {
 			*cur = adopt(rep, *cur)
 		}

@@ -51,10 +51,9 @@ func (s *Store) SpendBudget(ctx context.Context, name string, b fusebox.RetryBud
 	if err != nil {
 		return fusebox.BudgetSpend{}, fmt.Errorf("spend budget %s: %w", name, err)
 	}
+	// Written even when refused: the attempts that left the window, and
+	// those dated after now that now count as made now, are kept so.
 	spend := l.Spend(b.WithDefaults(), now, retry)
-	if !spend.Allowed {
-		return spend, nil // nothing recorded, nothing to write
-	}
 	if err := writeBudget(fd, path, l); err != nil {
 		return fusebox.BudgetSpend{}, fmt.Errorf("spend budget %s: %w", name, err)
 	}

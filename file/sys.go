@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // File access goes through raw system calls so that the hot paths (Load,
@@ -109,10 +111,10 @@ func createShared(path string, euid int) error {
 // answer at most an endpoint's max_body; a damaged file larger than these is
 // refused from its size, before anything is read.
 const (
-	maxStateSize  = 1 << 20  // a state file
-	maxAnswerSize = 64 << 20 // a stored answer, its body base64-encoded in JSON
-	maxEventsRead = 16 << 20 // of an event log, the newest part is read
-	maxEventLine  = 64 << 10 // an event line longer than this is skipped undecoded
+	maxStateSize  = fusebox.MaxStateSize  // a state file
+	maxAnswerSize = fusebox.MaxAnswerSize // a stored answer, its body base64-encoded in JSON
+	maxEventsRead = fusebox.MaxEventsRead // of an event log, the newest part is read
+	maxEventLine  = fusebox.MaxEventSize  // an event line longer than this is skipped undecoded
 )
 
 // symlinkRefused reports whether err is an open's refusal, under

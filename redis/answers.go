@@ -3,8 +3,6 @@ package redis
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,10 +50,17 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (answers.Answer, boo
 		return answers.Answer{}, false, fmt.Errorf("load answer: %w", err)
 	}
 	var b []byte
+	var size int64
 	err := s.mended(ctx, "", s.answerKeys(key)[:1], func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		b, err = s.c.Get(bctx, s.answerKey(key)).Bytes()
+		v, err := answerScript().Run(bctx, s.c, []string{s.answerKey(key)}, fusebox.MaxAnswerSize).Result()
+		switch v := v.(type) {
+		case string:
+			b = []byte(v)
+		case int64:
+			size = v
+		}
 		return err
 	})
 	if errors.Is(err, goredis.Nil) {
@@ -64,11 +69,13 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (answers.Answer, boo
 	if err != nil {
 		return answers.Answer{}, false, wrap("load answer", key, err)
 	}
+	if size > 0 { // the script deleted it
+		s.dropAnswer(key, fmt.Errorf("it holds %d bytes, more than the %d an answer may", size, fusebox.MaxAnswerSize))
+		return answers.Answer{}, false, nil
+	}
 	var a answers.Answer
 	if err := json.Unmarshal(b, &a); err != nil {
-		if s.logger != nil {
-			s.logger.Warn("damaged stored answer dropped", "answer", key, "err", err)
-		}
+		s.dropAnswer(key, err)
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
 		s.c.Del(bctx, s.answerKey(key))
@@ -76,6 +83,27 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (answers.Answer, boo
 	}
 	return a, true, nil
 }
+
+// dropAnswer logs the one WARN of a damaged answer.
+func (s *Store) dropAnswer(key string, err error) {
+	if s.logger != nil {
+		s.logger.Warn("damaged stored answer dropped", "answer", key, "err", err)
+	}
+}
+
+// answerScript reads a stored answer unless it is larger than an answer
+// may be: then it deletes it, unread, and returns its size.
+//
+//	KEYS: answer; ARGV: max bytes
+//	returns: the answer, its size when deleted, or nil when there is none
+var answerScript = script(`
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  return n
+end
+return redis.call('GET', KEYS[1])
+`)
 
 // releaseScript deletes a lock only while it still holds the token its
 // holder set: a holder whose lease ran out must not free its successor's.
@@ -92,9 +120,7 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 	if err := fusebox.ValidateName(key); err != nil {
 		return fmt.Errorf("lock answer: %w", err)
 	}
-	var tok [16]byte
-	rand.Read(tok[:])
-	token := hex.EncodeToString(tok[:])
+	token := randomToken()
 	lock := s.lockKey(key)
 	timeout := time.NewTimer(s.lockTimeout)
 	defer timeout.Stop()

@@ -23,15 +23,20 @@ func (s *Store) budgetKeys(name string) []string {
 }
 
 // budgetScript is fusebox.BudgetLog.Spend in Lua, the allowance
-// (RetryBudget.Allowed) included.
+// (RetryBudget.Allowed) included, and so is the clamp of an attempt dated
+// after now to now (a host whose clock is ahead).
 //
 //	KEYS: firsts, retries
 //	ARGV: now µs, window µs, window ms, retry ("1" or "0"), percent, min, member
 //	returns: {allowed (1 or 0), firsts, retries}
 var budgetScript = script(`
 local now, since = tonumber(ARGV[1]), tonumber(ARGV[1]) - tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', since)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', since)
+for _, k in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', since)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', k, '(' .. ARGV[1], '+inf')) do
+    redis.call('ZADD', k, 'XX', now, m)
+  end
+end
 local firsts = redis.call('ZCARD', KEYS[1])
 local retries = redis.call('ZCARD', KEYS[2])
 local key = KEYS[1]

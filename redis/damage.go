@@ -89,12 +89,15 @@ func (s *Store) setAsideWrongTypes(ctx context.Context, circuit string, keys []t
 	return len(moved) > 0
 }
 
-// logDamaged gives the one ERROR of a damaged key moved aside.
+// logDamaged gives the one ERROR of a damaged key moved aside. The key is
+// the attribute "redis" (as the file store's is "file"): an attribute named
+// "key", or "redis_key", reads to a log's redactor as a credential's name,
+// and the line would hide the very key it is about.
 func (s *Store) logDamaged(circuit, k string, err error) {
 	if s.logger == nil {
 		return
 	}
-	args := []any{"key", k, "aside", s.asideName(k), "err", err}
+	args := []any{"redis", k, "aside", s.asideName(k), "err", err}
 	if circuit != "" {
 		args = append([]any{"circuit", circuit}, args...)
 		s.logger.Error("damaged Redis key moved aside; the circuit starts afresh", args...)

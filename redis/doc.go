@@ -14,7 +14,8 @@
 //	PREFIX a:KEY      a stored answer, as JSON
 //	PREFIX answers    sorted set: answer keys, scored by last write (ms)
 //	PREFIX x:KEY      Exclusive's lock: SET NX PX with a random token
-//	PREFIX damaged:K  a key K of the wrong type or a state that did not decode, moved aside (with the TTL)
+//	PREFIX damaged:K  a key K of the wrong type, a state that did not decode, or a record past its bound, moved aside (with the TTL)
+//	PREFIX epoch      hash: id (set by the first write to a dataset), changed (the latest state write, ms); see epoch.go
 //
 // A circuit's keys expire after the store's TTL (WithTTL, default
 // fusebox.DefaultGCAfter), refreshed on every write, so idle circuits go away
@@ -67,6 +68,13 @@
 // ERROR naming the key and the circuit, and runs the command again on a
 // fresh key: the circuit starts afresh, and no other circuit notices. A
 // state whose JSON does not decode is moved aside the same way.
+//
+// Records have the file store's bounds (fusebox.MaxStateSize and the
+// rest), checked by the script that reads them, inside Redis, before
+// anything is sent: a state larger than a state may be, or a counter that
+// is not a number, is moved aside unread; a stream entry larger than an
+// event is deleted; a circuit's events are read newest first up to
+// fusebox.MaxEventsRead; a reason read back is cut to fusebox.MaxReason.
 //
 // A Store is safe for concurrent use by goroutines and by processes on any
 // number of hosts.

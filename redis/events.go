@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -12,39 +13,38 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-// Events reads the circuit's stream. Event times are the callers' and need
-// not follow the stream's own IDs, so since is applied here, not by XRANGE.
+// Events reads the circuit's stream, within the bounds of every store
+// (see eventsScript). Event times are the callers' and need not follow the
+// stream's own IDs, so since is applied here, not by the script.
 func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]fusebox.Event, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, err
 	}
-	var msgs []goredis.XMessage
-	err := s.mended(ctx, name, []typedKey{{s.eventsKey(name), typeStream}}, func() (err error) {
-		bctx, cancel := s.budget(ctx)
-		defer cancel()
-		msgs, err = s.c.XRange(bctx, s.eventsKey(name), "-", "+").Result()
-		return err
-	})
+	streams, err := s.streams(ctx, []string{name})
 	if err != nil {
 		return nil, wrap("events", name, err)
 	}
-	out, _ := decodeEvents(msgs, since)
+	out, _ := decodeEvents(streams[0], since)
 	return out, nil
 }
 
-// decodeEvents returns the events at or after since, and the stream IDs of
-// those before it. An entry that does not decode is skipped.
-func decodeEvents(msgs []goredis.XMessage, since time.Time) (keep []fusebox.Event, older []string) {
-	for _, m := range msgs {
-		raw, _ := m.Values["e"].(string)
+// entry is one event of a stream, as stored: its stream ID and its JSON.
+type entry struct{ id, raw string }
+
+// decodeEvents returns the events at or after since, their reasons cut to
+// fusebox.MaxReason, and the stream IDs of those before it. An entry that
+// does not decode is skipped.
+func decodeEvents(entries []entry, since time.Time) (keep []fusebox.Event, older []string) {
+	for _, m := range entries {
 		var e fusebox.Event
-		if json.Unmarshal([]byte(raw), &e) != nil {
+		if json.Unmarshal([]byte(m.raw), &e) != nil {
 			continue
 		}
 		if e.Time.Before(since) {
-			older = append(older, m.ID)
+			older = append(older, m.id)
 			continue
 		}
+		e.Reason = fusebox.ClipReason(e.Reason)
 		keep = append(keep, e)
 	}
 	return keep, older
@@ -61,8 +61,8 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event
 		return nil, wrap("all events", "", err)
 	}
 	var out []fusebox.Event
-	for _, msgs := range streams {
-		evs, _ := decodeEvents(msgs, since)
+	for _, entries := range streams {
+		evs, _ := decodeEvents(entries, since)
 		out = append(out, evs...)
 	}
 	fusebox.SortEvents(out)
@@ -79,26 +79,73 @@ func (s *Store) listed(ctx context.Context) (names []string, err error) {
 	return names, err
 }
 
-// streams reads the event streams of names in one pipeline. A stream
-// whose key has the wrong type is moved aside and read as empty.
-func (s *Store) streams(ctx context.Context, names []string) ([][]goredis.XMessage, error) {
+// eventsScript reads a stream newest first, a few entries at a time so
+// that Redis holds little of it at once, and returns the newest entries
+// within the bounds of every store: at most ARGV[1] of them (and of those
+// it looks at), each of at most
+// fusebox.MaxEventSize, fusebox.MaxEventsRead in all. An entry larger than
+// an event may be (or with no event in it) is damage: it is deleted, and
+// counted in the reply's first element so that the caller logs it once.
+//
+//	KEYS: events; ARGV: most entries, most bytes of one, most bytes in all
+//	returns: {entries deleted, id, event, id, event, ...}, newest first
+var eventsScript = script(`
+local most, line, all = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local out, total, kept, seen, bad, from = {0}, 0, 0, 0, {}, '+'
+while kept < most and seen < most do
+  local batch = redis.call('XREVRANGE', KEYS[1], from, '-', 'COUNT', 16)
+  if #batch == 0 then break end
+  for _, e in ipairs(batch) do
+    seen = seen + 1
+    local f, v = e[2], nil
+    for i = 1, #f - 1, 2 do
+      if f[i] == 'e' then v = f[i + 1] end
+    end
+    if v == nil or #v > line then
+      table.insert(bad, e[1])
+    else
+      total = total + #v
+      if total > all or kept >= most then
+        most = kept
+        break
+      end
+      kept = kept + 1
+      table.insert(out, e[1])
+      table.insert(out, v)
+    end
+  end
+  from = '(' .. batch[#batch][1]
+end
+if #bad > 0 then
+  redis.call('XDEL', KEYS[1], unpack(bad))
+  out[1] = #bad
+end
+return out
+`)
+
+// streams reads the event streams of names in one pipeline of
+// eventsScript, oldest entry first. A stream whose key has the wrong type
+// is moved aside and read as empty; an entry too large to be an event is
+// deleted, with one ERROR for the stream.
+func (s *Store) streams(ctx context.Context, names []string) ([][]entry, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	bctx, cancel := s.budget(ctx)
-	defer cancel()
-	cmds := make([]*goredis.XMessageSliceCmd, len(names))
-	_, err := s.c.Pipelined(bctx, func(p goredis.Pipeliner) error {
-		for i, n := range names {
-			cmds[i] = p.XRange(bctx, s.eventsKey(n), "-", "+")
+	cmds, err := s.pipelineEvents(ctx, names)
+	if goredis.HasErrorPrefix(err, "NOSCRIPT") { // a Redis restarted since the script was loaded
+		bctx, cancel := s.budget(ctx)
+		err = eventsScript().Load(bctx, s.c).Err()
+		cancel()
+		if err == nil {
+			cmds, err = s.pipelineEvents(ctx, names)
 		}
-		return nil
-	})
-	out := make([][]goredis.XMessage, len(names))
+	}
+	out := make([][]entry, len(names))
 	for i, c := range cmds {
-		switch cerr := c.Err(); {
-		case cerr == nil || cerr == goredis.Nil:
-			out[i] = c.Val()
+		vals, cerr := c.Slice()
+		switch {
+		case cerr == nil:
+			out[i] = s.entries(names[i], vals)
 		case wrongType(cerr):
 			s.setAsideWrongTypes(ctx, names[i], []typedKey{{s.eventsKey(names[i]), typeStream}})
 		default:
@@ -109,6 +156,42 @@ func (s *Store) streams(ctx context.Context, names []string) ([][]goredis.XMessa
 		return nil, err
 	}
 	return out, nil
+}
+
+func (s *Store) pipelineEvents(ctx context.Context, names []string) ([]*goredis.Cmd, error) {
+	bctx, cancel := s.budget(ctx)
+	defer cancel()
+	cmds := make([]*goredis.Cmd, len(names))
+	_, err := s.c.Pipelined(bctx, func(p goredis.Pipeliner) error {
+		for i, n := range names {
+			cmds[i] = eventsScript().EvalSha(bctx, p, []string{s.eventsKey(n)}, s.eventsRead(), fusebox.MaxEventSize, fusebox.MaxEventsRead)
+		}
+		return nil
+	})
+	return cmds, err
+}
+
+// eventsRead is how many entries of a stream are read: its cap, which
+// XADD's MAXLEN ~ may pass by a node's worth, and room for a cap lowered
+// since the stream was written.
+func (s *Store) eventsRead() int { return 2*s.maxEvents + 100 }
+
+// entries turns eventsScript's reply into the stream's entries, oldest
+// first, and logs the entries it deleted as damage.
+func (s *Store) entries(name string, vals []any) []entry {
+	if len(vals) == 0 {
+		return nil
+	}
+	if n, _ := vals[0].(int64); n > 0 {
+		s.logDamaged(name, s.eventsKey(name), fmt.Errorf("%d entries of its stream are not events of at most %d bytes; they are deleted", n, fusebox.MaxEventSize))
+	}
+	out := make([]entry, 0, (len(vals)-1)/2)
+	for i := len(vals) - 2; i >= 1; i -= 2 {
+		id, _ := vals[i].(string)
+		raw, _ := vals[i+1].(string)
+		out = append(out, entry{id, raw})
+	}
+	return out
 }
 
 // namesScript lists the circuits that still have a state or counters and
@@ -214,8 +297,8 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 		return r, wrap("gc", "", err)
 	}
 	eventsCutoff := now.Add(-eventsFor)
-	for k, msgs := range streams {
-		_, older := decodeEvents(msgs, eventsCutoff)
+	for k, entries := range streams {
+		_, older := decodeEvents(entries, eventsCutoff)
 		if len(older) == 0 {
 			continue
 		}

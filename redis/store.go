@@ -54,6 +54,9 @@ type Store struct {
 	logger                      *slog.Logger
 
 	retries atomic.Uint64
+
+	newEpoch string                // the epoch this Store gives a dataset that has none
+	epoch    atomic.Pointer[epoch] // the dataset's, as last read
 }
 
 // Option configures a Store.
@@ -129,7 +132,7 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 		prefix: DefaultPrefix, ttl: fusebox.DefaultGCAfter,
 		dialTimeout: DefaultDialTimeout, commandTimeout: DefaultCommandTimeout,
 		updateTimeout: DefaultUpdateTimeout, lockTimeout: DefaultLockTimeout, lockLease: DefaultLockLease,
-		maxEvents: DefaultMaxEvents,
+		maxEvents: DefaultMaxEvents, newEpoch: randomToken(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -220,7 +223,7 @@ func (s *Store) Reuse(opts ...Option) *Store {
 		c: s.c, prefix: s.prefix, ttl: s.ttl,
 		dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
 		updateTimeout: s.updateTimeout, lockTimeout: s.lockTimeout, lockLease: s.lockLease,
-		maxEvents: s.maxEvents, logger: s.logger,
+		maxEvents: s.maxEvents, logger: s.logger, newEpoch: s.newEpoch,
 	}
 	for _, o := range opts {
 		o(r)
@@ -243,6 +246,7 @@ func (s *Store) answerKey(key string) string  { return s.prefix + "a:" + key }
 func (s *Store) lockKey(key string) string    { return s.prefix + "x:" + key }
 func (s *Store) namesKey() string             { return s.prefix + "names" }
 func (s *Store) answersKey() string           { return s.prefix + "answers" }
+func (s *Store) epochKey() string             { return s.prefix + "epoch" }
 
 // budget bounds one round trip: connecting, if a connection must be made,
 // and the command.
@@ -267,20 +271,38 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 	return st, wrap("load", name, err)
 }
 
-// read returns the state and its version ("0" when never stored).
+// read returns the state and its version ("0" when never stored), in one
+// script call that checks the record's size before anything of it is sent:
+// a state larger than fusebox.MaxStateSize (or a version longer than a
+// number) is moved aside unread, as damage, and the circuit starts afresh.
 func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return "", fusebox.State{}, err
 	}
+	k := s.stateKey(name)
 	var vals []any
-	err := s.mended(ctx, name, []typedKey{{s.stateKey(name), typeHash}}, func() (err error) {
+	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = s.c.HMGet(bctx, s.stateKey(name), "v", "state").Result()
+		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k), s.epochKey()}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl)).Slice()
 		return err
 	})
 	if err != nil {
 		return "", fusebox.State{}, err
+	}
+	if len(vals) != 4 && len(vals) != 6 {
+		return "", fusebox.State{}, fmt.Errorf("read %s: %d values from the read script, want 4 or 6", k, len(vals))
+	}
+	s.sawEpoch(vals[2], vals[3])
+	if len(vals) == 6 {
+		size, _ := vals[4].(int64)
+		problem := fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, fusebox.MaxStateSize)
+		if size <= fusebox.MaxStateSize {
+			vlen, _ := vals[5].(int64)
+			problem = fmt.Errorf("its version holds %d bytes, more than a number", vlen)
+		}
+		s.logDamaged(name, k, problem)
+		return "0", fusebox.State{Name: name}, nil
 	}
 	version, _ := vals[0].(string)
 	if version == "" {
@@ -300,6 +322,31 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 	return version, st, nil
 }
 
+// maxVersionLen bounds a record's version, a decimal count of its writes.
+const maxVersionLen = 20
+
+// readScript reads a state hash's version and state unless the state is
+// larger than a state may be, or the version longer than a number: then
+// it moves the hash aside in the same step, unread, and returns what it
+// measured. HSTRLEN costs Redis nothing, and nothing oversized is ever sent.
+// The dataset's epoch comes with either answer (see epoch.go).
+//
+//	KEYS: state, aside, epoch; ARGV: max state bytes, max version bytes, TTL ms
+//	returns: {version, state, epoch, changed}, or
+//	         {false, false, epoch, changed, state bytes, version bytes}
+var readScript = script(`
+local n = redis.call('HSTRLEN', KEYS[1], 'state')
+local m = redis.call('HSTRLEN', KEYS[1], 'v')
+local e = redis.call('HMGET', KEYS[3], 'id', 'changed')
+if n > tonumber(ARGV[1]) or m > tonumber(ARGV[2]) then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  return {false, false, e[1], e[2], n, m}
+end
+local r = redis.call('HMGET', KEYS[1], 'v', 'state')
+return {r[1], r[2], e[1], e[2]}
+`)
+
 // damaged moves a state that does not decode aside, with one ERROR, and
 // reports whether it did; the next Update stores a fresh state.
 func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
@@ -318,15 +365,21 @@ func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
 }
 
 // casScript stores a state when its version is still the one read, with its
-// events, and refreshes (or, for a trip until reset, removes) the TTLs.
+// events, and refreshes (or, for a trip until reset, removes) the TTLs. It
+// gives the dataset an epoch when it has none, and returns it; 0 when it
+// stored nothing.
 //
-//	KEYS: state, events, names, counts
-//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, events...
+//	KEYS: state, events, names, counts, epoch
+//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, new epoch, events...
 var casScript = script(`
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '0') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'state', ARGV[2])
-for i = 7, #ARGV do
+redis.call('HSETNX', KEYS[5], 'id', ARGV[7])
+if tonumber(redis.call('HGET', KEYS[5], 'changed') or '0') < tonumber(ARGV[5]) then
+  redis.call('HSET', KEYS[5], 'changed', ARGV[5])
+end
+for i = 8, #ARGV do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[i])
 end
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
@@ -334,7 +387,7 @@ local ttl = tonumber(ARGV[3])
 for _, k in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
   if ttl > 0 then redis.call('PEXPIRE', k, ttl) else redis.call('PERSIST', k) end
 end
-return 1
+return redis.call('HMGET', KEYS[5], 'id', 'changed')
 `)
 
 // Update reads, runs fn and writes back with a compare-and-set, retrying
@@ -383,7 +436,13 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 	case st.Phase == fusebox.ForcedOpen && st.OpenUntil.After(time.Now()):
 		ttl = ttlArg(time.Until(st.OpenUntil) + s.ttl) // a timed trip outlives its unused period
 	}
-	args := []any{version, b, ttl, s.maxEvents, score(time.Now()), name}
+	// The state's own time is the epoch's changed: a host then tells
+	// whether a state it holds is the latest change it saw anywhere.
+	changed := st.UpdatedAt
+	if changed.IsZero() {
+		changed = time.Now()
+	}
+	args := []any{version, b, ttl, s.maxEvents, strconv.FormatInt(changed.UnixMilli(), 10), name, s.newEpoch}
 	for _, e := range events {
 		eb, err := json.Marshal(e)
 		if err != nil {
@@ -391,15 +450,20 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 		}
 		args = append(args, eb)
 	}
-	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name)}
-	var n int
+	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name), s.epochKey()}
+	var reply any
 	err = s.mended(ctx, name, s.circuitKeys(name), func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		n, err = casScript().Run(bctx, s.c, keys, args...).Int()
+		reply, err = casScript().Run(bctx, s.c, keys, args...).Result()
 		return err
 	})
-	return n == 1, err
+	e, stored := reply.([]any)
+	if err != nil || !stored || len(e) != 2 {
+		return false, err
+	}
+	s.sawEpoch(e[0], e[1])
+	return true, nil
 }
 
 // circuitKeys are the keys of a circuit's record, and the list of names.
@@ -413,9 +477,25 @@ func (s *Store) circuitKeys(name string) []typedKey {
 // configured TTL, such as fusebox run's fast path, never shortens it), and
 // for ever beside a trip until reset.
 //
-//	KEYS: counts, state, names
-//	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name
+// A counter that is not a number (longer than one, or not digits: written
+// by someone else) would make HINCRBY fail on every call: the hash is moved
+// aside first, in the same step, and the script returns 1 so that the
+// caller logs it once; the counting starts afresh.
+//
+//	KEYS: counts, state, names, counts' aside
+//	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name, max bytes of a counter
+//	returns: 1 when the counters were moved aside, else 0
 var countScript = script(`
+local moved = 0
+for _, f in ipairs({'successes', 'failures', 'skips', 'last'}) do
+  local n = redis.call('HSTRLEN', KEYS[1], f)
+  if n > tonumber(ARGV[8]) or (n > 0 and not string.match(redis.call('HGET', KEYS[1], f), '^%d+$')) then
+    redis.call('RENAME', KEYS[1], KEYS[4])
+    redis.call('PEXPIRE', KEYS[4], ARGV[5])
+    moved = 1
+    break
+  end
+end
 if ARGV[1] ~= '0' then redis.call('HINCRBY', KEYS[1], 'successes', ARGV[1]) end
 if ARGV[2] ~= '0' then redis.call('HINCRBY', KEYS[1], 'failures', ARGV[2]) end
 if ARGV[3] ~= '0' then redis.call('HINCRBY', KEYS[1], 'skips', ARGV[3]) end
@@ -430,7 +510,7 @@ else
   redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[5]), left))
 end
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
-return 1
+return moved
 `)
 
 // Count adds c to the circuit's counters in one script call, without a
@@ -446,12 +526,18 @@ func (s *Store) Count(ctx context.Context, name string, c fusebox.Counts) error 
 	if c.Successes == 0 && c.Failures == 0 && c.Skips == 0 && last == "" {
 		return nil
 	}
-	err := s.mended(ctx, name, s.circuitKeys(name), func() error {
+	k := s.countsKey(name)
+	moved := 0
+	err := s.mended(ctx, name, s.circuitKeys(name), func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		return countScript().Run(bctx, s.c, []string{s.countsKey(name), s.stateKey(name), s.namesKey()},
-			c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name).Err()
+		moved, err = countScript().Run(bctx, s.c, []string{k, s.stateKey(name), s.namesKey(), s.asideName(k)},
+			c.Successes, c.Failures, c.Skips, last, ttlArg(s.ttl), score(time.Now()), name, maxVersionLen).Int()
+		return err
 	})
+	if moved == 1 {
+		s.logDamaged(name, k, errors.New("a counter is not a number"))
+	}
 	return wrap("count", name, err)
 }
 
@@ -460,15 +546,20 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.Counts{}, err
 	}
+	k := s.countsKey(name)
 	var vals []any
-	err := s.mended(ctx, name, []typedKey{{s.countsKey(name), typeHash}}, func() (err error) {
+	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = s.c.HMGet(bctx, s.countsKey(name), "successes", "failures", "skips", "last").Result()
+		vals, err = countsScript().Run(bctx, s.c, []string{k, s.asideName(k)}, maxVersionLen, ttlArg(s.ttl)).Slice()
 		return err
 	})
 	if err != nil {
 		return fusebox.Counts{}, wrap("counts", name, err)
+	}
+	if len(vals) != 4 {
+		s.logDamaged(name, k, fmt.Errorf("a counter holds more than the %d digits of a number", maxVersionLen))
+		return fusebox.Counts{}, nil
 	}
 	num := func(v any) uint64 {
 		str, _ := v.(string)
@@ -481,6 +572,23 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	}
 	return c, nil
 }
+
+// countsScript reads the counters unless one of them is longer than a
+// number: then it moves the hash aside in the same step, unread, and
+// returns nothing.
+//
+//	KEYS: counts, aside; ARGV: max bytes of a counter, TTL ms
+//	returns: {successes, failures, skips, last}, or {}
+var countsScript = script(`
+for _, f in ipairs({'successes', 'failures', 'skips', 'last'}) do
+  if redis.call('HSTRLEN', KEYS[1], f) > tonumber(ARGV[1]) then
+    redis.call('RENAME', KEYS[1], KEYS[2])
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+    return {}
+  end
+end
+return redis.call('HMGET', KEYS[1], 'successes', 'failures', 'skips', 'last')
+`)
 
 // script defers hashing a Lua script to its first use, keeping it out of the
 // init every fusebox run pays for, Redis or not.

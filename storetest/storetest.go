@@ -67,6 +67,7 @@ var cases = []struct {
 	{"the breaker state machine runs through Update", testBreaker},
 	{"a retry budget allows percent of the first attempts plus min, then refuses retries but never a first attempt", testBudgetSpend},
 	{"a retry budget forgets attempts that left its window", testBudgetWindow},
+	{"a retry budget counts an attempt dated in the future as made now", testBudgetFuture},
 	{"concurrent retries never overspend a retry budget", testBudgetConcurrent},
 	{"a retry budget is kept per circuit and lists no circuit", testBudgetApart},
 }
@@ -726,6 +727,25 @@ func testBudgetWindow(t *testing.T, s fusebox.Admin) {
 	}
 	if got := spend(t, bs, "db", budget20, later, true); got.Allowed {
 		t.Fatalf("retry past min with no first attempts in the window: got %+v, want refused", got)
+	}
+}
+
+func testBudgetFuture(t *testing.T, s fusebox.Admin) {
+	bs := budgetOf(t, s)
+	now := time.Now()
+	ahead := now.Add(time.Hour) // a host whose clock was an hour ahead
+	for range 5 {
+		spend(t, bs, "db", budget20, ahead, false)
+	}
+	for range budget20.Allowed(5) {
+		spend(t, bs, "db", budget20, ahead, true)
+	}
+	if got := spend(t, bs, "db", budget20, now, true); got.Allowed || got.Firsts != 5 {
+		t.Fatalf("a retry now, the budget spent an hour ahead: got %+v, want refused with the 5 first attempts counted", got)
+	}
+	later := now.Add(budget20.Window + time.Millisecond)
+	if got := spend(t, bs, "db", budget20, later, true); !got.Allowed || got.Firsts != 0 || got.Retries != 1 {
+		t.Fatalf("a retry one window after the attempts dated ahead: got %+v, want allowed by min, nothing left in the window", got)
 	}
 }
 

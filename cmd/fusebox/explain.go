@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -124,11 +125,12 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 	if err != nil {
 		return err
 	}
-	store := a.openStore(cfg)
-	defer store.Close()
-	if err := failopen.Reason(store); err != nil {
+	opened := a.openStore(cfg)
+	defer opened.Close()
+	if err := failopen.Reason(opened); err != nil {
 		return fmt.Errorf("state store: %w (a run would go on without circuit protection)", err)
 	}
+	store := readOnly{opened}
 	if err := unknownName(ctx, cfg, store, o.name, "a run of a new name runs under the defaults"); err != nil {
 		return err
 	}
@@ -148,11 +150,15 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 		}
 		p = p.WithDefaults()
 		st, err := store.Load(ctx, name)
-		if err != nil {
+		damaged := errors.Is(err, file.ErrDamaged)
+		if err != nil && !damaged {
 			return fmt.Errorf("read the state of %s: %w", name, err)
 		}
 		v := st.Explain(p.Breaker, now)
 		x.Action, x.Phase, x.Why = string(v.Action), string(v.Phase), v.Why
+		if damaged {
+			x.Why = err.Error() + ": a run moves it aside and starts afresh; " + v.Why
+		}
 		if !v.Until.IsZero() {
 			x.Until = &v.Until
 		}
@@ -195,6 +201,20 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 		return enc.Encode(e)
 	}
 	return writeExplanation(a.stdout, e)
+}
+
+// readOnly is the store explain reads: one that can read a state without
+// repairing it (file.Store.Peek) does so, so that explain changes nothing
+// and reports a damaged state file instead of moving it aside.
+type readOnly struct{ fusebox.Admin }
+
+func (r readOnly) Load(ctx context.Context, name string) (fusebox.State, error) {
+	if p, ok := r.Admin.(interface {
+		Peek(context.Context, string) (fusebox.State, error)
+	}); ok {
+		return p.Peek(ctx, name)
+	}
+	return r.Admin.Load(ctx, name)
 }
 
 // stateSource is the state dir or URL (its password hidden) and what chose

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -209,5 +212,35 @@ circuits:
 	p := inprocEnv(t, state, env, "run", "api", "--retry-budget", "-5%", "--", "true")
 	if p.code != 64 || !strings.Contains(p.stderr, "--retry-budget") {
 		t.Errorf("run --retry-budget -5%%: exit %d, want 64 naming the flag: %s", p.code, p.stderr)
+	}
+}
+
+// explain promises to change nothing: a damaged state file is reported, not
+// moved aside (it was, and explain then found no such circuit and exited
+// 64), and the explanation is what a run would do: move it aside and run.
+func TestExplainChangesNothingOnADamagedStateFile(t *testing.T) {
+	state := t.TempDir()
+	path := filepath.Join(state, "nas.json")
+	if err := os.WriteFile(path, []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list := func() []string {
+		var names []string
+		filepath.WalkDir(state, func(p string, _ fs.DirEntry, err error) error {
+			names = append(names, p)
+			return err
+		})
+		return names
+	}
+	before := list()
+	p := inproc(t, state, "explain", "nas")
+	if p.code != 0 || !strings.Contains(p.stdout, "would run: "+path+" is damaged") || !strings.Contains(p.stdout, "a run moves it aside") {
+		t.Errorf("explain: exit %d\n%s%s\nwant 0 and the damage reported", p.code, p.stdout, p.stderr)
+	}
+	if after := list(); !slices.Equal(before, after) {
+		t.Errorf("explain changed the state dir: %v, then %v", before, after)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "{garbage" {
+		t.Errorf("the damaged file after explain: %q, %v; want it untouched", b, err)
 	}
 }

@@ -1,0 +1,40 @@
+package file_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fusebox-hq/fusebox/file"
+)
+
+func TestPeekReportsDamageAndChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	path := filepath.Join(dir, "nas.json")
+	for _, c := range []struct{ name, content string }{
+		{"not JSON", "{garbage"},
+		{"over 1 MiB", `{"name":"nas"}` + string(make([]byte, 2<<20))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.Peek(ctx, "nas")
+			if !errors.Is(err, file.ErrDamaged) || st.Name != "nas" || st.Phase != "" {
+				t.Fatalf("Peek = %+v, %v; want a fresh state and ErrDamaged", st, err)
+			}
+			entries, _ := os.ReadDir(dir)
+			if b, _ := os.ReadFile(path); string(b) != c.content || len(entries) != 1 {
+				t.Errorf("after Peek the dir holds %d entries, nas.json %q; want it untouched and alone", len(entries), b)
+			}
+		})
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Peek(ctx, "nas"); err != nil || st.Name != "nas" {
+		t.Errorf("Peek of a missing state = %+v, %v; want a fresh state", st, err)
+	}
+}
