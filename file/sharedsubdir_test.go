@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,7 +71,9 @@ func checkSharedSubdir(t *testing.T, path string) {
 
 // TestAnUnusableSubdirOfASharedDirIsMovedAside plants, in place of each
 // subdirectory of a shared dir, what one member may leave there that the
-// others cannot use: another member's 0700 directory, a symlink, a file.
+// others cannot use: a symlink, a file. (Another member's 0700 directory
+// is moved aside too, but not by root, which shares it in place: see
+// reliability's TestAMembersPrivateSubdirDoesNotDisarmASharedDir.)
 // Refused, it would disarm every circuit of the others ("running without
 // circuit protection"); it is moved aside instead, with one ERROR naming
 // it, and made again shared, and every use of the store works. A symlink
@@ -81,15 +84,6 @@ func TestAnUnusableSubdirOfASharedDirIsMovedAside(t *testing.T) {
 		plant   func(t *testing.T, path string)
 		problem string
 	}{
-		{"another member's 0700 directory", func(t *testing.T, path string) {
-			if os.Geteuid() != 0 {
-				testenv.Skip(t, "chown to another uid needs root")
-			}
-			mkdir(t, path)
-			if err := os.Chown(path, 1001, os.Getegid()); err != nil {
-				t.Fatal(err)
-			}
-		}, "it is uid 1001's, group"},
 		{"a symlink", func(t *testing.T, path string) {
 			victim, _ := plantVictim(t)
 			if err := os.Symlink(victim, path); err != nil {
@@ -146,28 +140,40 @@ func TestAnUnusableSubdirOfASharedDirIsMovedAside(t *testing.T) {
 // TestMyOwnUnsharedSubdirOfASharedDirIsSharedInPlace: a subdirectory the
 // caller left 0700 in a shared dir (made before the dir was shared, or by
 // hand) is the caller's to fix: it is made 2770 in place, silently, and
-// keeps what it holds.
+// keeps what it holds. Root shares another member's the same way.
 func TestMyOwnUnsharedSubdirOfASharedDirIsSharedInPlace(t *testing.T) {
-	dir := sharedStateDir(t)
-	for _, sub := range []string{"events", ".locks", ".counts", "answers"} {
-		mkdir(t, filepath.Join(dir, sub))
-	}
-	writeFile(t, filepath.Join(dir, "events", "db.jsonl"), []byte(`{"time":"`+time.Now().UTC().Format(time.RFC3339)+`","circuit":"db","kind":"transition"}`+"\n"))
-	logOpt, log := withLog()
-	s := open(t, dir, logOpt)
-	mustUpdate(t, s, "db")
-	if evs, err := s.Events(ctx, "db", time.Time{}); err != nil || len(evs) != 2 {
-		t.Errorf("Events = %v, %v; want the old one and the update's", evs, err)
-	}
-	useEverySubdir(t, open(t, dir, logOpt), "other")
-	if w := log.Lines("level="); len(w) > 0 {
-		t.Errorf("logged:\n%s\nwant nothing", strings.Join(w, ""))
-	}
-	for _, sub := range []string{"events", ".locks", ".counts", "answers"} {
-		checkSharedSubdir(t, filepath.Join(dir, sub))
-	}
-	if got := ls(t, dir); slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, ".corrupt-") }) {
-		t.Errorf("moved aside: %q", got)
+	for _, owner := range []int{os.Geteuid(), 1001} {
+		t.Run("uid "+strconv.Itoa(owner), func(t *testing.T) {
+			if owner != os.Geteuid() && os.Geteuid() != 0 {
+				testenv.Skip(t, "chown to another uid needs root")
+			}
+			dir := sharedStateDir(t)
+			for _, sub := range []string{"events", ".locks", ".counts", "answers"} {
+				mkdir(t, filepath.Join(dir, sub))
+			}
+			writeFile(t, filepath.Join(dir, "events", "db.jsonl"), []byte(`{"time":"`+time.Now().UTC().Format(time.RFC3339)+`","circuit":"db","kind":"transition"}`+"\n"))
+			for _, sub := range []string{"events", ".locks", ".counts", "answers"} {
+				if err := os.Chown(filepath.Join(dir, sub), owner, -1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			logOpt, log := withLog()
+			s := open(t, dir, logOpt)
+			mustUpdate(t, s, "db")
+			if evs, err := s.Events(ctx, "db", time.Time{}); err != nil || len(evs) != 2 {
+				t.Errorf("Events = %v, %v; want the old one and the update's", evs, err)
+			}
+			useEverySubdir(t, open(t, dir, logOpt), "other")
+			if w := log.Lines("level="); len(w) > 0 {
+				t.Errorf("logged:\n%s\nwant nothing", strings.Join(w, ""))
+			}
+			for _, sub := range []string{"events", ".locks", ".counts", "answers"} {
+				checkSharedSubdir(t, filepath.Join(dir, sub))
+			}
+			if got := ls(t, dir); slices.ContainsFunc(got, func(n string) bool { return strings.Contains(n, ".corrupt-") }) {
+				t.Errorf("moved aside: %q", got)
+			}
+		})
 	}
 }
 
@@ -181,18 +187,15 @@ func TestGCRemovesASubdirMovedAsideWithWhatItHeld(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(dir, "events")); err != nil {
 		t.Fatal(err)
 	}
-	aside := []string{".counts" + corruptSuffix, "events" + corruptSuffix}
-	if os.Geteuid() == 0 { // another member's, with a subdirectory and a file
-		mkdir(t, filepath.Join(dir, ".locks"))
-		mkdir(t, filepath.Join(dir, ".locks", "inner"))
-		writeFile(t, filepath.Join(dir, ".locks", "inner", "db.lock"), nil)
-		if err := os.Chown(filepath.Join(dir, ".locks"), 1001, -1); err != nil {
-			t.Fatal(err)
-		}
-		aside = append(aside, ".locks"+corruptSuffix)
-	}
 	s := open(t, dir, file.WithNow(func() time.Time { return fixedNow }))
 	useEverySubdir(t, s, "db")
+	aside := []string{".counts" + corruptSuffix, "events" + corruptSuffix}
+	// A directory moved aside, as one member's 0700 one is by another.
+	old := filepath.Join(dir, ".locks.corrupt-20010101T000000Z")
+	mkdir(t, old)
+	mkdir(t, filepath.Join(old, "inner"))
+	writeFile(t, filepath.Join(old, "inner", "db.lock"), nil)
+	aside = append(aside, filepath.Base(old))
 	for _, name := range aside {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
 			t.Fatalf("%s: %v; want it moved aside", name, err)

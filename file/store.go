@@ -192,7 +192,9 @@ func (e *UnsafeDirError) Error() string {
 }
 
 // checkDir refuses a dir another user could create entries in: one owned by
-// another user than the caller or root, or one everyone may write to. The
+// another user than the caller or root, unless it is shared with a group of
+// the caller's (root may write any group's: it shares every shared dir),
+// or one everyone may write to. The
 // sticky bit does not help: it stops others removing or renaming our
 // entries, not planting their own, such as a symlink in place of a
 // subdirectory not made yet. It refuses a symlink too (fi from lstat).
@@ -205,7 +207,7 @@ func checkDir(dir string, fi fs.FileInfo, euid int) error {
 	if e.Mode&fs.ModeSymlink != 0 || e.Mode.Perm()&0o002 != 0 {
 		return e
 	}
-	if e.foreign() && !(isShared(fi) && inGroup(int(st.Gid))) {
+	if e.foreign() && !(isShared(fi) && (euid == 0 || inGroup(int(st.Gid)))) {
 		return e
 	}
 	return nil

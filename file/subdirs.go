@@ -24,7 +24,8 @@ import (
 // In a shared dir (see shared.go) every member may plant such an entry,
 // and one refused would disarm every member's circuits: there a
 // subdirectory the members cannot all use is repaired instead. The
-// caller's own directory is made shared in place (2770, the dir's group);
+// caller's own directory (for root, any directory) is made shared in place
+// (2770, the dir's group);
 // any other — a symlink, a file, another member's directory the others may
 // not use (0700, say, or of another group) — is moved aside as an unusable
 // file is (see aside.go), with one error, and made again, shared.
@@ -128,9 +129,10 @@ func (s *Store) repairSubdir(dir string, fi fs.FileInfo) error {
 
 // shareOwnDir makes dir, when it is the caller's directory fi (not a
 // symlink since), 2770 and the group gid's, and reports whether it did.
+// Root may change any directory, and read what it holds.
 func shareOwnDir(dir string, fi fs.FileInfo, euid, gid int) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || !fi.IsDir() || int(st.Uid) != euid {
+	if !ok || !fi.IsDir() || int(st.Uid) != euid && euid != 0 {
 		return false
 	}
 	fd, err := openFile(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
