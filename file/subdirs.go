@@ -144,8 +144,13 @@ func shareOwnDir(dir string, fi fs.FileInfo, euid, gid int) bool {
 	if unix.Fstat(fd, &now) != nil || inodeOf(&now) != (inode{uint64(st.Dev), st.Ino}) {
 		return false
 	}
-	// chmod last: a chown may clear setgid.
-	return unix.Fchown(fd, -1, gid) == nil && unix.Fchmod(fd, uint32(sharedDirMode.Perm())|unix.S_ISGID) == nil
+	// Only a dir of another group is chowned (the daemon's unit forbids
+	// chown: SystemCallFilter=~@privileged), and chmod comes last: a chown
+	// may clear setgid.
+	if int(now.Gid) != gid && unix.Fchown(fd, -1, gid) != nil {
+		return false
+	}
+	return unix.Fchmod(fd, uint32(sharedDirMode.Perm())|unix.S_ISGID) == nil
 }
 
 // subdirProblem says, for the error that moves it aside, why the
