@@ -284,6 +284,27 @@ func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
 		}
 	})
 
+	t.Run("on a machine with a fusebox group of its own", func(t *testing.T) {
+		h := newDebHost(t)
+		h.sh("groupadd --system fusebox")
+		t.Cleanup(func() { exec.Command("groupdel", "fusebox").Run() })
+		before := h.machine()
+		if p := h.install(deb); p.code != 0 {
+			t.Fatalf("dpkg -i: exit %d\n%s%s", p.code, p.stdout, p.stderr)
+		}
+		if got := h.sh("id -gn fusebox"); got != "fusebox" {
+			t.Errorf("the fusebox user's group is %q, want the group that was there", got)
+		}
+		// userdel removes the group of the user's name it is the last of:
+		// the purge puts back the one that was there before.
+		if p := h.run(h.cmd("dpkg", "--purge", "fusebox")); p.code != 0 {
+			t.Fatalf("dpkg --purge: exit %d\n%s%s", p.code, p.stdout, p.stderr)
+		}
+		if after := h.machine(); after != before {
+			t.Errorf("after the purge the machine is\n%s\nwant it as it was:\n%s", after, before)
+		}
+	})
+
 	t.Run("on a machine with a state dir of root's", func(t *testing.T) {
 		h := newDebHost(t)
 		h.sh("install -d -m 0700 /var/lib/fusebox && echo root-was-here > /var/lib/fusebox/mine")
