@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -50,6 +51,11 @@ type childResult struct {
 // interrupted the call the group gets their signal instead. Either way no grandchild
 // is left behind.
 func (c *child) run(ctx context.Context) childResult {
+	// The child's parent-death signal fires when the thread that started
+	// it ends (see procAttr): the thread is this goroutine's alone until
+	// the child has been reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	stderr := &lastLine{w: c.stderr}
 	p, err := startProc(c.argv, c.stdin, c.stdout, stderr)
 	if err != nil {

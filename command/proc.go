@@ -67,7 +67,7 @@ func startProc(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*proc,
 	attr := &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{in.Fd(), out.Fd(), errf.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Sys:   procAttr(),
 	}
 	pid, err := syscall.ForkExec(path, argv, attr)
 	runtime.KeepAlive(in)

@@ -393,11 +393,25 @@ func sweepLeftovers(dir string, tempBefore, corruptBefore time.Time) error {
 		}
 		fi, err := e.Info()
 		if err == nil && fi.ModTime().Before(before) {
-			err = os.Remove(filepath.Join(dir, e.Name()))
+			err = removeLeftover(filepath.Join(dir, e.Name()), e.IsDir())
 		}
 		errs = append(errs, ignoreMissing(err))
 	}
 	return errors.Join(errs...)
+}
+
+// removeLeftover removes a temporary or damaged file, or a subdirectory
+// moved aside (see repairSubdir) with what it holds; RemoveAll never
+// follows a symlink. A subdirectory the caller may not empty, another
+// member's 0700 one in a shared dir, is left to its owner's GC.
+func removeLeftover(path string, dir bool) error {
+	if !dir {
+		return os.Remove(path)
+	}
+	if err := os.RemoveAll(path); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return nil
 }
 
 // hasTag reports whether file ends in tag and a dotless suffix, as the names

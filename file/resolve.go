@@ -14,12 +14,19 @@ import (
 //	configured (config state:)   "config"
 //	$STATE_DIRECTORY             "$STATE_DIRECTORY" (systemd; the first of several)
 //	/var/lib/fusebox             "default for root" (when euid is 0)
+//	/var/lib/fusebox             "default for the fusebox user" (home is /var/lib/fusebox)
 //	$XDG_STATE_HOME/fusebox      "$XDG_STATE_HOME" (when absolute, as XDG requires)
 //	home/.local/state/fusebox    "$HOME"
 //
-// It returns "", "" when none applies (no home). A runtime dir
+// The system dir is the default of root's cron and of the user whose home
+// it is, the .deb's fusebox user (packaging/): the daemon's store, not a
+// second one under .local. It returns "", "" when none applies (no home). A runtime dir
 // ($XDG_RUNTIME_DIR, /run) is never a default: it is emptied at logout or
 // boot, and an open circuit would close with it.
+// SystemDir is the host's state dir: root's, and the .deb's fusebox
+// user's, whose home it is.
+const SystemDir = "/var/lib/fusebox"
+
 func ResolveDir(flag, configured string, getenv func(string) string, euid int, home string) (dir, source string) {
 	switch {
 	case flag != "":
@@ -33,7 +40,10 @@ func ResolveDir(flag, configured string, getenv func(string) string, euid int, h
 		return first, "$STATE_DIRECTORY"
 	}
 	if euid == 0 {
-		return "/var/lib/fusebox", "default for root"
+		return SystemDir, "default for root"
+	}
+	if filepath.Clean(home) == SystemDir {
+		return SystemDir, "default for the fusebox user"
 	}
 	if xdg := getenv("XDG_STATE_HOME"); filepath.IsAbs(xdg) {
 		return filepath.Join(xdg, "fusebox"), "$XDG_STATE_HOME"

@@ -36,6 +36,7 @@ func TestResolveDir(t *testing.T) {
 		{"then the config file", "", "/conf", without("FUSEBOX_STATE_DIR"), 0, "/root", "/conf", "config"},
 		{"then systemd's first state directory", "", "", without("FUSEBOX_STATE_DIR"), 1000, "/home/ann", "/var/lib/unit", "$STATE_DIRECTORY"},
 		{"root defaults to /var/lib/fusebox", "", "", without("FUSEBOX_STATE_DIR", "STATE_DIRECTORY"), 0, "/root", "/var/lib/fusebox", "default for root"},
+		{"the fusebox user, whose home it is, to /var/lib/fusebox", "", "", without("FUSEBOX_STATE_DIR", "STATE_DIRECTORY"), 999, "/var/lib/fusebox/", "/var/lib/fusebox", "default for the fusebox user"},
 		{"a user to $XDG_STATE_HOME/fusebox", "", "", without("FUSEBOX_STATE_DIR", "STATE_DIRECTORY"), 1000, "/home/ann", "/home/ann/.state/fusebox", "$XDG_STATE_HOME"},
 		{"a relative $XDG_STATE_HOME is ignored", "", "", map[string]string{"XDG_STATE_HOME": "rel"}, 1000, "/home/ann", "/home/ann/.local/state/fusebox", "$HOME"},
 		{"then ~/.local/state/fusebox, never the runtime dir", "", "", without("FUSEBOX_STATE_DIR", "STATE_DIRECTORY", "XDG_STATE_HOME"), 1000, "/home/ann", "/home/ann/.local/state/fusebox", "$HOME"},

@@ -15,7 +15,12 @@ import (
 // A shared state dir lets the users of one group (Home Assistant, Node-RED
 // and root's cron, say) share its circuits. It is setgid and
 // group-writable, and not writable by every user: Open accepts it from
-// another owner when the caller is in its group. In it, subdirectories are
+// another owner when the caller is in its group, or is root. Root may
+// write any dir, so its membership would add nothing: what keeps root's
+// writes in the dir is what keeps every member's, O_NOFOLLOW and the
+// checks of each entry. That is what lets root's cron share the .deb's
+// /var/lib/fusebox, which systemd gives to the fusebox user (see
+// packaging/). In it, subdirectories are
 // made 2770 and files 0660, whatever the umask, so that every member can
 // lock, count and replace them; setgid makes them the dir's group.
 const (

@@ -17,7 +17,8 @@
 // aside to FILE.corrupt-TIME with one warning, and one the Store cannot use
 // (a symlink, a FIFO, another user's it may not open, an oversized one: see
 // aside.go) with one error. A subdirectory replaced by a symlink is
-// refused, never followed.
+// refused, never followed; in a shared dir it is moved aside too, as is any
+// subdirectory the group's members cannot all use (see subdirs.go).
 package file
 
 import (
@@ -60,6 +61,7 @@ type Store struct {
 	maps        countMaps               // counters files kept mapped; see withCounts
 	states      stateCache              // states last read or written; see stateCache
 	shared      bool                    // the dir is shared by a group: see shared.go
+	gid         int                     // the dir's group
 	told        sync.Map                // the errors tellOnce has logged
 }
 
@@ -148,6 +150,9 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	s.shared = isShared(fi)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.gid = int(st.Gid)
+	}
 	s.prefix = filepath.Clean(dir)
 	if !strings.HasSuffix(s.prefix, "/") {
 		s.prefix += "/"
@@ -187,7 +192,9 @@ func (e *UnsafeDirError) Error() string {
 }
 
 // checkDir refuses a dir another user could create entries in: one owned by
-// another user than the caller or root, or one everyone may write to. The
+// another user than the caller or root, unless it is shared with a group of
+// the caller's (root may write any group's: it shares every shared dir),
+// or one everyone may write to. The
 // sticky bit does not help: it stops others removing or renaming our
 // entries, not planting their own, such as a symlink in place of a
 // subdirectory not made yet. It refuses a symlink too (fi from lstat).
@@ -200,7 +207,7 @@ func checkDir(dir string, fi fs.FileInfo, euid int) error {
 	if e.Mode&fs.ModeSymlink != 0 || e.Mode.Perm()&0o002 != 0 {
 		return e
 	}
-	if e.foreign() && !(isShared(fi) && inGroup(int(st.Gid))) {
+	if e.foreign() && !(isShared(fi) && (euid == 0 || inGroup(int(st.Gid)))) {
 		return e
 	}
 	return nil

@@ -221,11 +221,11 @@ Exit status:
        143 SIGTERM; 141 stdout or stderr is a closed pipe
 
 State dir: --state, else $FUSEBOX_STATE_DIR, else the config's state:, else
-$STATE_DIRECTORY (systemd), else /var/lib/fusebox (root), else
-$XDG_STATE_HOME/fusebox (~/.local/state/fusebox). Any of the first three may
-be redis://[user:pass@]host:6379/0 (rediss:// for TLS) to share circuits
-across hosts; the default dir then holds this host's replica of them,
-which stands in while Redis is down.
+$STATE_DIRECTORY (systemd), else /var/lib/fusebox (root, and the user whose
+home it is), else $XDG_STATE_HOME/fusebox (~/.local/state/fusebox). Any of
+the first three may be redis://[user:pass@]host:6379/0 (rediss:// for TLS)
+to share circuits across hosts; the default dir then holds this host's
+replica of them, which stands in while Redis is down.
 Config: --config, else $FUSEBOX_CONFIG, else ~/.config/fusebox/config.yaml,
 else /etc/fusebox/config.yaml; none is needed.`,
 		Example: `  fusebox demo                          # a 20-second tour on a flaky API of its own
