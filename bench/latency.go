@@ -62,8 +62,8 @@ chains:
 // twentyCircuits is a household's config: twenty circuits, half of them
 // HTTP endpoints with a jq check and an extraction, one of them the
 // healthy run's, and a chain. A run reads the top of it and its own
-// circuit (config.LoadForRun cuts the rest out before parsing): what this
-// row adds over the empty config is that cut and the lines it blanks.
+// circuit (config.LoadForRun parses the whole file and decodes only that
+// circuit): what this row adds over the empty config is that parse.
 func twentyCircuits() string {
 	var b strings.Builder
 	b.WriteString("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n  healthy:\n    attempts: 2\n")

@@ -37,11 +37,6 @@ type app struct {
 	logger   *slog.Logger
 	redactor *redact.Redactor
 
-	// shared is the fast path's store of a redis:// state: the full
-	// command reuses its connection, and what it learned of Redis's
-	// availability.
-	shared fusebox.Admin
-
 	// exits says the process exits when the command returns (main sets
 	// it; in-process callers such as the tests do not): what only a
 	// long-lived process must undo is left.
@@ -52,6 +47,11 @@ type app struct {
 		// run, which evaluates no jq expression and needs no other circuit
 		// (config.LoadForRun); "" for every other command.
 		forRun string
+		// uses, when not nil, names the only circuits whose values the
+		// command uses (config.LoadUsing): status, history, trip, reset
+		// and gc read every circuit's name and policy, and no other's
+		// endpoint or notifications.
+		uses   []string
 		loaded bool
 		cfg    *config.Config
 		err    error
@@ -93,11 +93,10 @@ func (a *app) setup(secrets ...string) error {
 // one named by --config or $FUSEBOX_CONFIG must exist (Find returns it
 // whether or not it does, and Load says it is missing).
 //
-// The file is read once a process: the fast path and the command it falls
-// through to share it.
+// The file is read once a process.
 func (a *app) loadConfig() (*config.Config, error) {
 	if !a.config.loaded {
-		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home, a.config.forRun)
+		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home, a.config.forRun, a.config.uses)
 		a.config.loaded = true
 	}
 	if a.config.err != nil {
@@ -113,17 +112,21 @@ func (a *app) loadConfig() (*config.Config, error) {
 }
 
 // readConfig finds and loads the config, for fusebox run of the circuit
-// forRun when it is not "".
-func readConfig(flag string, getenv func(string) string, home string, forRun string) (*config.Config, error) {
+// forRun when it is not "", else for a command using the values of the
+// circuits uses only when it is not nil.
+func readConfig(flag string, getenv func(string) string, home string, forRun string, uses []string) (*config.Config, error) {
 	path, _ := config.Find(flag, getenv, home)
 	if path == "" {
 		return nil, nil
 	}
 	var cfg *config.Config
 	var err error
-	if forRun != "" {
+	switch {
+	case forRun != "":
 		cfg, err = config.LoadForRun(path, forRun)
-	} else {
+	case uses != nil:
+		cfg, err = config.LoadUsing(path, uses)
+	default:
 		cfg, err = config.Load(path)
 	}
 	if err != nil {
@@ -172,8 +175,7 @@ func (a *app) stateShown(cfg *config.Config) string {
 func (a *app) openStore(cfg *config.Config) fusebox.Admin {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
 	if redis.IsURL(o.Dir) {
-		o.LocalDir, o.Shared = a.localDir(), a.shared
-		a.shared = nil // the store opened now owns it
+		o.LocalDir = a.localDir()
 	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep
@@ -186,14 +188,23 @@ func (a *app) circuits(store fusebox.Admin, opts ...fusebox.Option) *fusebox.Cir
 	return fusebox.New(store, append([]fusebox.Option{fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger)}, opts...)...)
 }
 
-// addGlobalFlags adds the flags every command takes, for the command tree
-// and for the fast path alike.
+// addGlobalFlags adds the flags every command takes.
 func addGlobalFlags(fs *pflag.FlagSet, a *app) {
 	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` or redis:// URL (default: see fusebox --help)")
 	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
 	fs.StringVar(&a.log.Format, "log-format", "text", "stderr log format: text or json")
 	fs.BoolVarP(&a.log.Quiet, "quiet", "q", false, "log fusebox's own trouble only (errors)")
 	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, wait and skip")
+}
+
+// configUses names the circuits whose config values cmd uses, when it uses
+// no others' (see app.config.uses); nil for a command that may use any.
+func configUses(cmd *cobra.Command, args []string) []string {
+	switch cmd.Name() {
+	case "status", "history", "trip", "reset", "gc":
+		return append([]string{}, args...)
+	}
+	return nil
 }
 
 // newRootCmd builds the command tree.
@@ -242,6 +253,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.config.uses = configUses(cmd, args)
 			return a.setup()
 		},
 	}
