@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -207,8 +208,38 @@ func configUses(cmd *cobra.Command, args []string) []string {
 	return nil
 }
 
-// newRootCmd builds the command tree.
-func newRootCmd(a *app) *cobra.Command {
+// subcommand is one of fusebox's commands: the name it is run by, and its
+// constructor.
+type subcommand struct {
+	name string
+	new  func(*app) *cobra.Command
+}
+
+var subcommands = []subcommand{
+	{"run", newRunCmd},
+	{"call", newCallCmd},
+	{"demo", newDemoCmd},
+	{"status", newStatusCmd},
+	{"explain", newExplainCmd},
+	{"history", newHistoryCmd},
+	{"trip", newTripCmd},
+	{"reset", newResetCmd},
+	{"gc", newGCCmd},
+	{"validate", newValidateCmd},
+	{"serve", newServeCmd},
+	{"version", newVersionCmd},
+	{"state", newStateCmd},
+}
+
+func isSubcommand(name string) bool {
+	return slices.ContainsFunc(subcommands, func(c subcommand) bool { return c.name == name })
+}
+
+// newRootCmd builds the command tree for the command line args: when its
+// first word names a command (what cron runs: fusebox run NAME -- ...),
+// that command alone, else every command (for help, completion and
+// suggestions).
+func newRootCmd(a *app, args ...string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fusebox",
 		Short: "Retries with backoff and persistent circuit breakers for scripts",
@@ -265,20 +296,10 @@ else /etc/fusebox/config.yaml; none is needed.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 
-	root.AddCommand(
-		newRunCmd(a),
-		newCallCmd(a),
-		newDemoCmd(a),
-		newStatusCmd(a),
-		newExplainCmd(a),
-		newHistoryCmd(a),
-		newTripCmd(a),
-		newResetCmd(a),
-		newGCCmd(a),
-		newValidateCmd(a),
-		newServeCmd(a),
-		newVersionCmd(a),
-		newStateCmd(a),
-	)
+	for _, c := range subcommands {
+		if len(args) == 0 || !isSubcommand(args[0]) || args[0] == c.name {
+			root.AddCommand(c.new(a))
+		}
+	}
 	return root
 }

@@ -34,7 +34,7 @@ func main() {
 // printed the error on a.stderr when exitCode says it still needs printing.
 // It is main without os.Exit, so tests run it in-process.
 func execute(ctx context.Context, a *app, args []string) int {
-	root := newRootCmd(a)
+	root := newRootCmd(a, args...)
 	root.SetArgs(args)
 	return report(a, root.ExecuteContext(ctx))
 }
