@@ -327,13 +327,13 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		if cutByDeadline {
 			attemptDeadline = deadline
 		}
-		actx := newAttemptCtx(parent, attemptDeadline)
-		err = fn(actx.Context)
+		actx, cancel := context.WithDeadline(parent, attemptDeadline)
+		err = fn(actx)
 		timedOut := err != nil && actx.Err() == context.DeadlineExceeded
-		actx.end()
+		cancel()
 
 		if err != nil && parent.Err() == context.Canceled {
-			k.record(permit, Outcome{Neutral: true, Attempt: attempt})
+			k.record(parent, permit, Outcome{Neutral: true, Attempt: attempt})
 			return fmt.Errorf("%s: %w", k.name, parent.Err())
 		}
 		if err == nil {
@@ -342,7 +342,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 			} else {
 				k.debug("attempt succeeded", "attempt", attempt)
 			}
-			k.recordSuccess(permit, instant, attempt)
+			k.recordSuccess(parent, permit, instant, attempt)
 			return nil
 		}
 
@@ -361,7 +361,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		}
 		reason := ae.Error()
 		k.info("attempt failed", "attempt", attempt, "attempts", r.Attempts, "reason", reason)
-		reopensIn, opened := k.record(permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, Cause: cause(f, ae), OpenFor: f.OpenFor})
+		reopensIn, opened := k.record(parent, permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: attempt, Reason: reason, TimedOut: timedOut, Cause: cause(f, ae), OpenFor: f.OpenFor})
 		k.reopened = k.reopened || opened && permit.Lease != ""
 		k.open = opened && !f.Neutral && !f.Local
 		last = ae
@@ -544,12 +544,13 @@ func sameAnchors(a, b *State) bool {
 
 // recordSuccess records an attempt, begun at start, that succeeded. A
 // success that changes nothing but the counters (State.QuietSuccess) is only
-// counted: no lock, no write of the State.
-func (k *call) recordSuccess(permit Permit, start Instant, attempt int) {
+// counted: no lock, no write of the State. It records even when parent is
+// done (the outcome happened), with parent's values.
+func (k *call) recordSuccess(parent context.Context, permit Permit, start Instant, attempt int) {
 	if k.broken || permit.Unprotected {
 		return
 	}
-	ctx := context.Background() // record even when ctx is done: the outcome happened
+	ctx := detached(parent)
 	counts := Counts{Successes: 1, LastSuccess: k.c.since(start).Wall}
 	st, err := k.c.store.Load(ctx, k.name)
 	if err == nil && st.QuietSuccess(k.policy.Breaker, permit) {
@@ -557,30 +558,41 @@ func (k *call) recordSuccess(permit Permit, start Instant, attempt int) {
 		k.emit(Event{Time: counts.LastSuccess, Circuit: k.name, Kind: EventSuccess, Attempt: attempt})
 		return
 	}
-	k.update(permit, Outcome{Attempt: attempt}, counts)
+	k.update(ctx, permit, Outcome{Attempt: attempt}, counts)
 }
 
 // record stores a failed or cancelled attempt's outcome and reports whether
-// the circuit is now open, and for how long.
-func (k *call) record(permit Permit, o Outcome) (reopensIn time.Duration, opened bool) {
+// the circuit is now open, and for how long. It records even when parent
+// is done (the outcome happened), with parent's values.
+func (k *call) record(parent context.Context, permit Permit, o Outcome) (reopensIn time.Duration, opened bool) {
 	if k.broken || permit.Unprotected {
 		return 0, false
 	}
+	ctx := detached(parent)
 	switch {
 	case !o.Failed && permit.Lease == "":
 		return 0, false // a cancelled ordinary attempt changes nothing
 	case o.Failed && !o.Neutral:
 		// Counted before the event is logged: a process killed in between
 		// leaves a count without its event, never an event without a count.
-		k.count(context.Background(), Counts{Failures: 1})
+		k.count(ctx, Counts{Failures: 1})
 	}
-	return k.update(permit, o, Counts{})
+	return k.update(ctx, permit, o, Counts{})
+}
+
+// detached is parent without its cancellation, for recording an outcome
+// that happened whether or not the caller has gone since: its values stay.
+// A parent that can never be cancelled is its own (without an allocation).
+func detached(parent context.Context) context.Context {
+	if parent.Done() == nil {
+		return parent
+	}
+	return context.WithoutCancel(parent)
 }
 
 // update records o in the State under the store's lock; a success's counts
 // are added once the State is stored.
-func (k *call) update(permit Permit, o Outcome, success Counts) (reopensIn time.Duration, opened bool) {
-	ctx := context.Background() // record even when ctx is done: the outcome happened
+func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Counts) (reopensIn time.Duration, opened bool) {
 	s := k.c.store
 	var skips uint64
 	if !o.Neutral || permit.Lease != "" { // it may open or close the circuit

@@ -87,9 +87,8 @@ func BenchmarkLoadTwentyCircuits(b *testing.B) {
 			}
 		})
 	}
-	// What decoding only the named circuit out of the whole file's AST
-	// would cost at least: the parse of the file into the AST, and its
-	// tokens alone (cut.go's comment has the figures).
+	// What LoadForRun cannot do without: the parse of the whole file into
+	// its AST, and its tokens alone.
 	data := []byte(twentyCircuits())
 	b.Run("AST", func(b *testing.B) {
 		for b.Loop() {

@@ -3,8 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
-	"slices"
 	"syscall"
 )
 
@@ -21,59 +22,32 @@ const (
 // ReadRegularFile reads the regular file at path, refusing anything else (a
 // FIFO, a device, a directory) without blocking on it, and any file longer
 // than limit bytes without reading it.
-//
-// It reads with plain system calls, not an os.File: the first os.File a
-// process opens sets up the runtime's poller (an epoll instance, an eventfd
-// and its registration), about 40 µs of a fail-fast run that otherwise
-// opens nothing that way.
 func ReadRegularFile(path string, limit int64) ([]byte, error) {
-	var fd int
-	err := retryEINTR(func() (err error) {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		return err
-	})
+	// O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := retryEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	if kind := st.Mode & syscall.S_IFMT; kind != syscall.S_IFREG {
-		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fileKind(uint32(kind)))}
+	if !st.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))}
 	}
-	if st.Size > limit {
-		return nil, &os.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: st.Size, Limit: limit}}
+	if st.Size() > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: st.Size(), Limit: limit}}
 	}
-	data := make([]byte, 0, st.Size+1) // the one byte more finds a file that grew
-	for int64(len(data)) <= limit {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, min(cap(data), int(limit+1)-len(data)))
-		}
-		var n int
-		err := retryEINTR(func() (err error) {
-			n, err = syscall.Read(fd, data[len(data):min(cap(data), int(limit+1))])
-			return err
-		})
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return data, nil
-		}
-		data = data[:len(data)+n]
+	// The one byte more finds a file that grew while read.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
-	// It grew while read.
-	return nil, &os.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: int64(len(data)), Limit: limit}}
-}
-
-func retryEINTR(f func() error) error {
-	for {
-		if err := f(); err != syscall.EINTR {
-			return err
-		}
+	if int64(len(data)) > limit {
+		return nil, &os.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: int64(len(data)), Limit: limit}}
 	}
+	return data, nil
 }
 
 // TooLargeError is a file longer than fusebox reads.
@@ -86,19 +60,19 @@ func (e *TooLargeError) Error() string {
 // ErrTooDeep is YAML whose collections nest deeper than MaxYAMLNesting.
 var ErrTooDeep = errors.New("nested too deep")
 
-// fileKind names a file type of stat's st_mode (S_IFMT bits).
-func fileKind(kind uint32) string {
-	switch kind {
-	case syscall.S_IFIFO:
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
-	case syscall.S_IFCHR, syscall.S_IFBLK:
+	case m&fs.ModeDevice != 0:
 		return "a device"
-	case syscall.S_IFSOCK:
+	case m&fs.ModeSocket != 0:
 		return "a socket"
-	case syscall.S_IFDIR:
+	case m.IsDir():
 		return "a directory"
 	}
-	return fmt.Sprintf("file type %#o", kind)
+	return fmt.Sprintf("file type %v", m.Type())
 }
 
 // yamlNesting returns the deepest nesting of collections in YAML text, as

@@ -15,7 +15,12 @@ func (l *loader) circuits(sec entry, c *Config, reported map[fusebox.FieldError]
 	where := map[string]entry{}
 	entries, _ := l.mapping(sec.value, sec.path)
 	for _, e := range entries {
-		circ := l.circuit(e, c, reported)
+		if l.scope.only != "" && e.name != l.scope.only {
+			continue
+		}
+		l.circuit = e.name
+		circ := l.readCircuit(e, c, reported)
+		l.circuit = ""
 		if err := fusebox.ValidateName(e.name); err != nil {
 			l.errorAt(e, e.path, "%v", err)
 			continue
@@ -26,8 +31,8 @@ func (l *loader) circuits(sec entry, c *Config, reported map[fusebox.FieldError]
 	return where
 }
 
-// circuit reads one circuit: the defaults, then its own keys.
-func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]bool) *Circuit {
+// readCircuit reads one circuit: the defaults, then its own keys.
+func (l *loader) readCircuit(e entry, c *Config, reported map[fusebox.FieldError]bool) *Circuit {
 	p := c.Defaults
 	rules := c.DefaultNotify
 	if fr := p.Breaker.FailureRate; fr != nil {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -38,7 +37,7 @@ type Config struct {
 	// defaultSources says where each policy key of defaults: was set.
 	defaultSources map[string]Source
 	// Partial says the Config holds only what fusebox run of one circuit
-	// reads (LoadForRun cut the rest out): Circuits that circuit at most,
+	// reads (LoadForRun decoded no other): Circuits that circuit at most,
 	// no Chains, and Secrets only theirs (Secrets(Path) has them all).
 	Partial bool
 }
@@ -121,12 +120,13 @@ func Load(path string) (*Config, error) {
 
 // LoadForRun is Load for fusebox run of the circuit name, which evaluates
 // no jq expression (Env.UncheckedJQ) and needs nothing of the other
-// circuits or of chains: where the file's layout lets them be cut out
-// safely, they are neither parsed nor checked, and the Config holds the
-// top-level keys, defaults: and that circuit only. A problem in what is
-// read is reported as Load would report it, with the whole file's other
-// problems; a problem elsewhere costs the run nothing (validate, call and
-// serve report it).
+// circuits or of chains: the file is parsed whole, once, and of its
+// circuits only name's entry is decoded, its keys checked as strictly as
+// Load checks them; the other circuits' entries and chains: are neither
+// decoded nor checked. The Config holds the top-level keys, defaults: and
+// that circuit only (Partial). A problem in what is read is reported as
+// Load would report it, with the whole file's other problems; a problem
+// elsewhere costs the run nothing (validate, call and serve report it).
 func LoadForRun(path, name string) (*Config, error) {
 	data, err := ReadRegularFile(path, MaxConfigSize)
 	if err != nil {
@@ -136,47 +136,33 @@ func LoadForRun(path, name string) (*Config, error) {
 }
 
 func loadForRun(path string, data []byte, name string, env Env) (*Config, error) {
-	part, ok := cutToCircuit(data, name)
-	return parseForRun(path, data, part, ok, env)
-}
-
-// parseForRun parses part, data cut by cutToCircuit when cut, and the
-// whole of data when part cannot be cut or has a problem.
-func parseForRun(path string, data, part []byte, cut bool, env Env) (*Config, error) {
-	if cut {
-		if c, err := Parse(path, part, env); err == nil {
-			c.Partial = true
-			return c, nil
-		}
-		// What is wrong, and where, is the whole file's to say.
+	c, _, err := parse(path, data, env, scope{only: name})
+	if err == nil {
+		return c, nil
 	}
-	return Parse(path, data, env)
+	// What is wrong, and where, is the whole file's to say: the circuit's
+	// problems are among them.
+	if _, _, whole := parse(path, data, env, scope{}); whole != nil {
+		return nil, whole
+	}
+	return nil, err
 }
 
-// SkipExitForRun returns the skip_exit: of the circuit name, as
-// LoadForRun(path, name) and then SkipExit(name) would, for a run skipped
-// before its config was read, which needs nothing else of it: where the
-// part of the file LoadForRun would parse spells no skip_exit key (neither
-// the word nor an escape that could spell it), it says so without parsing.
-// A config that cannot be read or parsed sets none.
-func SkipExitForRun(path, name string) (int, bool) {
+// LoadUsing is Load for a command that uses the values of the circuits
+// named, and of no other: it reads every circuit's name and policy (status,
+// history, trip, reset, gc). A ${VAR} or ${file:...} in another circuit's
+// entry that this process cannot expand (a variable the daemon's unit sets
+// and a shell does not) costs it nothing: the values it would fill stay
+// empty. Any other problem, and one in a named circuit or outside
+// circuits:, is reported as Load reports it; validate, run and call of the
+// circuit still report it.
+func LoadUsing(path string, names []string) (*Config, error) {
 	data, err := ReadRegularFile(path, MaxConfigSize)
 	if err != nil {
-		return 0, false
+		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return skipExitForRun(path, data, name, fileEnv(true))
-}
-
-func skipExitForRun(path string, data []byte, name string, env Env) (int, bool) {
-	part, cut := cutToCircuit(data, name)
-	if cut && !bytes.Contains(part, []byte("skip_exit")) && !bytes.ContainsRune(part, '\\') {
-		return 0, false // no key of the part can be skip_exit
-	}
-	c, err := parseForRun(path, data, part, cut, env)
-	if err != nil {
-		return 0, false
-	}
-	return c.SkipExit(name)
+	c, _, err := parse(path, data, fileEnv(false), scope{uses: append([]string{}, names...)})
+	return c, err
 }
 
 // fileEnv is the Env of a config read from a file: the process environment
@@ -198,7 +184,7 @@ func Secrets(path string) []string {
 	if err != nil {
 		return nil
 	}
-	_, secrets, _ := parse(path, data, fileEnv(true))
+	_, secrets, _ := parse(path, data, fileEnv(true), scope{})
 	return secrets
 }
 
@@ -206,12 +192,30 @@ func Secrets(path string) []string {
 // find secrets.yaml and relative paths). It reads nothing but through env.
 // Every problem found is an *Error, and all of them are returned joined.
 func Parse(path string, data []byte, env Env) (*Config, error) {
-	c, _, err := parse(path, data, env)
+	c, _, err := parse(path, data, env, scope{})
 	return c, err
 }
 
-// parse is Parse that also returns the secrets it found, a problem or not.
-func parse(path string, data []byte, env Env) (*Config, []string, error) {
+// scope says what of a config a command reads: the zero scope, all of it.
+type scope struct {
+	// only, when not "", is the one circuit decoded (fusebox run's): the
+	// other circuits and chains: are not (Config.Partial).
+	only string
+	// uses, when not nil, are the only circuits whose values the command
+	// uses (it reads the others' names and policies): a reference another
+	// circuit makes that this process cannot expand is no problem of its.
+	uses []string
+}
+
+// spares says whether a reference in the entry of circuit (a name, or ""
+// outside circuits:) that cannot be expanded is left unreported.
+func (s scope) spares(circuit string) bool {
+	return s.uses != nil && circuit != "" && !slices.Contains(s.uses, circuit)
+}
+
+// parse is Parse of what s says that also returns the secrets it found, a
+// problem or not.
+func parse(path string, data []byte, env Env, s scope) (*Config, []string, error) {
 	if env.Lookup == nil {
 		env.Lookup = func(string) (string, bool) { return "", false }
 	}
@@ -223,7 +227,7 @@ func parse(path string, data []byte, env Env) (*Config, []string, error) {
 	if doc == nil {
 		return nil, nil, probs.err()
 	}
-	l := &loader{yamlDoc: doc, env: env, dir: filepath.Dir(path), isSecret: map[string]bool{}}
+	l := &loader{yamlDoc: doc, env: env, scope: s, dir: filepath.Dir(path), isSecret: map[string]bool{}}
 	c := l.config(path)
 	if err := probs.err(); err != nil {
 		return nil, l.secrets, err
@@ -271,6 +275,8 @@ func (c *Config) SkipExit(name string) (int, bool) {
 type loader struct {
 	*yamlDoc
 	env           Env
+	scope         scope
+	circuit       string // the circuit whose entry is being read, if any
 	dir           string // the config file's directory, for relative paths
 	secrets       []string
 	isSecret      map[string]bool
@@ -318,7 +324,11 @@ func (l *loader) config(path string) *Config {
 	c.defaultSources = l.sources(refs)
 	reported := l.validate(c.Defaults, refs, nil, nil)
 	circuits := l.circuits(sections["circuits"], c, reported)
-	l.chains(sections["chains"], c, circuits)
+	if l.scope.only != "" {
+		c.Partial = true // chains: name other circuits
+	} else {
+		l.chains(sections["chains"], c, circuits)
+	}
 	watchBrokers(c)
 	c.Secrets = l.secrets
 	return c

@@ -67,7 +67,7 @@ func expandRef(ref string, lookup func(string) (string, bool), readFile func(str
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			return "", fmt.Errorf("${file:%s}: cannot read %s: %v", path, path, err)
+			return "", unavailable{fmt.Errorf("${file:%s}: cannot read %s: %w", path, path, err)}
 		}
 		v := string(data)
 		if cut, ok := strings.CutSuffix(v, "\n"); ok {
@@ -80,10 +80,18 @@ func expandRef(ref string, lookup func(string) (string, bool), readFile func(str
 	}
 	v, ok := lookup(ref)
 	if !ok {
-		return "", fmt.Errorf("${%s}: environment variable %s is not set", ref, ref)
+		return "", unavailable{fmt.Errorf("${%s}: environment variable %s is not set", ref, ref)}
 	}
 	return v, nil
 }
+
+// unavailable is a reference whose value this process cannot have: an
+// environment variable it was not given, a file it cannot read. Unlike a
+// reference written wrong, it may be another process's to expand (the
+// daemon's unit sets the variable; a shell running fusebox status does not).
+type unavailable struct{ error }
+
+func (u unavailable) Unwrap() error { return u.error }
 
 func isVarName(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -116,6 +124,9 @@ func (l *loader) str(n ast.Node, path string) (string, bool) {
 	}
 	out, values, errs := expand(s, l.env.Lookup, l.readFile)
 	for _, err := range errs {
+		if l.scope.spares(l.circuit) && errors.As(err, new(unavailable)) {
+			continue // a circuit this command uses no value of
+		}
 		l.errorf(n, path, "%v", err)
 	}
 	l.record(values...)

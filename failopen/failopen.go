@@ -52,11 +52,6 @@ type Options struct {
 	// read_timeout and write_timeout win).
 	DialTimeout, CommandTimeout time.Duration
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
-	// Shared, when set, is the store Open returned earlier in this process
-	// for the same Dir (the fast path's): it is returned again, with these
-	// options, keeping its connection to Redis and what it learned of
-	// Redis's availability.
-	Shared fusebox.Admin
 }
 
 // Local state dirs beside the replica (see the package doc).
@@ -120,12 +115,6 @@ func openRedis(o Options) fusebox.Admin {
 		}
 		l.EpochFile = filepath.Join(o.LocalDir, EpochFile)
 		return l, nil
-	}
-	if f, ok := o.Shared.(*Fallback); ok {
-		if p, ok := f.Primary().(*redis.Store); ok {
-			f.reuse(p.Reuse(opts...), local, o.Logger)
-			return f
-		}
 	}
 	primary, err := redis.Open(o.Dir, opts...)
 	if err != nil {

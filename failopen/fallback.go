@@ -389,23 +389,6 @@ func (f *Fallback) Close() error {
 	return err
 }
 
-// reuse moves f onto primary (on f's own connections, with other settings)
-// and the local stores openLocal opens, keeping what f learned of the
-// primary's availability.
-func (f *Fallback) reuse(primary fusebox.Admin, openLocal func() (Local, error), logger *slog.Logger) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.primary, f.openLocal, f.o.Logger = primary, openLocal, logger
-	if l := f.local; l != nil {
-		for _, s := range []fusebox.Admin{l.Store, l.Merged, l.Health} {
-			if s != nil {
-				s.Close()
-			}
-		}
-	}
-	f.local, f.localErr = nil, nil
-}
-
 // SpendBudget spends from the retry budget of the store in use: the
 // primary's, shared by every host, or while it is away the local replica's,
 // shared by this host's processes only. A store without budgets allows

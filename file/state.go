@@ -192,12 +192,9 @@ func stateOf(b []byte, err error, name string) (fusebox.State, error) {
 	case err != nil:
 		return fusebox.State{}, err
 	}
-	st, ok := decodeState(b)
-	if !ok {
-		st = fusebox.State{}
-		if err := json.Unmarshal(b, &st); err != nil {
-			return fusebox.State{}, &damage{describe(b, err), false}
-		}
+	var st fusebox.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fusebox.State{}, &damage{describe(b, err), false}
 	}
 	st.Name = name
 	return st, nil

@@ -90,7 +90,7 @@ func inChild(ctx context.Context, src string, body []byte, asExtract bool, limit
 			return nil, errJQMemory
 		}
 		line, _, _ := strings.Cut(strings.TrimSpace(died), "\n")
-		return nil, fmt.Errorf("jq's process: %v: %s", err, line)
+		return nil, fmt.Errorf("jq's process: %w: %s", err, line)
 	}
 	status, out, _ := bytes.Cut(stdout.Bytes(), []byte("\n"))
 	if string(status) != "ok" {

@@ -214,24 +214,6 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
-// Reuse returns a Store on s's connections with opts applied: a process that
-// opened a Store before it knew its settings (fusebox run's fast path, before
-// the config) keeps its connection instead of dialling again. The budget
-// stays s's (WithTimeouts is ignored); closing either Store closes both.
-func (s *Store) Reuse(opts ...Option) *Store {
-	r := &Store{
-		c: s.c, prefix: s.prefix, ttl: s.ttl,
-		dialTimeout: s.dialTimeout, commandTimeout: s.commandTimeout,
-		updateTimeout: s.updateTimeout, lockTimeout: s.lockTimeout, lockLease: s.lockLease,
-		maxEvents: s.maxEvents, logger: s.logger, newEpoch: s.newEpoch,
-	}
-	for _, o := range opts {
-		o(r)
-	}
-	r.dialTimeout, r.commandTimeout = s.dialTimeout, s.commandTimeout
-	return r
-}
-
 // Retries returns how many times Update has retried after a conflicting
 // write since the Store was opened.
 func (s *Store) Retries() uint64 { return s.retries.Load() }
@@ -474,7 +456,7 @@ func (s *Store) circuitKeys(name string) []typedKey {
 // countScript adds to the counters and raises LastSuccess, kept as
 // zero-padded Unix nanoseconds so that comparing strings compares times.
 // The counters live as long as the state at least (a caller that knows no
-// configured TTL, such as fusebox run's fast path, never shortens it), and
+// configured TTL never shortens it), and
 // for ever beside a trip until reset.
 //
 // A counter that is not a number (longer than one, or not digits: written

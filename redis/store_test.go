@@ -120,7 +120,7 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:s:api")[1:]); ttl <= int(time.Hour/time.Millisecond) || ttl > int((time.Hour+time.Minute)/time.Millisecond) {
 		t.Errorf("PTTL of a one-minute trip = %d ms, want an hour and up to a minute", ttl)
 	}
-	// A process that knows a shorter TTL (the fast path knows none) counts
+	// A process that knows a shorter TTL (or none) counts
 	// a skip: the counters still live as long as the state.
 	short := open(t, srv, redis.WithPrefix("ttl:"), redis.WithTTL(time.Minute))
 	defer short.Close()

@@ -68,11 +68,18 @@ func TestMalformedConfig(t *testing.T) {
 			state := filepath.Join(dir, "state")
 			marker := filepath.Join(dir, "ran")
 			want := "fusebox: " + path + ":" + tc.at
+			// status and trip name the broken circuit when there is one: a
+			// value this process cannot have (${VAR}, ${file:}) blocks only
+			// what uses that circuit.
+			named := []string{}
+			if tc.run != "" && tc.run != "-" {
+				named = append(named, tc.run)
+			}
 			for _, args := range [][]string{
 				{"validate", "--config", path},
 				{"call", "--config", path, "owm"},
-				{"status", "--config", path},
-				{"trip", "--config", path, "x"},
+				append([]string{"status", "--config", path}, named...),
+				{"trip", "--config", path, cmp.Or(strings.Join(named, ""), "x")},
 			} {
 				p := fb(t, state, args...)
 				lines := logLines(p.stderr)

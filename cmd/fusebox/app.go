@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,11 +38,6 @@ type app struct {
 	logger   *slog.Logger
 	redactor *redact.Redactor
 
-	// shared is the fast path's store of a redis:// state: the full
-	// command reuses its connection, and what it learned of Redis's
-	// availability.
-	shared fusebox.Admin
-
 	// exits says the process exits when the command returns (main sets
 	// it; in-process callers such as the tests do not): what only a
 	// long-lived process must undo is left.
@@ -52,6 +48,11 @@ type app struct {
 		// run, which evaluates no jq expression and needs no other circuit
 		// (config.LoadForRun); "" for every other command.
 		forRun string
+		// uses, when not nil, names the only circuits whose values the
+		// command uses (config.LoadUsing): status, history, trip, reset
+		// and gc read every circuit's name and policy, and no other's
+		// endpoint or notifications.
+		uses   []string
 		loaded bool
 		cfg    *config.Config
 		err    error
@@ -93,11 +94,10 @@ func (a *app) setup(secrets ...string) error {
 // one named by --config or $FUSEBOX_CONFIG must exist (Find returns it
 // whether or not it does, and Load says it is missing).
 //
-// The file is read once a process: the fast path and the command it falls
-// through to share it.
+// The file is read once a process.
 func (a *app) loadConfig() (*config.Config, error) {
 	if !a.config.loaded {
-		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home, a.config.forRun)
+		a.config.cfg, a.config.err = readConfig(a.configFlag, a.getenv, a.home, a.config.forRun, a.config.uses)
 		a.config.loaded = true
 	}
 	if a.config.err != nil {
@@ -113,17 +113,21 @@ func (a *app) loadConfig() (*config.Config, error) {
 }
 
 // readConfig finds and loads the config, for fusebox run of the circuit
-// forRun when it is not "".
-func readConfig(flag string, getenv func(string) string, home string, forRun string) (*config.Config, error) {
+// forRun when it is not "", else for a command using the values of the
+// circuits uses only when it is not nil.
+func readConfig(flag string, getenv func(string) string, home string, forRun string, uses []string) (*config.Config, error) {
 	path, _ := config.Find(flag, getenv, home)
 	if path == "" {
 		return nil, nil
 	}
 	var cfg *config.Config
 	var err error
-	if forRun != "" {
+	switch {
+	case forRun != "":
 		cfg, err = config.LoadForRun(path, forRun)
-	} else {
+	case uses != nil:
+		cfg, err = config.LoadUsing(path, uses)
+	default:
 		cfg, err = config.Load(path)
 	}
 	if err != nil {
@@ -172,8 +176,7 @@ func (a *app) stateShown(cfg *config.Config) string {
 func (a *app) openStore(cfg *config.Config) fusebox.Admin {
 	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
 	if redis.IsURL(o.Dir) {
-		o.LocalDir, o.Shared = a.localDir(), a.shared
-		a.shared = nil // the store opened now owns it
+		o.LocalDir = a.localDir()
 	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep
@@ -186,8 +189,7 @@ func (a *app) circuits(store fusebox.Admin, opts ...fusebox.Option) *fusebox.Cir
 	return fusebox.New(store, append([]fusebox.Option{fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger)}, opts...)...)
 }
 
-// addGlobalFlags adds the flags every command takes, for the command tree
-// and for the fast path alike.
+// addGlobalFlags adds the flags every command takes.
 func addGlobalFlags(fs *pflag.FlagSet, a *app) {
 	fs.StringVar(&a.stateFlag, "state", "", "state `DIR` or redis:// URL (default: see fusebox --help)")
 	fs.StringVar(&a.configFlag, "config", "", "config `FILE` (default: see fusebox --help)")
@@ -196,8 +198,48 @@ func addGlobalFlags(fs *pflag.FlagSet, a *app) {
 	fs.BoolVarP(&a.log.Verbose, "verbose", "v", false, "log every attempt, wait and skip")
 }
 
-// newRootCmd builds the command tree.
-func newRootCmd(a *app) *cobra.Command {
+// configUses names the circuits whose config values cmd uses, when it uses
+// no others' (see app.config.uses); nil for a command that may use any.
+func configUses(cmd *cobra.Command, args []string) []string {
+	switch cmd.Name() {
+	case "status", "history", "trip", "reset", "gc":
+		return append([]string{}, args...)
+	}
+	return nil
+}
+
+// subcommand is one of fusebox's commands: the name it is run by, and its
+// constructor.
+type subcommand struct {
+	name string
+	new  func(*app) *cobra.Command
+}
+
+var subcommands = []subcommand{
+	{"run", newRunCmd},
+	{"call", newCallCmd},
+	{"demo", newDemoCmd},
+	{"status", newStatusCmd},
+	{"explain", newExplainCmd},
+	{"history", newHistoryCmd},
+	{"trip", newTripCmd},
+	{"reset", newResetCmd},
+	{"gc", newGCCmd},
+	{"validate", newValidateCmd},
+	{"serve", newServeCmd},
+	{"version", newVersionCmd},
+	{"state", newStateCmd},
+}
+
+func isSubcommand(name string) bool {
+	return slices.ContainsFunc(subcommands, func(c subcommand) bool { return c.name == name })
+}
+
+// newRootCmd builds the command tree for the command line args: when its
+// first word names a command (what cron runs: fusebox run NAME -- ...),
+// that command alone, else every command (for help, completion and
+// suggestions).
+func newRootCmd(a *app, args ...string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "fusebox",
 		Short: "Retries with backoff and persistent circuit breakers for scripts",
@@ -242,6 +284,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.config.uses = configUses(cmd, args)
 			return a.setup()
 		},
 	}
@@ -253,20 +296,10 @@ else /etc/fusebox/config.yaml; none is needed.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 
-	root.AddCommand(
-		newRunCmd(a),
-		newCallCmd(a),
-		newDemoCmd(a),
-		newStatusCmd(a),
-		newExplainCmd(a),
-		newHistoryCmd(a),
-		newTripCmd(a),
-		newResetCmd(a),
-		newGCCmd(a),
-		newValidateCmd(a),
-		newServeCmd(a),
-		newVersionCmd(a),
-		newStateCmd(a),
-	)
+	for _, c := range subcommands {
+		if len(args) == 0 || !isSubcommand(args[0]) || args[0] == c.name {
+			root.AddCommand(c.new(a))
+		}
+	}
 	return root
 }

@@ -13,7 +13,7 @@ import (
 
 // inproc runs fusebox in-process, as the binary would be run by fb: state in
 // stateDir, HOME its parent, no config unless env names one. It goes through
-// execute, so it is main without the fast path and os.Exit.
+// execute, so it is main without os.Exit.
 func inproc(t *testing.T, stateDir string, args ...string) proc {
 	t.Helper()
 	return inprocEnv(t, stateDir, nil, args...)

@@ -26,18 +26,15 @@ func main() {
 	}
 	httpcall.IsolateJQ(memlimit.Child) // when started as jq's memory-limited child, it does not return
 	a := newApp()
-	if code, ok := fastRun(context.Background(), a, os.Args[1:]); ok {
-		os.Exit(code)
-	}
 	a.exits = true
 	os.Exit(execute(context.Background(), a, os.Args[1:]))
 }
 
 // execute runs the command tree on args and returns the exit status, having
 // printed the error on a.stderr when exitCode says it still needs printing.
-// It is main without the fast path and os.Exit, so tests run it in-process.
+// It is main without os.Exit, so tests run it in-process.
 func execute(ctx context.Context, a *app, args []string) int {
-	root := newRootCmd(a)
+	root := newRootCmd(a, args...)
 	root.SetArgs(args)
 	return report(a, root.ExecuteContext(ctx))
 }

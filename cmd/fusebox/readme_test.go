@@ -21,7 +21,9 @@ func TestREADMEConfigsValidate(t *testing.T) {
 	dir := t.TempDir()
 	for i, b := range blocks {
 		cfg := filepath.Join(dir, "readme.yaml")
-		os.WriteFile(cfg, b[1], 0o600)
+		if err := os.WriteFile(cfg, b[1], 0o600); err != nil {
+			t.Fatal(err)
+		}
 		p := fbEnv(t, filepath.Join(dir, "state"), []string{"OWM_API_KEY=example", "HA_TOKEN=example"}, "validate", "--config", cfg)
 		if p.code != 0 {
 			t.Errorf("README yaml block %d does not validate: %s\n%s", i+1, p.stderr, b[1])

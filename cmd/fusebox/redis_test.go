@@ -414,8 +414,7 @@ chains:
 	}
 }
 
-// The fast path's connection is the full command's too: a healthy run dials
-// Redis once.
+// A healthy run dials Redis once.
 func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv)

@@ -62,6 +62,11 @@ built-in defaults and the flags given.`,
   fusebox run --attempts 5 --timeout 5s esp32-garage -- ./read-sensor.sh
   fusebox run --retry-on-exit 75,111 backup -- restic backup /home`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().ArgsLenAtDash() == 0 && len(args) > 0 {
+				// "fusebox run -- curl -fsS URL": NAME forgotten, not a
+				// circuit named after the command running its flags.
+				return usageErrorf("run needs a circuit NAME before --: fusebox run NAME -- %s ...", args[0])
+			}
 			name, argv, err := splitRunArgs(cmd.Flags(), args)
 			if err != nil {
 				return err
@@ -104,7 +109,7 @@ func splitRunArgs(fs *pflag.FlagSet, args []string) (name string, argv []string,
 	return args[0], args[1:], nil
 }
 
-// addRunFlags adds run's own flags, for the command tree and the fast path.
+// addRunFlags adds run's own flags.
 func addRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.SetInterspersed(false) // everything after NAME belongs to the command
 	o.policy = addPolicyFlags(fs)

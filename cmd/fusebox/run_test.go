@@ -45,7 +45,7 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 		t.Errorf("status = %v, want open with the reason", st)
 	}
 
-	// The skip runs as a process: the fast path in main takes it.
+	// The skip runs as a process, as cron runs it.
 	marker := filepath.Join(t.TempDir(), "ran")
 	p = fb(t, state, runArgs("zigbee2mqtt", []string{"-v"}, "touch", marker)...)
 	if p.code != exitOpen {
@@ -386,7 +386,7 @@ func TestRunSkipPrintsNothingUnlessVerbose(t *testing.T) {
 		t.Fatalf("trip: exit %d: %s", p.code, p.stderr)
 	}
 	for _, flags := range [][]string{nil, {"-q"}} {
-		// In-process the full command decides; as a process the fast path.
+		// In-process and as a process alike.
 		for _, p := range []proc{inproc(t, state, runArgs("x", flags, "true")...), fb(t, state, runArgs("x", flags, "true")...)} {
 			if p.code != exitOpen || p.stderr != "" {
 				t.Errorf("run %v on a tripped circuit: exit %d, stderr %q; want 75 and nothing", flags, p.code, p.stderr)
@@ -423,12 +423,41 @@ func TestRunTakesFlagsBetweenNameAndTheCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, want 64: %s", args, p.code, p.stderr)
 		}
 	}
-	// The fast path takes them too.
+	// As a process too.
 	if p := inproc(t, state, "trip", "--new", "tripped"); p.code != 0 {
 		t.Fatal(p.stderr)
 	}
 	if p := fb(t, state, "run", "tripped", "-v", "--attempts", "2", "--", "true"); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
-		t.Errorf("fast path: exit %d, stderr %q; want 75 and the skip (-v)", p.code, p.stderr)
+		t.Errorf("as a process: exit %d, stderr %q; want 75 and the skip (-v)", p.code, p.stderr)
+	}
+}
+
+// The newcomer's slip, as they typed it: NAME forgotten before --. It is a
+// usage error that names NAME, not a circuit called curl failing 127 on
+// "command not found: -fsS"; nothing runs and no state is made.
+func TestRunWithoutANameIsAUsageErrorNamingIt(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, tc := range []struct {
+		args    []string
+		command string
+	}{
+		{[]string{"run", "--", "curl", "-fsS", "http://127.0.0.1:1/api/health"}, "curl"},
+		{[]string{"run", "--attempts", "2", "--", "touch", marker}, "touch"},
+	} {
+		p := fb(t, state, tc.args...)
+		if p.code != exitUsage || !strings.Contains(p.stderr, "run needs a circuit NAME before --: fusebox run NAME -- "+tc.command+" ...") {
+			t.Errorf("%q: exit %d, stderr %q; want 64 and the line naming NAME", tc.args, p.code, p.stderr)
+		}
+		if strings.Contains(p.stderr, "not found") || p.stdout != "" {
+			t.Errorf("%q: stdout %q, stderr %q: something ran", tc.args, p.stdout, p.stderr)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran")
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Error("a usage error made the state dir")
 	}
 }
 
@@ -466,7 +495,7 @@ func TestRunSkipExitChoosesTheStatusOfASkip(t *testing.T) {
 		{"plain", []string{"--skip-exit", "0"}, 0},
 	} {
 		args := runArgs(tc.name, tc.flags, "true")
-		// The full command in-process, the fast path as a process.
+		// In-process and as a process alike.
 		if p := inprocEnv(t, state, env, args...); p.code != tc.want {
 			t.Errorf("%v in-process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
 		}

@@ -155,7 +155,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 // reloadServe reads the config again and serves it, or says why not and
 // keeps serving the old one.
 func (a *app) reloadServe(srv *serve.Server, n *daemonNotifier) {
-	cfg, err := readConfig(a.configFlag, a.getenv, a.home, "")
+	cfg, err := readConfig(a.configFlag, a.getenv, a.home, "", nil)
 	if err == nil {
 		err = srv.Reload(cfg.Targets())
 	}

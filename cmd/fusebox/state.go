@@ -80,7 +80,7 @@ func lookupGroup(name string) (int, error) {
 	}
 	g, err := user.LookupGroup(name)
 	if err != nil {
-		return 0, fmt.Errorf("--group: %v", err)
+		return 0, fmt.Errorf("--group: %w", err)
 	}
 	return strconv.Atoi(g.Gid)
 }
