@@ -63,3 +63,44 @@ func TestLearnedOpenForIsBounded(t *testing.T) {
 		t.Errorf("an hour-long recovery: %s, want open_max", d)
 	}
 }
+
+// Outages that always last 8 s: once learned, each is probed once, past
+// 8 s, for good. The failed probes that taught it are kept as evidence, so
+// a run of outages the first probe ended never halves the period below an
+// outage seen (it used to fall back to 5 s every sixth outage, and that
+// probe failed).
+func TestLearnedOpenForNeverSettlesBelowTheOutagesSeen(t *testing.T) {
+	p := testBreaker()
+	p.OpenFor, p.OpenMax, p.LearnOpenFor = 30*time.Second, 5*time.Minute, true
+	c := newCircuit(t, p)
+	const restart = 8 * time.Second
+	var failedProbes []int
+	for range 30 {
+		c.run("fff") // the bridge goes down: the circuit opens
+		down := c.now
+		failed := 0
+		for {
+			c.wait(c.view().ReopensIn)
+			permit := c.mustPermit("probe")
+			elapsed, _ := c.now.Since(down)
+			c.record(permit, fusebox.Outcome{Attempt: 1, Failed: elapsed < restart, Reason: "offline"})
+			if c.view().Phase == fusebox.Closed {
+				break
+			}
+			failed++
+		}
+		failedProbes = append(failedProbes, failed)
+		if d, how := c.st.LearnedOpenFor(p); len(failedProbes) > 3 && d < restart {
+			t.Fatalf("after outage %d the next is probed at %s (%s), below the %s outages seen; failed probes per outage %v",
+				len(failedProbes), d, how, restart, failedProbes)
+		}
+		c.wait(time.Hour) // up for a while
+	}
+	for i, n := range failedProbes[5:] {
+		if n != 0 {
+			t.Errorf("outage %d had %d failed probe(s) after it was learned: failed probes per outage %v", i+5, n, failedProbes)
+		}
+	}
+	d, how := c.st.LearnedOpenFor(p)
+	t.Logf("failed probes per outage %v; learned %s (%s)", failedProbes, d, how)
+}
