@@ -20,7 +20,10 @@ type callOptions struct {
 	asJSON  bool
 	noStale bool
 	noFresh bool
-	policy  *policyFlags
+	// unansweredExit, when set, is the exit status of a call nothing
+	// answered, for a caller that reports every non-zero exit.
+	unansweredExit int
+	policy         *policyFlags
 }
 
 func newCallCmd(a *app) *cobra.Command {
@@ -52,7 +55,8 @@ was skipped, or was cancelled as a hedge another endpoint's answer beat).
 
 Exit status: 0 answered (also from stale; --no-stale refuses it), 69 every
 endpoint failed, 75 every endpoint was skipped (circuits open) and nothing
-stale was kept, 64 usage error, 78 config error.`,
+stale was kept (--unanswered-exit chooses another for both), 64 usage error,
+78 config error.`,
 		Example: `  fusebox call weather
   fusebox call --json weather | jq .source
   fusebox call --url http://192.168.1.50/json esp32-garage`,
@@ -77,10 +81,14 @@ stale was kept, 64 usage error, 78 config error.`,
 	fs.BoolVar(&o.asJSON, "json", false, "print a JSON envelope instead of the body")
 	fs.BoolVar(&o.noStale, "no-stale", false, "never answer with a stale stored response")
 	fs.BoolVar(&o.noFresh, "no-fresh", false, "call the endpoints even when a fresh stored answer exists")
+	fs.IntVar(&o.unansweredExit, "unanswered-exit", exitUnavailable, "exit `STATUS` of a call nothing answered, instead of 69 (every endpoint failed) or 75 (every endpoint skipped): 0 for Home Assistant's command_line, with --json")
 	return cmd
 }
 
 func runCall(ctx context.Context, a *app, o *callOptions) error {
+	if o.unansweredExit < 0 || o.unansweredExit > 255 {
+		return usageErrorf("--unanswered-exit: want an exit status from 0 to 255, got %d", o.unansweredExit)
+	}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -108,6 +116,10 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	}
 	err = a.call(ctx, client, o, held)
 	n.finish(client.Circuits(), []string{o.name}, err) // the answer is written
+	var ce *httpcall.CallError
+	if errors.As(err, &ce) && o.policy.fs.Changed("unanswered-exit") {
+		return &skipError{code: o.unansweredExit, err: err}
+	}
 	return err
 }
 
