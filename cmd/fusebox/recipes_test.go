@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
@@ -375,6 +377,65 @@ func TestREADMEHomeAssistantCommandLineSensor(t *testing.T) {
 	for i := range 3 {
 		if s := scan(fmt.Sprintf("nothing kept, scan %d", i)); s.available {
 			t.Errorf("nothing kept: %+v, want unavailable", s)
+		}
+	}
+}
+
+// TestREADMEPrometheusScrapesEachFamilyOnce applies the README's
+// scrape_configs to what each target serves: the node job's
+// metric_relabel_configs drop every family status --format prometheus
+// writes into the textfile (as Prometheus matches a regex: anchored at
+// both ends) and none of node_exporter's own, so no family is scraped from
+// both jobs.
+func TestREADMEPrometheusScrapesEachFamilyOnce(t *testing.T) {
+	var prom struct {
+		ScrapeConfigs []struct {
+			JobName        string `yaml:"job_name"`
+			MetricRelabels []struct {
+				SourceLabels []string `yaml:"source_labels"`
+				Regex        string   `yaml:"regex"`
+				Action       string   `yaml:"action"`
+			} `yaml:"metric_relabel_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal([]byte(readmeBlock(t, "yaml prometheus", "scrape_configs:")), &prom); err != nil {
+		t.Fatalf("the README's prometheus.yml: %v", err)
+	}
+	dropped := func(job, family string) bool {
+		for _, sc := range prom.ScrapeConfigs {
+			if sc.JobName != job {
+				continue
+			}
+			for _, r := range sc.MetricRelabels {
+				if r.Action == "drop" && len(r.SourceLabels) == 1 && r.SourceLabels[0] == "__name__" &&
+					regexp.MustCompile("^(?:"+r.Regex+")$").MatchString(family) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+
+	state := t.TempDir()
+	inproc(t, state, "run", "nas", "--", "true")
+	inproc(t, state, "run", "--attempts", "1", "--trip-after", "1", "garage", "--", "false")
+	p := inproc(t, state, "status", "--format", "prometheus")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(p.stdout))
+	if p.code != 0 || err != nil || len(fams) == 0 {
+		t.Fatalf("status --format prometheus: exit %d, %v:\n%s", p.code, err, p.stdout)
+	}
+	for name := range fams {
+		if dropped("fusebox", name) {
+			t.Errorf("the fusebox job drops %s: the daemon's own families are lost", name)
+		}
+		if !dropped("node", name) {
+			t.Errorf("the node job keeps the textfile's %s: scraped from both jobs", name)
+		}
+	}
+	for _, own := range []string{"node_textfile_mtime_seconds", "node_cpu_seconds_total", "up"} {
+		if dropped("node", own) {
+			t.Errorf("the node job drops node_exporter's own %s", own)
 		}
 	}
 }
