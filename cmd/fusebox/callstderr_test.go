@@ -13,7 +13,7 @@ import (
 // chainBehindADownPrimary writes a config whose chain weather asks primary
 // (503, opening at its first failure) and then secondary, which answers
 // while up is set; it returns the config's path.
-func chainBehindADownPrimary(t *testing.T, dir string, up *bool) string {
+func chainBehindADownPrimary(t *testing.T, dir string, up *bool, chainKeys string) string {
 	t.Helper()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bridge offline", http.StatusServiceUnavailable)
@@ -40,7 +40,7 @@ func chainBehindADownPrimary(t *testing.T, dir string, up *bool) string {
 chains:
   weather:
     endpoints: [primary, secondary]
-`, down.URL, second.URL)), 0o600)
+%s`, down.URL, second.URL, chainKeys)), 0o600)
 	return cfg
 }
 
@@ -49,10 +49,19 @@ chains:
 // status, not on the answered call's stderr (under cron, a mail); once
 // nothing answers, the call's failure and the opening are printed.
 func TestACallItsFallbackAnsweredPrintsNothing(t *testing.T) {
+	for _, tc := range []struct{ name, chainKeys string }{
+		{"in turn", ""},
+		{"hedged: each endpoint on a goroutine of its own", "    hedge: 1s\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { fallbackAnsweredPrintsNothing(t, tc.chainKeys) })
+	}
+}
+
+func fallbackAnsweredPrintsNothing(t *testing.T, chainKeys string) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	up := true
-	env := []string{"FUSEBOX_CONFIG=" + chainBehindADownPrimary(t, dir, &up)}
+	env := []string{"FUSEBOX_CONFIG=" + chainBehindADownPrimary(t, dir, &up, chainKeys)}
 
 	p := inprocEnv(t, state, env, "call", "weather")
 	if p.code != 0 || p.stdout != "21.5\n" || p.stderr != "" {
@@ -68,7 +77,7 @@ func TestACallItsFallbackAnsweredPrintsNothing(t *testing.T) {
 
 	// -v shows every line as it comes, the opening too.
 	dir2 := t.TempDir()
-	env2 := []string{"FUSEBOX_CONFIG=" + chainBehindADownPrimary(t, dir2, &up)}
+	env2 := []string{"FUSEBOX_CONFIG=" + chainBehindADownPrimary(t, dir2, &up, chainKeys)}
 	if p := inprocEnv(t, filepath.Join(dir2, "state"), env2, "-v", "call", "weather"); p.code != 0 || !strings.Contains(p.stderr, "circuit opened") {
 		t.Errorf("-v: exit %d, stderr %q; want 0 and the opening", p.code, p.stderr)
 	}
