@@ -68,3 +68,52 @@ func ExampleBackoff_Delay() {
 	// after attempt 4: exp 8s  full 4s   equal 6s
 	// after attempt 5: exp 10s full 5s   equal 7.5s
 }
+
+// ExamplePolicy is the README's library example: retries and their backoff
+// nest in Retry, the breaker in Breaker, and a field left zero is the
+// default.
+func ExamplePolicy() {
+	policy := fusebox.Policy{
+		Retry: fusebox.RetryPolicy{
+			Attempts: 4, // in all, the first included
+			Backoff: fusebox.Backoff{
+				First:      2 * time.Second, // the wait before the first retry
+				Multiplier: 2,
+				Max:        30 * time.Second,
+				Jitter:     fusebox.JitterFull,
+			},
+			Timeout:  10 * time.Second, // per attempt
+			Deadline: time.Minute,      // the whole call, waits included
+		},
+		Breaker: fusebox.BreakerPolicy{
+			TripAfter: 3,               // consecutive failed attempts, from any process
+			OpenFor:   3 * time.Minute, // then doubling at each failed probe
+			OpenMax:   10 * time.Minute,
+		},
+	}
+	if err := policy.Validate(); err != nil {
+		fmt.Println("invalid:", err)
+		return
+	}
+	p := policy.WithDefaults()
+	fmt.Println("attempts:", p.Retry.Attempts, "open for:", p.Breaker.OpenFor, "probes (the default):", p.Breaker.Probes)
+	for attempt := 1; attempt < p.Retry.Attempts; attempt++ {
+		fmt.Printf("wait before retry %d: up to %s\n", attempt, p.Retry.Backoff.Exp(attempt))
+	}
+
+	store := mem.New() // or file.Open("/var/lib/fusebox"), or redis.Open("redis://nas.lan:6379/0")
+	circuits := fusebox.New(store, fusebox.WithPolicy(policy))
+	err := circuits.Do(context.Background(), "zigbee2mqtt", func(ctx context.Context) error {
+		return nil // pingBridge(ctx)
+	})
+	fmt.Println("call:", err)
+
+	fmt.Println(fusebox.Policy{Breaker: fusebox.BreakerPolicy{OpenMax: 15 * time.Second}}.Validate())
+	// Output:
+	// attempts: 4 open for: 3m0s probes (the default): 1
+	// wait before retry 1: up to 2s
+	// wait before retry 2: up to 4s
+	// wait before retry 3: up to 8s
+	// call: <nil>
+	// open_max: must be at least open_for (30s, the default), got 15s
+}

@@ -1,7 +1,9 @@
 package fusebox
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -38,10 +40,27 @@ func (s *State) recovered(now Instant) {
 			down = d // the last failed probe opened the period that ends now
 		}
 	}
-	s.Recoveries = append(s.Recoveries, Recovery{Down: Duration(down), Up: Duration(up)})
-	if extra := len(s.Recoveries) - keptRecoveries; extra > 0 {
-		s.Recoveries = append([]Recovery(nil), s.Recoveries[extra:]...)
+	s.Recoveries = keepRecoveries(append(s.Recoveries, Recovery{Down: Duration(down), Up: Duration(up)}))
+}
+
+// keepRecoveries returns the last keptRecoveries of rs, and before them the
+// dropped one with the longest Down when it is longer than any kept: a
+// failed probe's "still down" is evidence no run of outages the first probe
+// ended can argue away. Without it, five quick recoveries would halve the
+// period below an outage seen, and the probe there would fail (8 s outages
+// were probed at 5 s every sixth outage, at the cost of a doubled period).
+func keepRecoveries(rs []Recovery) []Recovery {
+	extra := len(rs) - keptRecoveries
+	if extra <= 0 {
+		return rs
 	}
+	dropped, kept := rs[:extra], rs[extra:]
+	longest := slices.MaxFunc(dropped, func(a, b Recovery) int { return cmp.Compare(a.Down, b.Down) })
+	out := make([]Recovery, 0, keptRecoveries+1)
+	if longest.Down > slices.MaxFunc(kept, func(a, b Recovery) int { return cmp.Compare(a.Down, b.Down) }).Down {
+		out = append(out, longest)
+	}
+	return append(out, kept...)
 }
 
 // LearnedOpenFor returns the first open period of the next outage under
@@ -52,12 +71,18 @@ func (s *State) recovered(now Instant) {
 // next outage is probed halfway between them, and each outage narrows the
 // range; when they do not (the endpoint took longer once than it did
 // another time), it is probed an eighth past the latest Down. Either way
-// never before MinLearnedOpenFor nor after OpenMax. With nothing recorded it
-// is OpenFor. A bridge that takes four minutes to restart is so probed once,
-// at a little past four minutes, after a few outages.
+// never before MinLearnedOpenFor nor after OpenMax, nor before the longest
+// Down seen, which is kept past the last outages (keepRecoveries). With
+// nothing recorded it is OpenFor. A bridge that takes four minutes to
+// restart is so probed once, at a little past four minutes, after a few
+// outages.
 func (s *State) LearnedOpenFor(p BreakerPolicy) (time.Duration, string) {
 	if len(s.Recoveries) == 0 {
-		return p.OpenFor, "no outage recorded yet: open_for's first guess"
+		first := p.OpenFor
+		if p.OpenMax > 0 {
+			first = min(first, p.OpenMax) // the default first guess under a short open_max
+		}
+		return first, "no outage recorded yet: open_for's first guess"
 	}
 	down, up := time.Duration(0), time.Duration(1<<63-1)
 	for _, r := range s.Recoveries {
@@ -68,9 +93,13 @@ func (s *State) LearnedOpenFor(p BreakerPolicy) (time.Duration, string) {
 		d = max(d, down+(up-down)/2)
 	}
 	d = min(max(d, MinLearnedOpenFor), max(p.OpenMax, MinLearnedOpenFor))
-	how := fmt.Sprintf("learned from the last %d outage(s): back by %s", len(s.Recoveries), up.Round(time.Second))
+	from := fmt.Sprintf("the last %d outage(s)", min(len(s.Recoveries), keptRecoveries))
+	if len(s.Recoveries) > keptRecoveries {
+		from += " and the longest seen"
+	}
+	how := fmt.Sprintf("learned from %s: back by %s", from, up.Round(time.Second))
 	if down > 0 {
-		how = fmt.Sprintf("learned from the last %d outage(s): still down at %s, back by %s", len(s.Recoveries), down.Round(time.Second), up.Round(time.Second))
+		how = fmt.Sprintf("learned from %s: still down at %s, back by %s", from, down.Round(time.Second), up.Round(time.Second))
 	}
 	return d, how
 }

@@ -7,6 +7,24 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
+// outageOf takes c through one outage of the bridge that lasts restart from
+// the opening: the circuit opens, each probe fails until restart has passed,
+// the first one after closes it, and the bridge stays up for an hour. It
+// returns the probes made and when the last one ran, from the opening.
+func outageOf(c *circuit, restart time.Duration) (probes int, lastAt time.Duration) {
+	c.run("fff") // the bridge goes down: the circuit opens
+	down := c.now
+	for c.view().Phase != fusebox.Closed {
+		c.wait(c.view().ReopensIn)
+		probes++
+		permit := c.mustPermit("probe")
+		lastAt, _ = c.now.Since(down)
+		c.record(permit, fusebox.Outcome{Attempt: 1, Failed: lastAt < restart, Reason: "offline"})
+	}
+	c.wait(time.Hour) // up for a while
+	return probes, lastAt
+}
+
 // A bridge that always takes four minutes to come back, under open_for:
 // auto: the first outages are probed at 30 s, 1 m, 2 m, 4 m as without it;
 // after a few, each outage is probed once, a little past four minutes.
@@ -18,22 +36,9 @@ func TestLearnedOpenForConvergesOnTheRecoveryTime(t *testing.T) {
 	var probes []int
 	var lastProbeAt time.Duration
 	for range 8 {
-		c.run("fff") // the bridge goes down: the circuit opens
-		down := c.now
-		n := 0
-		for {
-			c.wait(c.view().ReopensIn)
-			n++
-			permit := c.mustPermit("probe")
-			elapsed, _ := c.now.Since(down)
-			c.record(permit, fusebox.Outcome{Attempt: 1, Failed: elapsed < restart, Reason: "offline"})
-			if c.view().Phase == fusebox.Closed {
-				lastProbeAt = elapsed
-				break
-			}
-		}
+		var n int
+		n, lastProbeAt = outageOf(c, restart)
 		probes = append(probes, n)
-		c.wait(time.Hour) // up for a while
 	}
 	if got := probes[len(probes)-1]; got != 1 {
 		t.Errorf("probes per outage %v: want one at the end", probes)
@@ -62,4 +67,32 @@ func TestLearnedOpenForIsBounded(t *testing.T) {
 	if d, _ := st.LearnedOpenFor(p); d != 2*time.Minute {
 		t.Errorf("an hour-long recovery: %s, want open_max", d)
 	}
+}
+
+// Outages that always last 8 s: once learned, each is probed once, past
+// 8 s, for good. The failed probes that taught it are kept as evidence, so
+// a run of outages the first probe ended never halves the period below an
+// outage seen (it used to fall back to 5 s every sixth outage, and that
+// probe failed).
+func TestLearnedOpenForNeverSettlesBelowTheOutagesSeen(t *testing.T) {
+	p := testBreaker()
+	p.OpenFor, p.OpenMax, p.LearnOpenFor = 30*time.Second, 5*time.Minute, true
+	c := newCircuit(t, p)
+	const restart = 8 * time.Second
+	var failedProbes []int
+	for range 30 {
+		n, _ := outageOf(c, restart)
+		failedProbes = append(failedProbes, n-1)
+		if d, how := c.st.LearnedOpenFor(p); len(failedProbes) > 3 && d < restart {
+			t.Fatalf("after outage %d the next is probed at %s (%s), below the %s outages seen; failed probes per outage %v",
+				len(failedProbes), d, how, restart, failedProbes)
+		}
+	}
+	for i, n := range failedProbes[5:] {
+		if n != 0 {
+			t.Errorf("outage %d had %d failed probe(s) after it was learned: failed probes per outage %v", i+5, n, failedProbes)
+		}
+	}
+	d, how := c.st.LearnedOpenFor(p)
+	t.Logf("failed probes per outage %v; learned %s (%s)", failedProbes, d, how)
 }

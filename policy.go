@@ -216,6 +216,9 @@ func (p Policy) Validate() error {
 		bad("open_max", "must not be negative, got %s", b.OpenMax)
 	} else if b.OpenMax > 0 && b.OpenFor > b.OpenMax {
 		bad("open_max", "must be at least open_for (%s), got %s", b.OpenFor, b.OpenMax)
+	} else if b.OpenMax > 0 && b.OpenFor == 0 && !b.LearnOpenFor && DefaultOpenFor > b.OpenMax {
+		// open_for left out is the default, which open_max would cut short.
+		bad("open_max", "must be at least open_for (%s, the default), got %s", DefaultOpenFor, b.OpenMax)
 	}
 	if b.Probes < 0 {
 		bad("probes", "must be at least 1, got %d", b.Probes)

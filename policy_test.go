@@ -160,6 +160,8 @@ func TestPolicyValidate(t *testing.T) {
 		{"open_multiplier NaN", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMultiplier = nan }), []string{"open_multiplier"}},
 		{"negative open_max", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMax = -1 }), []string{"open_max"}},
 		{"open_max below open_for", breaker(func(b *fusebox.BreakerPolicy) { b.OpenFor, b.OpenMax = time.Minute, time.Second }), []string{"open_max"}},
+		{"open_max below the default open_for", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMax = 15 * time.Second }), []string{"open_max"}},
+		{"open_max below auto's first guess: auto stays within it", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMax, b.LearnOpenFor = 15*time.Second, true }), nil},
 		{"negative probes", breaker(func(b *fusebox.BreakerPolicy) { b.Probes = -1 }), []string{"probes"}},
 		{"negative probe_lease", breaker(func(b *fusebox.BreakerPolicy) { b.ProbeLease = -1 }), []string{"probe_lease"}},
 		{"every problem is reported at once, in config order", fusebox.Policy{

@@ -15,6 +15,7 @@ type chainDef struct {
 	chain *spec.Chain
 	names []ast.Node // endpoints: circuit or chain names
 	hedge *entry     // its hedge: key, when set
+	refs  keyRefs    // where fresh, stale, deadline and hedge were set
 }
 
 // chains reads the chains: section into c. circuits says where each circuit
@@ -41,13 +42,14 @@ func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
 		d.chain.Endpoints = f.flatten(d)
 		l.checkHedge(d, c)
 		c.Chains[d.name] = d.chain
+		c.chainSources[d.name] = l.sources(d.refs)
 	}
 }
 
 var chainKeys = []string{"endpoints", "fresh", "stale", "deadline", "hedge"}
 
 func (l *loader) chainDef(e entry) *chainDef {
-	d := &chainDef{entry: e, chain: &spec.Chain{Name: e.name}}
+	d := &chainDef{entry: e, chain: &spec.Chain{Name: e.name}, refs: keyRefs{}}
 	entries, ok := l.mapping(e.value, e.path)
 	hasEndpoints := false
 	var stale *entry
@@ -68,7 +70,9 @@ func (l *loader) chainDef(e entry) *chainDef {
 			d.hedge = &f
 		default:
 			l.unknownKey(f, chainKeys...)
+			continue
 		}
+		d.refs[f.name] = f
 	}
 	if c := d.chain; stale != nil && c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {
 		l.errorAt(*stale, stale.path, "must be longer than fresh (%s): an answer is served stale only once it is no longer fresh", c.Fresh)

@@ -36,6 +36,8 @@ type Config struct {
 	Secrets []string // every value that came from ${VAR}, ${file:...} or !secret
 	// defaultSources says where each policy key of defaults: was set.
 	defaultSources map[string]Source
+	// chainSources says where each chain's own keys were set.
+	chainSources map[string]map[string]Source
 	// Partial says the Config holds only what fusebox run of one circuit
 	// reads (LoadForRun decoded no other): Circuits that circuit at most,
 	// no Chains, and Secrets only theirs (Secrets(Path) has them all).
@@ -87,6 +89,16 @@ func (c *Config) PolicySource(name, key string) (Source, bool) {
 		}
 	}
 	s, ok := c.defaultSources[key]
+	return s, ok
+}
+
+// ChainSource returns where the config sets a chain's own key (fresh,
+// stale, deadline or hedge); false when the chain leaves it out.
+func (c *Config) ChainSource(chain, key string) (Source, bool) {
+	if c == nil {
+		return Source{}, false
+	}
+	s, ok := c.chainSources[chain][key]
 	return s, ok
 }
 
@@ -296,6 +308,8 @@ func (l *loader) config(path string) *Config {
 		HistoryKeep: fusebox.DefaultEventRetention,
 		Circuits:    map[string]*Circuit{},
 		Chains:      map[string]*spec.Chain{},
+
+		chainSources: map[string]map[string]Source{},
 	}
 	sections := map[string]entry{}
 	entries, _ := l.mapping(l.body, "")

@@ -86,6 +86,8 @@ var malformed = []struct {
 	{name: "negative attempts in a circuit", yaml: "circuits:\n  a:\n    attempts: -2\n", at: "3:5", key: "circuits.a.attempts", msg: "must be at least 1, got -2"},
 	{name: "multiplier below 1", yaml: "defaults:\n  multiplier: 0.5\n", at: "2:3", key: "defaults.multiplier", msg: "must be at least 1"},
 	{name: "open_max below open_for", yaml: "circuits:\n  a:\n    open_for: 10m\n    open_max: 5m\n", at: "4:5", key: "circuits.a.open_max", msg: "must be at least open_for"},
+	{name: "open_max below the default open_for", yaml: "circuits:\n  a:\n    open_max: 15s\n", at: "3:5", key: "circuits.a.open_max", msg: "must be at least open_for (30s, the default), got 15s"},
+	{name: "open_max in defaults below the default open_for", yaml: "defaults:\n  open_max: 15s\n", at: "2:3", key: "defaults.open_max", msg: "(30s, the default)"},
 	{name: "open_max inherited below open_for", yaml: "defaults:\n  open_max: 1m\ncircuits:\n  a:\n    open_for: 3m\n", at: "4:3", key: "circuits.a.open_max", msg: "inherited from defaults"},
 	{name: "threshold above 100%", yaml: "defaults:\n  failure_rate: {threshold: 150%, window: 10}\n", at: "2:18", key: "defaults.failure_rate.threshold", msg: "at most 100%"},
 	{name: "retry_budget not a share", yaml: "defaults:\n  retry_budget: lots\n", at: "2:", key: "defaults.retry_budget", msg: `want a number, got "lots"`},

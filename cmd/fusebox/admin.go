@@ -25,10 +25,30 @@ func nameArg(cmd *cobra.Command, args []string) error {
 }
 
 func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) != 0 && cmd.HasSubCommands() {
+		return unknownCommand(cmd, args[0])
+	}
 	if len(args) != 0 {
 		return usageErrorf("%s takes no arguments, got %q", cmd.Name(), strings.Join(args, " "))
 	}
 	return nil
+}
+
+// unknownCommand is the usage error for a word that names none of cmd's
+// subcommands. A custom Args turns cobra's own suggestions off, so the
+// nearest subcommand is offered here, as a mistyped flag or circuit gets it.
+func unknownCommand(cmd *cobra.Command, typed string) error {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only on its own path
+	}
+	what := "unknown command"
+	if cmd.HasParent() {
+		what = "unknown " + cmd.Name() + " command"
+	}
+	if s := cmd.SuggestionsFor(typed); len(s) > 0 {
+		return usageErrorf("%s %q (did you mean %s?)", what, typed, s[0])
+	}
+	return usageErrorf("%s %q", what, typed)
 }
 
 func newTripCmd(a *app) *cobra.Command {

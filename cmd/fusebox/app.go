@@ -276,7 +276,7 @@ else /etc/fusebox/config.yaml; none is needed.`,
   fusebox trip zigbee2mqtt --for 10m    # maintenance: skip it for 10 minutes`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q", args[0])
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},

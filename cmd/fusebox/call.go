@@ -20,7 +20,10 @@ type callOptions struct {
 	asJSON  bool
 	noStale bool
 	noFresh bool
-	policy  *policyFlags
+	// unansweredExit, when set, is the exit status of a call nothing
+	// answered, for a caller that reports every non-zero exit.
+	unansweredExit int
+	policy         *policyFlags
 }
 
 func newCallCmd(a *app) *cobra.Command {
@@ -35,10 +38,15 @@ A chain tries its endpoints in order and skips, instantly, each one whose
 circuit is open; with hedge:, the next also starts beside one that has not
 answered in time, and the first answer wins. When every endpoint fails, a
 chain with stale: serves the last good answer while it is younger than that;
-with fresh:, a recent answer is served without calling at all. stderr says which endpoint answered, each
-failure with its reason, and each skip. Secrets never appear: values from
-${VAR}, ${file:...} and !secret, Authorization headers and secret-looking query
-parameters are shown as REDACTED.
+with fresh:, a recent answer is served without calling at all.
+
+A call that answers prints nothing on stderr, also when a chain's endpoint
+opened its circuit on the way (that is in the event log and status); one that
+fails prints the openings it caused and one line with every endpoint's
+reason. -v shows which endpoint answered, each failure and each skip.
+Secrets never appear: values from ${VAR}, ${file:...} and !secret,
+Authorization headers and secret-looking query parameters are shown as
+REDACTED.
 
 --json prints an envelope: source (the endpoint, or fresh / stale), status,
 attempts, age_seconds (answers from the store), body (parsed JSON when it is
@@ -47,7 +55,8 @@ was skipped, or was cancelled as a hedge another endpoint's answer beat).
 
 Exit status: 0 answered (also from stale; --no-stale refuses it), 69 every
 endpoint failed, 75 every endpoint was skipped (circuits open) and nothing
-stale was kept, 64 usage error, 78 config error.`,
+stale was kept (--unanswered-exit chooses another for both), 64 usage error,
+78 config error.`,
 		Example: `  fusebox call weather
   fusebox call --json weather | jq .source
   fusebox call --url http://192.168.1.50/json esp32-garage`,
@@ -72,10 +81,14 @@ stale was kept, 64 usage error, 78 config error.`,
 	fs.BoolVar(&o.asJSON, "json", false, "print a JSON envelope instead of the body")
 	fs.BoolVar(&o.noStale, "no-stale", false, "never answer with a stale stored response")
 	fs.BoolVar(&o.noFresh, "no-fresh", false, "call the endpoints even when a fresh stored answer exists")
+	fs.IntVar(&o.unansweredExit, "unanswered-exit", exitUnavailable, "exit `STATUS` of a call nothing answered, instead of 69 (every endpoint failed) or 75 (every endpoint skipped): 0 for Home Assistant's command_line, with --json")
 	return cmd
 }
 
 func runCall(ctx context.Context, a *app, o *callOptions) error {
+	if o.unansweredExit < 0 || o.unansweredExit > 255 {
+		return usageErrorf("--unanswered-exit: want an exit status from 0 to 255, got %d", o.unansweredExit)
+	}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -87,7 +100,13 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	store := a.openStore(cfg)
 	defer store.Close()
 	n := a.newNotifier(cfg, store)
-	opts := []httpcall.Option{httpcall.WithLogger(a.logger), httpcall.WithClock(a.clock), httpcall.WithRedactor(a.redactor)}
+	logger, held := a.logger, (*heldLog)(nil)
+	if hasFallback(targets, o.name) && !a.logger.Enabled(ctx, slog.LevelInfo) {
+		// Without -v, which shows every line as it comes: an endpoint's
+		// transitions behind an answered fallback are not this call's news.
+		logger, held = holdTransitions(a.logger)
+	}
+	opts := []httpcall.Option{httpcall.WithLogger(logger), httpcall.WithClock(a.clock), httpcall.WithRedactor(a.redactor)}
 	if n != nil {
 		opts = append(opts, httpcall.WithListener(n.sender.Listen))
 	}
@@ -95,13 +114,35 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	if err != nil {
 		return &configError{err: err}
 	}
-	err = a.call(ctx, client, o)
+	err = a.call(ctx, client, o, held)
 	n.finish(client.Circuits(), []string{o.name}, err) // the answer is written
+	var ce *httpcall.CallError
+	if errors.As(err, &ce) && o.policy.fs.Changed("unanswered-exit") {
+		return &skipError{code: o.unansweredExit, err: err}
+	}
 	return err
 }
 
-// call makes the call and writes its answer.
-func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions) error {
+// hasFallback reports whether name is a chain, or an endpoint with stale:,
+// whose call something else may answer when an endpoint fails.
+func hasFallback(t config.Targets, name string) bool {
+	for _, ch := range t.Chains {
+		if ch.Name == name {
+			return true
+		}
+	}
+	for _, ep := range t.Endpoints {
+		if ep.Name == name {
+			return ep.Stale > 0
+		}
+	}
+	return false
+}
+
+// call makes the call and writes its answer. held, when not nil, holds the
+// lines of the call's transitions: printed before a failure's line, dropped
+// when the call answered (they are in the event log and status).
+func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions, held *heldLog) error {
 	// Signals matter once a request is made (or a probe lease held for
 	// it): a call every open circuit skips installs no handler.
 	ctx, sig, arm, stop := command.LazyInterrupt(ctx)
@@ -111,6 +152,9 @@ func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions)
 		defer stop()
 	}
 	res, err := client.Call(ctx, o.name, httpcall.CallOptions{NoStale: o.noStale, NoFresh: o.noFresh, BeforeRequest: arm})
+	if held != nil {
+		held.release(err != nil)
+	}
 	if s, ok := sig(); ok {
 		return &command.Interrupted{Signal: s}
 	}

@@ -39,12 +39,13 @@ by 3 consecutive failures, last: ...", "would probe"), then every value of the
 effective policy with where it came from: a flag (give explain the flags the
 run or call uses), the config (FILE:LINE and key), or the built-in default;
 and the state dir and config file with theirs (flag, environment, config,
-default). It changes nothing: no probe is taken, no state written.
+default). For a chain, its own deadline, hedge, fresh and stale come first,
+with theirs. It changes nothing: no probe is taken, no state written.
 
 --json prints one object: name, kind, action (run, skip or probe), phase,
 until (RFC 3339, when a skip ends), why, skip_exit, state and config ({value,
 source}), policy (an array of {key, value, source, flag, file, line,
-config_key, and learned for open_for: auto})
+config_key, and learned for open_for: auto}; for a chain, its own four values)
 and, for a chain, endpoints (each with its own action, phase, until, why and
 policy).`,
 		Example: `  fusebox explain zigbee2mqtt
@@ -174,6 +175,7 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 		return nil
 	}
 	if e.Kind == "chain" {
+		e.Policy = chainValues(cfg, o.name)
 		for _, n := range endpoints {
 			x := explanation{Name: n, Kind: "endpoint"}
 			if err := explainOne(&x, n); err != nil {
@@ -348,6 +350,35 @@ func skipExitSource(cfg *config.Config, o *explainOptions, code int) policyValue
 	return pv
 }
 
+// chainValues are a chain's own deadline, hedge, fresh and stale, and
+// where each came from.
+func chainValues(cfg *config.Config, name string) []policyValue {
+	ch := cfg.Chains[name]
+	deadline := ch.TotalDeadline(cfg.Policy).String()
+	if ch.Deadline == 0 {
+		deadline += " (the sum of its endpoints' deadlines)"
+	}
+	none := func(d time.Duration, what string) string {
+		if d == 0 {
+			return what
+		}
+		return d.String()
+	}
+	values := []policyValue{
+		{Key: "deadline", Value: deadline},
+		{Key: "hedge", Value: none(ch.Hedge, "none: one endpoint at a time")},
+		{Key: "fresh", Value: none(ch.Fresh, "none: every call asks")},
+		{Key: "stale", Value: none(ch.Stale, "none: no stored answer stands in")},
+	}
+	for i := range values {
+		values[i].Source = "default"
+		if src, ok := cfg.ChainSource(name, values[i].Key); ok {
+			values[i].Source, values[i].File, values[i].Line, values[i].ConfigKey = "config", src.File, src.Line, src.Key
+		}
+	}
+	return values
+}
+
 // writeExplanation prints e for a person.
 func writeExplanation(w io.Writer, e explanation) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -372,7 +403,7 @@ func writeExplanation(w io.Writer, e explanation) error {
 	fmt.Fprintf(tw, "config\t%s\t%s\n", e.Config.Value, e.Config.Source)
 	policies := []explanation{e}
 	if e.Kind == "chain" {
-		policies = e.Endpoints
+		policies = append(policies, e.Endpoints...)
 	}
 	for _, x := range policies {
 		fmt.Fprintf(tw, "\npolicy of %s\n", x.Name)

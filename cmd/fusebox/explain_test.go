@@ -24,7 +24,7 @@ circuits:
   api:
     http: {url: "http://127.0.0.1:1/x", timeout: 2s}
 chains:
-  weather: {endpoints: [api]}
+  weather: {endpoints: [api], stale: 1h}
 `)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
 	explain := func(args ...string) proc {
@@ -97,6 +97,18 @@ chains:
 	} {
 		if !strings.Contains(p.stdout, want) {
 			t.Errorf("explain of a chain lacks %q:\n%s", want, p.stdout)
+		}
+	}
+	// ...and the chain's own deadline, hedge, fresh and stale.
+	for _, want := range []string{
+		`(?m)^policy of weather$`,
+		`(?m)^  deadline +1m0s \(the sum of its endpoints' deadlines\) +default$`,
+		`(?m)^  hedge +none: one endpoint at a time +default$`,
+		`(?m)^  fresh +none: every call asks +default$`,
+		`(?m)^  stale +1h0m0s +config ` + regexp.QuoteMeta(cfg) + `:11 \(chains\.weather\.stale\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(p.stdout) {
+			t.Errorf("explain of a chain lacks its own %s:\n%s", want, p.stdout)
 		}
 	}
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestMistypedFlagSuggestsTheNearest(t *testing.T) {
+func TestMistypedFlagOrCommandSuggestsTheNearest(t *testing.T) {
 	state := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -19,6 +19,10 @@ func TestMistypedFlagSuggestsTheNearest(t *testing.T) {
 		{"one dash for two", []string{"run", "nas", "-attempts", "2", "--", "true"}, `fusebox: unknown shorthand flag: 'a' in -attempts (did you mean --attempts?)`},
 		{"nothing near", []string{"run", "nas", "--frobnicate", "--", "true"}, "fusebox: unknown flag: --frobnicate"},
 		{"an unknown shorthand", []string{"status", "-x"}, `fusebox: unknown shorthand flag: 'x' in -x`},
+		{"a command a letter off", []string{"satus"}, `fusebox: unknown command "satus" (did you mean status?)`},
+		{"a command's letters swapped", []string{"hisotry", "nas"}, `fusebox: unknown command "hisotry" (did you mean history?)`},
+		{"a subcommand a letter off", []string{"state", "int"}, `fusebox: unknown state command "int" (did you mean init?)`},
+		{"no command near", []string{"frobnicate"}, `fusebox: unknown command "frobnicate"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := inproc(t, state, tc.args...)

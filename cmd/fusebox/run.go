@@ -23,6 +23,7 @@ type runOptions struct {
 	argv     []string
 	stream   bool
 	skipExit int
+	skipTold bool
 	exits    command.ExitCodes
 	policy   *policyFlags
 }
@@ -53,12 +54,13 @@ attempt, wait and skip.
 
 Exit status: 0 success; the command's own status when every attempt failed;
 124 the last attempt hit --timeout; 126/127 the command cannot be run or was
-not found; 75 the circuit is open and nothing was run (--skip-exit); 64 usage
-error; 128+N interrupted by signal N (HUP, INT, QUIT, TERM: forwarded to the
+not found; 75 the circuit is open and nothing was run (--skip-exit; with
+--skip-told, also a failure while it was open already); 64 usage error;
+128+N interrupted by signal N (HUP, INT, QUIT, TERM: forwarded to the
 command's process group); 141 stdout or stderr is a closed pipe. A broken or
 unreadable config is reported on one line, and the command runs under the
 built-in defaults and the flags given.`,
-		Example: `  fusebox run zigbee2mqtt -- curl -fsS http://zigbee.lan:8080/api/health
+		Example: `  fusebox run zigbee2mqtt -- curl -fsS -o /dev/null http://zigbee.lan:8080/api/health
   fusebox run --attempts 5 --timeout 5s esp32-garage -- ./read-sensor.sh
   fusebox run --retry-on-exit 75,111 backup -- restic backup /home`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -116,6 +118,7 @@ func addRunFlags(fs *pflag.FlagSet, o *runOptions) {
 	fs.Var(&o.exits, "retry-on-exit", "exit `CODES` worth retrying, like 1,75 or 1-3 (default: any non-zero)")
 	fs.BoolVar(&o.stream, "stream", false, "pass every attempt's stdout and stderr through as they come")
 	fs.IntVar(&o.skipExit, "skip-exit", exitOpen, "exit `STATUS` of a run skipped because the circuit is open, for a command whose own 75 means something")
+	fs.BoolVar(&o.skipTold, "skip-told", false, "exit as a skip when the run failed with its circuit open already (a failed probe, a run another's failure overtook): for a scheduler that reports every non-zero exit")
 }
 
 func runRun(ctx context.Context, a *app, o *runOptions) error {
@@ -166,10 +169,17 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	})
 	logFailed(a, o.name, err)
 	n.finish(circuits, []string{o.name}, err) // the command's output is written
-	if errors.Is(err, fusebox.ErrOpen) {
+	if errors.Is(err, fusebox.ErrOpen) || o.skipTold && told(err) {
 		return skipped(o, cfg, o.name, err)
 	}
 	return err
+}
+
+// told reports whether err is a failure whose outage was told already: the
+// circuit was open when it ended (see fusebox.ExhaustedError.Told).
+func told(err error) bool {
+	var ee *fusebox.ExhaustedError
+	return errors.As(err, &ee) && ee.Told()
 }
 
 // skipped is the error of a run skipped because the circuit is open: it

@@ -51,7 +51,7 @@ fusebox_last_failure_timestamp_seconds and
 fusebox_circuitbreaker_open_until_timestamp_seconds, labelled name
 (fusebox_calls_total, the first name of fusebox_attempts_total, is kept).
 --output FILE replaces FILE atomically (a reader never sees half of it).`,
-		Example: `  fusebox status --format prometheus --output /var/lib/node_exporter/textfile/fusebox.prom`,
+		Example: `  fusebox status --format prometheus --output /var/lib/prometheus/node-exporter/fusebox.prom`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, n := range args {
 				if err := fusebox.ValidateName(n); err != nil {

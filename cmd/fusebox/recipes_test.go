@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// readmeBlock returns the README's fenced block whose info string is info
+// and whose text contains marker.
+func readmeBlock(t *testing.T, info, marker string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile("(?s)```"+regexp.QuoteMeta(info)+"\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
+		if strings.Contains(m[1], marker) {
+			return m[1]
+		}
+	}
+	t.Fatalf("no ```%s block with %q in the README", info, marker)
+	return ""
+}
+
+// bridgeHealth is a stand-in for Zigbee2MQTT's health URL at
+// http://zigbee.lan:8080, down while down is set; hits counts its requests.
+type bridgeHealth struct {
+	down atomic.Bool
+	hits atomic.Int32
+	srv  *httptest.Server
+}
+
+func newBridgeHealth(t *testing.T) *bridgeHealth {
+	b := &bridgeHealth{}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.hits.Add(1)
+		if b.down.Load() {
+			http.Error(w, "bridge offline", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, `{"status":"ok"}`)
+	}))
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+// aimed returns a README command aimed at the stand-in instead of the
+// bridge, otherwise as written.
+func (b *bridgeHealth) aimed(t *testing.T, command string) string {
+	t.Helper()
+	if !strings.Contains(command, "http://zigbee.lan:8080") {
+		t.Fatalf("the README's command %q no longer asks http://zigbee.lan:8080", command)
+	}
+	return strings.ReplaceAll(command, "http://zigbee.lan:8080", b.srv.URL)
+}
+
+// recipeEnv is the environment a README recipe runs in: fusebox on PATH,
+// state in state, and a config that keeps the recipe's circuit's policy
+// but cuts its waits from seconds to milliseconds (as cronPolicy does), so
+// that an outage of several probes takes seconds.
+func recipeEnv(t *testing.T, state string) []string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte("circuits:\n  zigbee2mqtt: {backoff: 20ms, max_delay: 100ms, open_for: 300ms, open_max: 5m}\n"), 0o600)
+	return append(fbCmd(state, nil).Env,
+		"PATH="+filepath.Dir(fuseboxBin)+string(os.PathListSeparator)+os.Getenv("PATH"), "FUSEBOX_CONFIG="+cfg)
+}
+
+// job is one finished run of a recipe.
+type job struct {
+	code           int
+	stdout, stderr string
+}
+
+func runJob(t *testing.T, cmd *exec.Cmd) job {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	j := job{stdout: stdout.String(), stderr: stderr.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		j.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	return j
+}
+
+// outage drives a scheduler's jobs through a healthy spell, an outage of
+// at least three failed probes, the recovery (until the circuit closes)
+// and a healthy spell again, one job per tick, and returns every job with
+// the phase it ran in. Ticks are counted by what the stand-in saw and by
+// the circuit's state, not by the clock.
+func outage(t *testing.T, b *bridgeHealth, state string, run func() job) (phases []string, jobs []job) {
+	t.Helper()
+	tick := func(phase string) {
+		phases, jobs = append(phases, phase), append(jobs, run())
+	}
+	for range 3 {
+		tick("healthy")
+	}
+	b.down.Store(true)
+	tick("outage")
+	first := b.hits.Load()
+	for i := 0; b.hits.Load()-first < 3; i++ { // every later request is a probe
+		if i == 4000 {
+			t.Fatalf("after %d ticks only %d probes reached the bridge", i, b.hits.Load()-first)
+		}
+		tick("outage")
+	}
+	b.down.Store(false)
+	for i := 0; statusOf(t, state, "zigbee2mqtt")["state"] != "closed"; i++ {
+		if i == 4000 {
+			t.Fatalf("the circuit never closed in %d ticks", i)
+		}
+		tick("recovery")
+	}
+	for range 3 {
+		tick("healthy again")
+	}
+	return phases, jobs
+}
+
+// TestREADMECrontabLineMailsTwicePerOutage runs the command part of the
+// README's crontab line, as written, as cron does (through /bin/sh, fusebox
+// on PATH): any byte on stdout or stderr is a mail. None while the bridge
+// works, at most two per outage, and those say what happened.
+func TestREADMECrontabLineMailsTwicePerOutage(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
+	}
+	line := strings.TrimSpace(readmeBlock(t, "crontab", "fusebox run"))
+	m := regexp.MustCompile(`^(\S+\s+){5}(.+)$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("the README's crontab line %q has no five time fields and a command", line)
+	}
+	b := newBridgeHealth(t)
+	command := b.aimed(t, m[2])
+	state := filepath.Join(t.TempDir(), "state")
+	env := recipeEnv(t, state)
+	phases, jobs := outage(t, b, state, func() job {
+		cmd := exec.Command("/bin/sh", "-c", command)
+		cmd.Env = env
+		return runJob(t, cmd)
+	})
+
+	var mails []string
+	report := fmt.Sprintf("%d jobs of %q", len(jobs), command)
+	for i, j := range jobs {
+		if j.stdout == "" && j.stderr == "" {
+			continue
+		}
+		mail := fmt.Sprintf("job %d (%s, exit %d): stdout %q, stderr %q", i, phases[i], j.code, j.stdout, j.stderr)
+		mails = append(mails, mail)
+		if strings.HasPrefix(phases[i], "healthy") {
+			t.Errorf("a job mailed while the bridge worked: %s", mail)
+		}
+	}
+	report += fmt.Sprintf(", %d mails:\n%s", len(mails), strings.Join(mails, "\n"))
+	t.Log(report)
+	if len(mails) > 2 {
+		t.Errorf("want at most 2 mails for the outage: %s", report)
+	}
+	all := strings.Join(mails, "\n")
+	for _, want := range []string{"circuit opened", "curl: (22)", "circuit closed"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no mail says %q: the news is lost: %s", want, report)
+		}
+	}
+}
+
+// cronicleFailed applies Cronicle's rule for a Shell Script plugin's job
+// (bin/shell-plugin.js and lib/job.js): a stdout line that is a JSON
+// object with complete set ends the job with its code when "Interpret
+// JSON in Output" is on; otherwise the script's exit status does. A job
+// fails, and mails, when that code is not 0.
+func cronicleFailed(j job, interpretJSON bool) bool {
+	if interpretJSON {
+		for _, line := range strings.Split(j.stdout, "\n") {
+			if !regexp.MustCompile(`^\s*\{.+\}\s*$`).MatchString(line) {
+				continue
+			}
+			var status struct {
+				Complete any `json:"complete"`
+				Code     any `json:"code"`
+			}
+			if json.Unmarshal([]byte(line), &status) == nil && status.Complete != nil && status.Complete != false && status.Complete != 0.0 {
+				return status.Code != nil && status.Code != 0.0 && status.Code != false && status.Code != ""
+			}
+		}
+	}
+	return j.code != 0
+}
+
+// TestREADMECronicleScriptFailsOneJobPerOutage runs the README's Cronicle
+// script as the Shell Script plugin does (written to a file of mode 0775
+// and executed) through an outage of several failed probes, and counts
+// the jobs Cronicle would fail, with "Interpret JSON in Output" off and on.
+func TestREADMECronicleScriptFailsOneJobPerOutage(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
+	}
+	b := newBridgeHealth(t)
+	script := filepath.Join(t.TempDir(), "cronicle-script-temp.sh")
+	os.WriteFile(script, []byte(b.aimed(t, readmeBlock(t, "sh", "--skip-told"))), 0o775)
+	state := filepath.Join(t.TempDir(), "state")
+	env := recipeEnv(t, state)
+	phases, jobs := outage(t, b, state, func() job {
+		cmd := exec.Command(script)
+		cmd.Env = env
+		return runJob(t, cmd)
+	})
+	for _, interpretJSON := range []bool{false, true} {
+		var failed []string
+		for i, j := range jobs {
+			if cronicleFailed(j, interpretJSON) {
+				failed = append(failed, fmt.Sprintf("job %d (%s): exit %d, stderr %q", i, phases[i], j.code, j.stderr))
+			}
+		}
+		report := fmt.Sprintf("interpret JSON %v: %d jobs, %d failed:\n%s", interpretJSON, len(jobs), len(failed), strings.Join(failed, "\n"))
+		t.Log(report)
+		if len(failed) > 2 || len(failed) == 0 {
+			t.Errorf("want the outage to fail one or two jobs: %s", report)
+		}
+		for _, f := range failed {
+			if strings.Contains(f, "healthy") || strings.Contains(f, "recovery") {
+				t.Errorf("a job failed outside the outage: %s", report)
+			}
+		}
+	}
+}
+
+// haSensor is the README's command_line sensor.
+type haSensor struct {
+	CommandLine []struct {
+		Sensor struct {
+			Command        string   `yaml:"command"`
+			CommandTimeout int      `yaml:"command_timeout"`
+			ValueTemplate  string   `yaml:"value_template"`
+			Availability   string   `yaml:"availability"`
+			JSONAttributes []string `yaml:"json_attributes"`
+		} `yaml:"sensor"`
+	} `yaml:"command_line"`
+}
+
+// haScan is what Home Assistant makes of one scan of a command_line
+// sensor (homeassistant/components/command_line: utils.py
+// async_check_output_or_log, sensor.py _async_update).
+type haScan struct {
+	errorLogged string // "Command failed" or "Timeout for command"; "" when none
+	available   bool
+	state       any
+	attributes  map[string]any
+}
+
+// scanAsHomeAssistant runs command through /bin/sh with HA's timeout and
+// reads it as HA does: an exit status other than 0 or the timeout logs an
+// ERROR and leaves no value; else the value is stdout, stripped. The
+// README's templates are applied as they read: available when value_json
+// is defined and its source is not none, the state value_json.body, the
+// attributes the listed keys of value_json.
+func scanAsHomeAssistant(t *testing.T, command string, timeout time.Duration, env []string, attrs []string) haScan {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Env = env
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return haScan{errorLogged: "Timeout for command"}
+	}
+	if err != nil {
+		return haScan{errorLogged: "Command failed: " + err.Error()}
+	}
+	var valueJSON map[string]any
+	if json.Unmarshal([]byte(strings.TrimSpace(stdout.String())), &valueJSON) != nil {
+		return haScan{} // value_json is undefined: unavailable
+	}
+	scan := haScan{available: valueJSON["source"] != nil, attributes: map[string]any{}}
+	if scan.available {
+		scan.state = valueJSON["body"]
+	}
+	for _, k := range attrs {
+		if v, ok := valueJSON[k]; ok {
+			scan.attributes[k] = v
+		}
+	}
+	return scan
+}
+
+// TestREADMEHomeAssistantCommandLineSensor runs the README's command_line
+// sensor's command as Home Assistant does, on the example config: a value
+// while the chain answers, the stale value through an outage, and with
+// nothing to show unavailable, never an ERROR; the chain's deadline is
+// inside the sensor's command_timeout.
+func TestREADMEHomeAssistantCommandLineSensor(t *testing.T) {
+	var ha haSensor
+	if err := yaml.Unmarshal([]byte(readmeBlock(t, "yaml home-assistant", "command_line:")), &ha); err != nil || len(ha.CommandLine) != 1 {
+		t.Fatalf("the README's command_line block: %v, %d sensors", err, len(ha.CommandLine))
+	}
+	sensor := ha.CommandLine[0].Sensor
+	if sensor.ValueTemplate != "{{ value_json.body }}" || sensor.Availability != "{{ value_json is defined and value_json.source is not none }}" {
+		t.Fatalf("the README's templates changed (value %q, availability %q): change scanAsHomeAssistant with them", sensor.ValueTemplate, sensor.Availability)
+	}
+	timeout := time.Duration(sensor.CommandTimeout) * time.Second
+	if sensor.CommandTimeout == 0 {
+		timeout = 15 * time.Second // HA's DEFAULT_TIMEOUT
+	}
+	t.Setenv("OWM_API_KEY", "demo-key") // the example's ${OWM_API_KEY}
+	example, err := config.Load("../../examples/weather.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := strings.Fields(sensor.Command)[len(strings.Fields(sensor.Command))-1]
+	var deadline time.Duration
+	for _, ch := range example.Targets().Chains {
+		if ch.Name == chain {
+			deadline = ch.TotalDeadline(example.Policy)
+		}
+	}
+	if deadline == 0 || deadline+2*time.Second > timeout {
+		t.Errorf("chain %s's deadline %s is not inside the sensor's command_timeout %s (with 2s to start)", chain, deadline, timeout)
+	}
+
+	apis, state, env := weatherExample(t)
+	// The example keeps an answer fresh for 10m: asked again in the test's
+	// seconds, the chain would answer from it and never meet the outage.
+	cfgPath := strings.TrimPrefix(env[len(env)-1], "FUSEBOX_CONFIG=")
+	cfgText, _ := os.ReadFile(cfgPath)
+	os.WriteFile(cfgPath, []byte(strings.Replace(string(cfgText), "fresh: 10m", "fresh: 1ms", 1)), 0o600)
+	env = append(fbCmd(state, nil).Env, append(env, "PATH="+filepath.Dir(fuseboxBin)+string(os.PathListSeparator)+os.Getenv("PATH"))...)
+	scan := func(what string) haScan {
+		t.Helper()
+		s := scanAsHomeAssistant(t, sensor.Command, timeout, env, sensor.JSONAttributes)
+		t.Logf("%s: %+v", what, s)
+		if s.errorLogged != "" {
+			t.Errorf("%s: Home Assistant logs an ERROR: %s", what, s.errorLogged)
+		}
+		return s
+	}
+
+	if s := scan("healthy"); !s.available || s.state != 21.5 || s.attributes["source"] != "openweather" {
+		t.Errorf("healthy: %+v, want 21.5 from openweather", s)
+	}
+	for _, api := range []string{fakeapis.OpenWeatherMap, fakeapis.Wttr, fakeapis.OpenMeteo} {
+		apis.Down(api)
+	}
+	for i := range 3 {
+		if s := scan(fmt.Sprintf("outage, scan %d", i)); !s.available || s.state != 21.5 || s.attributes["source"] != "stale" || s.attributes["age_seconds"] == nil {
+			t.Errorf("outage: %+v, want the stale 21.5 with its age", s)
+		}
+	}
+
+	// Nothing to show: no answer was ever kept in this state dir.
+	env = append(env, "FUSEBOX_STATE_DIR="+filepath.Join(t.TempDir(), "empty"))
+	for i := range 3 {
+		if s := scan(fmt.Sprintf("nothing kept, scan %d", i)); s.available {
+			t.Errorf("nothing kept: %+v, want unavailable", s)
+		}
+	}
+}
+
+// TestREADMEPrometheusScrapesEachFamilyOnce applies the README's
+// scrape_configs to what each target serves: the node job's
+// metric_relabel_configs drop every family status --format prometheus
+// writes into the textfile (as Prometheus matches a regex: anchored at
+// both ends) and none of node_exporter's own, so no family is scraped from
+// both jobs.
+func TestREADMEPrometheusScrapesEachFamilyOnce(t *testing.T) {
+	var prom struct {
+		ScrapeConfigs []struct {
+			JobName        string `yaml:"job_name"`
+			MetricRelabels []struct {
+				SourceLabels []string `yaml:"source_labels"`
+				Regex        string   `yaml:"regex"`
+				Action       string   `yaml:"action"`
+			} `yaml:"metric_relabel_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal([]byte(readmeBlock(t, "yaml prometheus", "scrape_configs:")), &prom); err != nil {
+		t.Fatalf("the README's prometheus.yml: %v", err)
+	}
+	dropped := func(job, family string) bool {
+		for _, sc := range prom.ScrapeConfigs {
+			if sc.JobName != job {
+				continue
+			}
+			for _, r := range sc.MetricRelabels {
+				if r.Action == "drop" && len(r.SourceLabels) == 1 && r.SourceLabels[0] == "__name__" &&
+					regexp.MustCompile("^(?:"+r.Regex+")$").MatchString(family) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+
+	state := t.TempDir()
+	inproc(t, state, "run", "nas", "--", "true")
+	inproc(t, state, "run", "--attempts", "1", "--trip-after", "1", "garage", "--", "false")
+	p := inproc(t, state, "status", "--format", "prometheus")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(p.stdout))
+	if p.code != 0 || err != nil || len(fams) == 0 {
+		t.Fatalf("status --format prometheus: exit %d, %v:\n%s", p.code, err, p.stdout)
+	}
+	for name := range fams {
+		if dropped("fusebox", name) {
+			t.Errorf("the fusebox job drops %s: the daemon's own families are lost", name)
+		}
+		if !dropped("node", name) {
+			t.Errorf("the node job keeps the textfile's %s: scraped from both jobs", name)
+		}
+	}
+	for _, own := range []string{"node_textfile_mtime_seconds", "node_cpu_seconds_total", "up"} {
+		if dropped("node", own) {
+			t.Errorf("the node job drops node_exporter's own %s", own)
+		}
+	}
+}
