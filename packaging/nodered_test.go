@@ -84,7 +84,13 @@ func npmInstalled(t *testing.T, envVar, rel, how string) (node, path string) {
 // waits until it serves. It is stopped by its PID when the test ends.
 func startNodeRED(t *testing.T, node, red string) *nodeRED {
 	t.Helper()
-	user := t.TempDir()
+	return startNodeREDIn(t, node, red, t.TempDir())
+}
+
+// startNodeREDIn is startNodeRED with the user dir user, where nodes may
+// have been installed. Node-RED's local time is UTC.
+func startNodeREDIn(t *testing.T, node, red, user string) *nodeRED {
+	t.Helper()
 	port := testenv.FreePort(t)
 	settings := filepath.Join(user, "settings.js")
 	if err := os.WriteFile(settings, fmt.Appendf(nil, nodeREDSettings, port), 0o600); err != nil {
@@ -94,7 +100,7 @@ func startNodeRED(t *testing.T, node, red string) *nodeRED {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, red, "--userDir", user, "--settings", settings)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user, "TZ=UTC"}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -153,28 +159,45 @@ type debugMsg struct {
 	Format string `json:"format"` // its type: "number", "Object", ...
 }
 
+// nodeStatus is a node's status, as the editor shows it under the node.
+type nodeStatus struct {
+	Fill  string `json:"fill"`
+	Shape string `json:"shape"`
+	Text  string `json:"text"`
+}
+
 // sidebar is the editor's view of the debug sidebar: the comms websocket,
-// which every connected editor receives every debug message on.
+// which every connected editor receives every debug message on, and every
+// node's status.
 type sidebar struct {
-	conn *websocket.Conn
-	msgs chan debugMsg
-	stop chan struct{} // closed when the test ends
-	done chan struct{} // closed when the reader has returned
+	conn     *websocket.Conn
+	msgs     chan debugMsg
+	statusOf string          // the node whose statuses go to statuses, if any
+	statuses chan nodeStatus // that node's, in order
+	stop     chan struct{}   // closed when the test ends
+	done     chan struct{}   // closed when the reader has returned
 }
 
 // debugSidebar connects to Node-RED's comms websocket as the editor does.
-// It receives every message published once the dial returns.
-func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
+// It receives every message published once the dial returns; with a node's
+// id, that node's statuses too (which must then be read, as debug messages
+// must).
+func (n *nodeRED) debugSidebar(t *testing.T, statusOf ...string) *sidebar {
 	t.Helper()
 	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+n.Addr+"/comms", nil)
 	if err != nil {
 		t.Fatalf("connect to Node-RED's comms: %v", err)
 	}
 	resp.Body.Close()
-	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), statuses: make(chan nodeStatus, 64),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if len(statusOf) > 0 {
+		s.statusOf = statusOf[0]
+	}
 	go func() {
 		defer close(s.done)
 		defer close(s.msgs)
+		defer close(s.statuses)
 		for {
 			var batch []struct {
 				Topic string          `json:"topic"`
@@ -184,6 +207,18 @@ func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
 				return
 			}
 			for _, m := range batch {
+				if s.statusOf != "" && m.Topic == "status/"+s.statusOf {
+					var st nodeStatus
+					if json.Unmarshal(m.Data, &st) != nil {
+						continue
+					}
+					select {
+					case s.statuses <- st:
+					case <-s.stop:
+						return
+					}
+					continue
+				}
 				var d debugMsg
 				if m.Topic != "debug" || json.Unmarshal(m.Data, &d) != nil {
 					continue
@@ -214,6 +249,26 @@ func (s *sidebar) next(t *testing.T) debugMsg {
 		t.Fatal("no debug message from the flow in a minute")
 	}
 	return debugMsg{}
+}
+
+// settled returns the next status of the sidebar's node other than the
+// blue one a call shows while it waits, failing the test if none comes in
+// a minute.
+func (s *sidebar) settled(t *testing.T) nodeStatus {
+	t.Helper()
+	for {
+		select {
+		case st, ok := <-s.statuses:
+			if !ok {
+				t.Fatal("Node-RED closed its comms websocket")
+			}
+			if st.Fill != "blue" {
+				return st
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("no status of %s in a minute", s.statusOf)
+		}
+	}
 }
 
 // TestNodeREDFlow imports examples/node-red-flow.json into a real Node-RED
