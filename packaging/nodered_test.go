@@ -276,8 +276,9 @@ func (s *sidebar) settled(t *testing.T) nodeStatus {
 // and runs it against a real `fusebox serve` with the example config: the
 // switch sends the daemon's 503 to the "every endpoint down" debug node
 // with payload.errors and a Retry-After header, a temperature to the
-// temperature one — from OpenWeatherMap, from wttr.in when it is down, and
-// the stored answer when both are — and, once the daemon is stopped, the
+// temperature one, which shows where it came from — OpenWeatherMap, wttr.in
+// when it is down, and the stored answer of wttr.in, with its age, when
+// both are — and, once the daemon is stopped, the
 // connection's error to the "fusebox itself unreachable" one.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
@@ -332,12 +333,31 @@ func TestNodeREDFlow(t *testing.T) {
 		}
 	})
 
-	temperature := func(t *testing.T, want string) {
+	// The temperature node shows the temperature and where it came from:
+	// the endpoint that answered, or the stored answer's.
+	type temp struct {
+		Temperature float64 `json:"temperature"`
+		Source      string  `json:"source"`
+		Answered    string  `json:"answered"`
+		StaleAge    *int    `json:"stale_age_s"`
+	}
+	temperature := func(t *testing.T, want temp) {
 		t.Helper()
 		n.inject(t, "fusebox.inject")
 		m := sb.next(t)
-		if m.ID != "fusebox.temperature" || m.Msg != want || m.Format != "number" {
-			t.Fatalf("debug node %s showed %s %q, want fusebox.temperature showing the number %s", m.ID, m.Format, m.Msg, want)
+		var got temp
+		if m.ID != "fusebox.temperature" || m.Format != "Object" {
+			t.Fatalf("debug node %s showed %s %q, want fusebox.temperature showing an object", m.ID, m.Format, m.Msg)
+		}
+		if err := json.Unmarshal([]byte(m.Msg), &got); err != nil {
+			t.Fatalf("fusebox.temperature showed %q: %v", m.Msg, err)
+		}
+		if (got.StaleAge == nil) != (want.StaleAge == nil) {
+			t.Errorf("fusebox.temperature showed %s; want a stale_age_s only on a stale answer", m.Msg)
+		}
+		got.StaleAge, want.StaleAge = nil, nil
+		if got != want {
+			t.Errorf("fusebox.temperature showed %s, want %+v", m.Msg, want)
 		}
 	}
 	t.Run("back up, circuits reset: OpenWeatherMap's temperature", func(t *testing.T) {
@@ -346,7 +366,7 @@ func TestNodeREDFlow(t *testing.T) {
 		d.post(t, "/api/circuits/openweather/reset")
 		d.post(t, "/api/circuits/wttr/reset")
 		hits := up.Hits(fakeapis.OpenWeatherMap)
-		temperature(t, "21.5")
+		temperature(t, temp{Temperature: 21.5, Source: "openweather"})
 		if up.Hits(fakeapis.OpenWeatherMap) != hits+1 {
 			t.Errorf("OpenWeatherMap got %d requests, want 1", up.Hits(fakeapis.OpenWeatherMap)-hits)
 		}
@@ -354,7 +374,7 @@ func TestNodeREDFlow(t *testing.T) {
 	t.Run("OpenWeatherMap down: wttr.in's", func(t *testing.T) {
 		up.Down(fakeapis.OpenWeatherMap)
 		hits := up.Hits(fakeapis.Wttr)
-		temperature(t, "21")
+		temperature(t, temp{Temperature: 21, Source: "wttr"})
 		if up.Hits(fakeapis.Wttr) != hits+1 {
 			t.Errorf("wttr.in got %d requests, want 1", up.Hits(fakeapis.Wttr)-hits)
 		}
@@ -362,7 +382,8 @@ func TestNodeREDFlow(t *testing.T) {
 	t.Run("both down: the stored answer", func(t *testing.T) {
 		up.Down(fakeapis.Wttr)
 		stale := d.metric(t, "fusebox_stale_answers_total")
-		temperature(t, "21")
+		var age int
+		temperature(t, temp{Temperature: 21, Source: "stale", Answered: "wttr", StaleAge: &age})
 		if got := d.metric(t, "fusebox_stale_answers_total"); got != stale+1 {
 			t.Errorf("fusebox_stale_answers_total went from %v to %v, want one more", stale, got)
 		}
