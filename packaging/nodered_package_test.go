@@ -77,10 +77,10 @@ func packageExample(t *testing.T, addr, token string) []map[string]any {
 }
 
 // deploy replaces every flow with nodes, as the editor's full Deploy does,
-// through the admin API.
-func (n *nodeRED) deploy(t *testing.T, nodes []map[string]any) {
+// through the admin API, and waits until sb says the new flows started.
+func (n *nodeRED) deploy(t *testing.T, sb *sidebar, nodes []map[string]any) {
 	t.Helper()
-	body, err := json.Marshal(nodes)
+	body, err := json.Marshal(map[string]any{"flows": nodes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,15 +90,56 @@ func (n *nodeRED) deploy(t *testing.T, nodes []map[string]any) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Node-RED-Deployment-Type", "full")
+	req.Header.Set("Node-RED-API-Version", "v2")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("deploy: %v", err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
+	var deployed struct {
+		Rev string `json:"rev"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &deployed) != nil || deployed.Rev == "" {
 		t.Fatalf("deploy: %s %s\n%s", resp.Status, b, n.log.String())
 	}
+	// Node-RED answers once the flows are saved, and starts them after.
+	for {
+		select {
+		case rev, ok := <-sb.deploys:
+			if !ok {
+				t.Fatal("Node-RED closed its comms websocket")
+			}
+			if rev == deployed.Rev {
+				return
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("the flows of revision %s did not start in a minute\n%s", deployed.Rev, n.log.String())
+		}
+	}
+}
+
+// startNodeREDWithPackage starts Node-RED in a fresh user dir the package
+// was installed into, and checks that Node-RED loaded both its nodes.
+func startNodeREDWithPackage(t *testing.T, node, red string) *nodeRED {
+	t.Helper()
+	user := t.TempDir()
+	installNodePackage(t, user)
+	n := startNodeREDIn(t, node, red, user)
+	var types []string
+	for _, s := range n.nodeSets(t) {
+		if s.Module == nodePackageName {
+			if !s.Enabled || s.Err != nil {
+				t.Fatalf("Node-RED did not load %s: %+v\n%s", nodePackageName, s, n.log.String())
+			}
+			types = append(types, s.Types...)
+		}
+	}
+	slices.Sort(types)
+	if !slices.Equal(types, []string{"fusebox call", "fusebox-daemon"}) {
+		t.Fatalf("Node-RED loaded the types %q of %s, want fusebox call and fusebox-daemon\n%s", types, nodePackageName, n.log.String())
+	}
+	return n
 }
 
 // nodeSets returns what GET /nodes lists: each node set Node-RED found.
@@ -189,25 +230,9 @@ func TestNodeREDPackage(t *testing.T) {
 	up.Down(fakeapis.OpenWeatherMap)
 	up.Down(fakeapis.Wttr)
 
-	user := t.TempDir()
-	installNodePackage(t, user)
-	n := startNodeREDIn(t, node, red, user)
-	var types []string
-	for _, s := range n.nodeSets(t) {
-		if s.Module == nodePackageName {
-			if !s.Enabled || s.Err != nil {
-				t.Fatalf("Node-RED did not load %s: %+v\n%s", nodePackageName, s, n.log.String())
-			}
-			types = append(types, s.Types...)
-		}
-	}
-	slices.Sort(types)
-	if !slices.Equal(types, []string{"fusebox call", "fusebox-daemon"}) {
-		t.Fatalf("Node-RED loaded the types %q of %s, want fusebox call and fusebox-daemon\n%s", types, nodePackageName, n.log.String())
-	}
-
+	n := startNodeREDWithPackage(t, node, red)
 	sb := n.debugSidebar(t, "fusebox.call")
-	n.deploy(t, packageExample(t, d.Addr, token))
+	n.deploy(t, sb, packageExample(t, d.Addr, token))
 
 	// The inject node fires once on its own a second after the deploy.
 	t.Run("every endpoint down, nothing stored: the 503 to down, open until its Retry-After", func(t *testing.T) {

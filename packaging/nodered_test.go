@@ -174,6 +174,7 @@ type sidebar struct {
 	msgs     chan debugMsg
 	statusOf string          // the node whose statuses go to statuses, if any
 	statuses chan nodeStatus // that node's, in order
+	deploys  chan string     // the revision of each deploy, once its flows have started
 	stop     chan struct{}   // closed when the test ends
 	done     chan struct{}   // closed when the reader has returned
 }
@@ -190,7 +191,7 @@ func (n *nodeRED) debugSidebar(t *testing.T, statusOf ...string) *sidebar {
 	}
 	resp.Body.Close()
 	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), statuses: make(chan nodeStatus, 64),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		deploys: make(chan string, 16), stop: make(chan struct{}), done: make(chan struct{})}
 	if len(statusOf) > 0 {
 		s.statusOf = statusOf[0]
 	}
@@ -198,6 +199,7 @@ func (n *nodeRED) debugSidebar(t *testing.T, statusOf ...string) *sidebar {
 		defer close(s.done)
 		defer close(s.msgs)
 		defer close(s.statuses)
+		defer close(s.deploys)
 		for {
 			var batch []struct {
 				Topic string          `json:"topic"`
@@ -214,6 +216,20 @@ func (n *nodeRED) debugSidebar(t *testing.T, statusOf ...string) *sidebar {
 					}
 					select {
 					case s.statuses <- st:
+					case <-s.stop:
+						return
+					}
+					continue
+				}
+				if m.Topic == "notification/runtime-deploy" {
+					var dep struct {
+						Revision string `json:"revision"`
+					}
+					if json.Unmarshal(m.Data, &dep) != nil {
+						continue
+					}
+					select {
+					case s.deploys <- dep.Revision:
 					case <-s.stop:
 						return
 					}

@@ -58,6 +58,11 @@ module.exports = function (RED) {
                 body: body, contentType: contentType, timeoutMs: node.timeoutMs,
             }, function (err, res, raw) {
                 if (closed) return done();
+                if (err && err.tooLarge) { // a setting to change, not an outage
+                    node.daemon.noteReachable(true);
+                    node.status({ fill: "red", shape: "ring", text: "answer too large" });
+                    return done(err.message);
+                }
                 if (err) {
                     const r = answer.fromFailure(err, err.timedOut === true);
                     if (node.daemon.noteReachable(false)) {

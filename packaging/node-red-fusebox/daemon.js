@@ -40,7 +40,7 @@ module.exports = function (RED) {
         // once, with (err) or (null, res, body): res an IncomingMessage
         // whose body (a Buffer of at most maxBytes) was read in full.
         // timeoutMs bounds the whole call, body included; err.timedOut
-        // says when it ran out.
+        // says when it ran out, err.tooLarge that the answer was too long.
         node.request = function (opts, done) {
             if (node.invalid) {
                 return done(new Error(node.invalid));
@@ -78,19 +78,25 @@ module.exports = function (RED) {
             }
             inFlight.add(ac);
             req.on("error", (err) => finish(err));
+            // An answer over maxBytes is cut off, the connection closed:
+            // err.tooLarge, an answer the daemon did give.
+            const tooLarge = (res, what) => {
+                res.destroy();
+                const err = new Error("the daemon's answer is " + what + ", over the " + node.maxBytes + " bytes this node takes");
+                err.tooLarge = true;
+                finish(err);
+            };
             req.on("response", (res) => {
                 const declared = Number(res.headers["content-length"]);
                 if (declared > node.maxBytes) {
-                    res.destroy();
-                    return finish(new Error("the daemon's answer is " + declared + " bytes, over the " + node.maxBytes + " this node takes"));
+                    return tooLarge(res, declared + " bytes");
                 }
                 const chunks = [];
                 let size = 0;
                 res.on("data", (c) => {
                     size += c.length;
                     if (size > node.maxBytes) {
-                        res.destroy();
-                        return finish(new Error("the daemon's answer is over the " + node.maxBytes + " bytes this node takes"));
+                        return tooLarge(res, "longer");
                     }
                     chunks.push(c);
                 });

@@ -1,0 +1,245 @@
+package packaging_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// hostileDaemon is a raw TCP server on loopback in the place of `fusebox
+// serve`, answering each /call/NAME as no daemon should (see serve).
+type hostileDaemon struct {
+	Addr   string
+	HungUp chan string // the NAME of each call whose caller closed the connection
+}
+
+// hostileAnswers are the answers of a hostileDaemon, by NAME: each a whole
+// answer, written and the connection closed; the other NAMEs are handled
+// by serve.
+var hostileAnswers = map[string]string{
+	// Headers a daemon never sends, and a body that is not the JSON its
+	// type says.
+	"junk": rawAnswer("200 OK", "X-Fusebox-Source: junk\r\nX-Fusebox-Attempts: lots\r\nX-Fusebox-Stale-Age: -5\r\n", "{"),
+	// A 503 with a Retry-After date (the daemon sends seconds) and errors
+	// that are not a list.
+	"junk503": rawAnswer("503 Service Unavailable", "Retry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n",
+		`{"error": "x", "errors": "not one"}`),
+	// The daemon's own refusal of a name not in its config.
+	"nosuch": rawAnswer("404 Not Found", "", `{"error": "no such endpoint or chain in the config", "name": "nosuch"}`),
+}
+
+// rawAnswer is a whole HTTP/1.1 answer with a JSON body, after which the
+// connection closes.
+func rawAnswer(status, headers, body string) string {
+	return fmt.Sprintf("HTTP/1.1 %s\r\n%sContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		status, headers, len(body), body)
+}
+
+func startHostileDaemon(t *testing.T) *hostileDaemon {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hostileDaemon{Addr: ln.Addr().String(), HungUp: make(chan string, 16)}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				h.serve(c)
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return h
+}
+
+func (h *hostileDaemon) serve(c net.Conn) {
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return
+	}
+	name := strings.TrimPrefix(req.URL.Path, "/call/")
+	if a, ok := hostileAnswers[name]; ok {
+		io.WriteString(c, a)
+		return
+	}
+	switch name {
+	case "declared": // an answer longer than any node takes, said up front
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Fusebox-Source: declared\r\nContent-Length: 1000000000000\r\n\r\n[1,")
+		io.Copy(io.Discard, br) // until the caller hangs up
+	case "endless": // an answer that never ends
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Fusebox-Source: endless\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+		chunk := fmt.Sprintf("%x\r\n%s\r\n", 64<<10, strings.Repeat("1", 64<<10))
+		for {
+			if _, err := io.WriteString(c, chunk); err != nil {
+				break
+			}
+		}
+	case "silent": // no answer at all
+		io.Copy(io.Discard, br)
+	default:
+		return
+	}
+	h.HungUp <- name
+}
+
+// waitHungUp waits until the caller of /call/name has closed its
+// connection.
+func (h *hostileDaemon) waitHungUp(t *testing.T, name string) {
+	t.Helper()
+	select {
+	case got := <-h.HungUp:
+		if got != name {
+			t.Fatalf("the caller of %s hung up, want %s", got, name)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the node still holds the connection of %s after a minute: it reads an answer without bound", name)
+	}
+}
+
+// hostileFlow is a flow calling each name of the daemon at addr, each call
+// node pressed by an inject node of its own, the three outputs of all to
+// the debug nodes hostile.answered, .stale and .down, and every error to
+// the debug node hostile.caught, through a catch node.
+func hostileFlow(addr string, names []string, timeouts map[string]int) []map[string]any {
+	const tab = "hostile.tab"
+	full := func(id string) map[string]any {
+		return map[string]any{"id": id, "type": "debug", "z": tab, "active": true, "tosidebar": true,
+			"complete": "true", "targetType": "full", "wires": []any{}}
+	}
+	nodes := []map[string]any{
+		{"id": tab, "type": "tab", "label": "hostile"},
+		{"id": "hostile.daemon", "type": "fusebox-daemon", "url": "http://" + addr, "maxKiB": 64},
+		full("hostile.answered"), full("hostile.stale"), full("hostile.down"), full("hostile.caught"),
+		{"id": "hostile.catch", "type": "catch", "z": tab, "scope": nil, "uncaught": false,
+			"wires": []any{[]any{"hostile.caught"}}},
+	}
+	for _, name := range names {
+		timeout := 60
+		if s, ok := timeouts[name]; ok {
+			timeout = s
+		}
+		nodes = append(nodes,
+			map[string]any{"id": "hostile.inject." + name, "type": "inject", "z": tab, "props": []any{},
+				"repeat": "", "once": false, "wires": []any{[]any{"hostile.call." + name}}},
+			map[string]any{"id": "hostile.call." + name, "type": "fusebox call", "z": tab, "daemon": "hostile.daemon",
+				"target": name, "method": "GET", "timeout": timeout,
+				"wires": []any{[]any{"hostile.answered"}, []any{"hostile.stale"}, []any{"hostile.down"}}})
+	}
+	return nodes
+}
+
+// caught reads the error the call node id reports, as the catch node
+// passes it on (Node-RED logs an error a catch node handles no further).
+func caught(t *testing.T, sb *sidebar, id string) string {
+	t.Helper()
+	m := sb.next(t)
+	if m.ID != "hostile.caught" {
+		t.Fatalf("debug node %s showed %s, want hostile.caught with %s's error", m.ID, m.Msg, id)
+	}
+	var msg struct {
+		Error struct {
+			Message string `json:"message"`
+			Source  struct {
+				ID string `json:"id"`
+			} `json:"source"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(m.Msg), &msg); err != nil {
+		t.Fatalf("hostile.caught's msg %q: %v", m.Msg, err)
+	}
+	if msg.Error.Source.ID != id {
+		t.Fatalf("the catch node caught an error of %s (%s), want %s's", msg.Error.Source.ID, msg.Error.Message, id)
+	}
+	return msg.Error.Message
+}
+
+// TestNodeREDPackageHostileDaemon points the package's nodes, in a real
+// Node-RED, at a raw TCP server in the daemon's place: headers and bodies
+// no daemon sends are read as nothing; a refusal is the node's error, for
+// a catch node; an answer over the config node's size is cut off by
+// hanging up, as is an answer that never comes, after the call node's
+// timeout, which sends the message to the down output.
+func TestNodeREDPackageHostileDaemon(t *testing.T) {
+	t.Parallel()
+	node, red := npmInstalled(t, NodeREDVar, "node-red/red.js", "npm install --prefix DIR node-red@4.1.15")
+	h := startHostileDaemon(t)
+	n := startNodeREDWithPackage(t, node, red)
+	sb := n.debugSidebar(t)
+	n.deploy(t, sb, hostileFlow(h.Addr, []string{"junk", "junk503", "nosuch", "declared", "endless", "silent"},
+		map[string]int{"silent": 1}))
+
+	t.Run("junk headers and a body that is not its JSON: answered, the junk left out", func(t *testing.T) {
+		n.inject(t, "hostile.inject.junk")
+		msg := shown(t, sb, "hostile.answered")
+		if msg.Payload != "{" || msg.Fusebox.Source != "junk" || msg.Fusebox.Attempts != 0 || msg.Fusebox.StaleAge != nil {
+			t.Errorf("msg = %+v; want the body as text, source junk, and no attempts or stale age", msg)
+		}
+	})
+	t.Run("a 503 with a Retry-After date and errors not a list: down, without either", func(t *testing.T) {
+		n.inject(t, "hostile.inject.junk503")
+		msg := shown(t, sb, "hostile.down")
+		f := msg.Fusebox
+		if msg.StatusCode != 503 || f.Error != "x" || f.RetryAfter != 0 || f.OpenUntil != "" || f.Errors != nil {
+			t.Errorf("msg = %+v; want statusCode 503, error x, and no retryAfter, openUntil or errors", msg)
+		}
+	})
+	t.Run("the daemon's own refusal: the node's error, to a catch node", func(t *testing.T) {
+		n.inject(t, "hostile.inject.nosuch")
+		if err := caught(t, sb, "hostile.call.nosuch"); err != "fusebox daemon answered 404: no such endpoint or chain in the config" {
+			t.Errorf("error %q, want the daemon's 404 and its reason", err)
+		}
+	})
+	t.Run("an answer declared over the largest taken: an error, and hung up on", func(t *testing.T) {
+		n.inject(t, "hostile.inject.declared")
+		if err := caught(t, sb, "hostile.call.declared"); !strings.Contains(err, "over the 65536 bytes") {
+			t.Errorf("error %q, want the answer over the 65536 bytes taken", err)
+		}
+		h.waitHungUp(t, "declared")
+	})
+	t.Run("an answer that never ends: an error, and hung up on", func(t *testing.T) {
+		n.inject(t, "hostile.inject.endless")
+		if err := caught(t, sb, "hostile.call.endless"); !strings.Contains(err, "over the 65536 bytes") {
+			t.Errorf("error %q, want the answer over the 65536 bytes taken", err)
+		}
+		h.waitHungUp(t, "endless")
+	})
+	t.Run("no answer: down after the timeout, logged once, and hung up on", func(t *testing.T) {
+		n.inject(t, "hostile.inject.silent")
+		if m := sb.next(t); m.ID != "hostile.call.silent" || !strings.Contains(m.Msg, "no answer from the fusebox daemon in time") {
+			t.Fatalf("debug message %+v, want the call node's warning that the daemon did not answer in time", m)
+		}
+		msg := shown(t, sb, "hostile.down")
+		if msg.Fusebox.Code != "ETIMEDOUT" {
+			t.Errorf("msg.fusebox = %+v, want code ETIMEDOUT", msg.Fusebox)
+		}
+		h.waitHungUp(t, "silent")
+	})
+}
