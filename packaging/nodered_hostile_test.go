@@ -42,6 +42,14 @@ func rawAnswer(status, headers, body string) string {
 		status, headers, len(body), body)
 }
 
+// echoed is what /call/echo answers: the request it got.
+type echoed struct {
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	ContentType string `json:"content_type"`
+	Body        string `json:"body"`
+}
+
 func startHostileDaemon(t *testing.T) *hostileDaemon {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -85,12 +93,18 @@ func (h *hostileDaemon) serve(c net.Conn) {
 	if err != nil {
 		return
 	}
-	name := strings.TrimPrefix(req.URL.Path, "/call/")
+	name, _, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/call/"), "/")
 	if a, ok := hostileAnswers[name]; ok {
 		io.WriteString(c, a)
 		return
 	}
 	switch name {
+	case "echo":
+		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		b, _ := json.Marshal(echoed{Method: req.Method, Path: req.URL.Path,
+			ContentType: req.Header.Get("Content-Type"), Body: string(body)})
+		io.WriteString(c, rawAnswer("200 OK", "X-Fusebox-Source: echo\r\n", string(b)))
+		return
 	case "declared": // an answer longer than any node takes, said up front
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Fusebox-Source: declared\r\nContent-Length: 1000000000000\r\n\r\n[1,")
 		io.Copy(io.Discard, br) // until the caller hangs up
@@ -124,11 +138,20 @@ func (h *hostileDaemon) waitHungUp(t *testing.T, name string) {
 	}
 }
 
-// hostileFlow is a flow calling each name of the daemon at addr, each call
-// node pressed by an inject node of its own, the three outputs of all to
-// the debug nodes hostile.answered, .stale and .down, and every error to
-// the debug node hostile.caught, through a catch node.
-func hostileFlow(addr string, names []string, timeouts map[string]int) []map[string]any {
+// rawCall is a call node of hostileFlow, pressed by the inject node
+// hostile.inject.ID, which sends the message props sets (the inject node's
+// props: msg.path, msg.payload).
+type rawCall struct {
+	ID, Target, Method string
+	Timeout            int // seconds; 60 if 0
+	Props              []map[string]string
+}
+
+// hostileFlow is a flow of call nodes hostile.call.ID, each calling the
+// daemon at addr, the three outputs of all to the debug nodes
+// hostile.answered, .stale and .down, and every error to the debug node
+// hostile.caught, through a catch node.
+func hostileFlow(addr string, calls []rawCall) []map[string]any {
 	const tab = "hostile.tab"
 	full := func(id string) map[string]any {
 		return map[string]any{"id": id, "type": "debug", "z": tab, "active": true, "tosidebar": true,
@@ -141,16 +164,22 @@ func hostileFlow(addr string, names []string, timeouts map[string]int) []map[str
 		{"id": "hostile.catch", "type": "catch", "z": tab, "scope": nil, "uncaught": false,
 			"wires": []any{[]any{"hostile.caught"}}},
 	}
-	for _, name := range names {
-		timeout := 60
-		if s, ok := timeouts[name]; ok {
-			timeout = s
+	for _, c := range calls {
+		if c.Method == "" {
+			c.Method = "GET"
+		}
+		if c.Timeout == 0 {
+			c.Timeout = 60
+		}
+		props := []any{}
+		for _, p := range c.Props {
+			props = append(props, p)
 		}
 		nodes = append(nodes,
-			map[string]any{"id": "hostile.inject." + name, "type": "inject", "z": tab, "props": []any{},
-				"repeat": "", "once": false, "wires": []any{[]any{"hostile.call." + name}}},
-			map[string]any{"id": "hostile.call." + name, "type": "fusebox call", "z": tab, "daemon": "hostile.daemon",
-				"target": name, "method": "GET", "timeout": timeout,
+			map[string]any{"id": "hostile.inject." + c.ID, "type": "inject", "z": tab, "props": props,
+				"repeat": "", "once": false, "wires": []any{[]any{"hostile.call." + c.ID}}},
+			map[string]any{"id": "hostile.call." + c.ID, "type": "fusebox call", "z": tab, "daemon": "hostile.daemon",
+				"target": c.Target, "method": c.Method, "timeout": c.Timeout,
 				"wires": []any{[]any{"hostile.answered"}, []any{"hostile.stale"}, []any{"hostile.down"}}})
 	}
 	return nodes
@@ -182,7 +211,9 @@ func caught(t *testing.T, sb *sidebar, id string) string {
 }
 
 // TestNodeREDPackageHostileDaemon points the package's nodes, in a real
-// Node-RED, at a raw TCP server in the daemon's place: headers and bodies
+// Node-RED, at a raw TCP server in the daemon's place: msg.path and
+// msg.payload reach it as the daemon takes them (a subpath, a POST's body
+// as JSON or text); headers and bodies
 // no daemon sends are read as nothing; a refusal is the node's error, for
 // a catch node; an answer over the config node's size is cut off by
 // hanging up, as is an answer that never comes, after the call node's
@@ -193,8 +224,50 @@ func TestNodeREDPackageHostileDaemon(t *testing.T) {
 	h := startHostileDaemon(t)
 	n := startNodeREDWithPackage(t, node, red)
 	sb := n.debugSidebar(t)
-	n.deploy(t, sb, hostileFlow(h.Addr, []string{"junk", "junk503", "nosuch", "declared", "endless", "silent"},
-		map[string]int{"silent": 1}))
+	var calls []rawCall
+	for _, name := range []string{"junk", "junk503", "nosuch", "declared", "endless"} {
+		calls = append(calls, rawCall{ID: name, Target: name})
+	}
+	calls = append(calls,
+		rawCall{ID: "silent", Target: "silent", Timeout: 1},
+		rawCall{ID: "subpath", Target: "echo", Props: []map[string]string{
+			{"p": "path", "v": "/api/states/sensor.garden_temp", "vt": "str"},
+			{"p": "payload", "v": "not sent", "vt": "str"}}},
+		rawCall{ID: "post-json", Target: "echo", Method: "POST", Props: []map[string]string{
+			{"p": "payload", "v": `{"message": "door open"}`, "vt": "json"}}},
+		rawCall{ID: "post-text", Target: "echo", Method: "POST", Props: []map[string]string{
+			{"p": "payload", "v": "door open", "vt": "str"}}},
+	)
+	n.deploy(t, sb, hostileFlow(h.Addr, calls))
+
+	// echo answers with the request it got, as the daemon passes one on.
+	for _, c := range []struct {
+		id                string
+		method, path      string
+		contentType, body string
+	}{
+		{"subpath", "GET", "/call/echo/api/states/sensor.garden_temp", "", ""},
+		{"post-json", "POST", "/call/echo", "application/json", `{"message":"door open"}`},
+		{"post-text", "POST", "/call/echo", "text/plain; charset=utf-8", "door open"},
+	} {
+		t.Run("msg.path and msg.payload sent: "+c.id, func(t *testing.T) {
+			n.inject(t, "hostile.inject."+c.id)
+			m := sb.next(t)
+			if m.ID != "hostile.answered" {
+				t.Fatalf("debug node %s showed %s, want hostile.answered", m.ID, m.Msg)
+			}
+			var msg struct {
+				Payload echoed `json:"payload"`
+			}
+			if err := json.Unmarshal([]byte(m.Msg), &msg); err != nil {
+				t.Fatalf("hostile.answered's msg %q: %v", m.Msg, err)
+			}
+			want := echoed{Method: c.method, Path: c.path, ContentType: c.contentType, Body: c.body}
+			if msg.Payload != want {
+				t.Errorf("the daemon got %+v, want %+v", msg.Payload, want)
+			}
+		})
+	}
 
 	t.Run("junk headers and a body that is not its JSON: answered, the junk left out", func(t *testing.T) {
 		n.inject(t, "hostile.inject.junk")
