@@ -249,12 +249,17 @@ func TestNodeREDPackage(t *testing.T) {
 			t.Fatalf("msg.fusebox.openUntil %q: %v", f.OpenUntil, err)
 		}
 		// The node shows the time, in Node-RED's local time (UTC here),
-		// rounded up to the minute.
+		// rounded up to the minute, and its date when it is not today
+		// (as may be near midnight).
 		shownUntil := until.Truncate(time.Minute)
 		if !shownUntil.Equal(until) {
 			shownUntil = shownUntil.Add(time.Minute)
 		}
-		wantStatus(t, sb, "red", "ring", "open until "+shownUntil.UTC().Format("15:04"))
+		st := sb.settled(t)
+		today, otherDay := "open until "+shownUntil.UTC().Format("15:04"), "open until "+shownUntil.UTC().Format("2006-01-02 15:04")
+		if st.Fill != "red" || st.Shape != "ring" || (st.Text != today && st.Text != otherDay) {
+			t.Errorf("the call node's status is %+v, want a red ring %q", st, today)
+		}
 	})
 
 	answered := func(t *testing.T, source string, payload float64) fuseboxMsg {
@@ -312,6 +317,25 @@ func TestNodeREDPackage(t *testing.T) {
 			wantStatus(t, sb, "red", "ring", "daemon unreachable")
 		}
 	})
+}
+
+// TestNodeREDPackageUnits runs the package's own tests, `npm test`: what
+// the call node makes of each answer the daemon can give, and of junk, at
+// a given time.
+func TestNodeREDPackageUnits(t *testing.T) {
+	t.Parallel()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		testenv.Skip(t, "npm is not installed (apt-get install nodejs npm): %v", err)
+	}
+	home := t.TempDir()
+	cmd := exec.Command(npm, "test")
+	cmd.Dir = nodePackage
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "npm_config_cache=" + filepath.Join(home, ".npm"),
+		"npm_config_offline=true", "npm_config_update_notifier=false"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm test in %s: %v\n%s", nodePackage, err, out)
+	}
 }
 
 // shortAge is a stale age as the call node's status shows it: the largest

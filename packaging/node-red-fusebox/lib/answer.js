@@ -39,10 +39,16 @@ function short(s) {
 
 // clock formats the local time of a Date as HH:MM, rounded up to the
 // minute: a circuit open until 14:02:10 is shown "open until 14:03", never
-// as a time before it may be probed.
-function clock(d) {
+// as a time before it may be probed. A time on another day than now gets
+// its date: 2026-12-03 14:03.
+function clock(d, now) {
     const up = new Date(Math.ceil(d.getTime() / 60000) * 60000);
-    return String(up.getHours()).padStart(2, "0") + ":" + String(up.getMinutes()).padStart(2, "0");
+    const two = (n) => String(n).padStart(2, "0");
+    const time = two(up.getHours()) + ":" + two(up.getMinutes());
+    if (up.getFullYear() === now.getFullYear() && up.getMonth() === now.getMonth() && up.getDate() === now.getDate()) {
+        return time;
+    }
+    return up.getFullYear() + "-" + two(up.getMonth() + 1) + "-" + two(up.getDate()) + " " + time;
 }
 
 // ago formats a number of seconds as the largest whole unit: 45s, 5m, 3h, 2d.
@@ -97,7 +103,7 @@ function fromResponse(statusCode, headers, body, now) {
         f.retryAfter = retryAfter;
         const until = new Date(now.getTime() + retryAfter * 1000);
         f.openUntil = until.toISOString();
-        return { output: DOWN, fusebox: f, status: { fill: "red", shape: "ring", text: "open until " + clock(until) } };
+        return { output: DOWN, fusebox: f, status: { fill: "red", shape: "ring", text: "open until " + clock(until, now) } };
     }
     const text = "fusebox daemon answered " + statusCode + (reason ? ": " + reason : "");
     return { error: text, status: { fill: "red", shape: "ring", text: short(statusCode + (reason ? " " + reason : "")) } };
@@ -114,4 +120,4 @@ function fromFailure(err, timedOut) {
     return { output: DOWN, fusebox: f, status: { fill: "red", shape: "ring", text: text } };
 }
 
-module.exports = { ANSWERED, STALE, DOWN, fromResponse, fromFailure, clock, ago };
+module.exports = { ANSWERED, STALE, DOWN, fromResponse, fromFailure };
