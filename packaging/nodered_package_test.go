@@ -47,15 +47,21 @@ func installNodePackage(t *testing.T, user string) {
 	}
 }
 
-// packageExample returns the package's example flow, with only the
-// daemon's address replaced by addr, the config node given token as its
-// credential, and the flow's nodes on a tab of their own: what the editor
-// deploys after Import → Examples, a token typed in, and Deploy.
-func packageExample(t *testing.T, addr, token string) []map[string]any {
+// packageExample returns the package's example flow as Node-RED's editor
+// lists it under Import → Examples, with only the daemon's address replaced
+// by addr, the config node given token as its credential, and the flow's
+// nodes on a tab of their own: what the editor deploys after the import, a
+// token typed in, and Deploy.
+func (n *nodeRED) packageExample(t *testing.T, addr, token string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(nodePackage, "examples", "weather.json"))
+	resp, err := http.Get("http://" + n.Addr + "/library/examples/flows/" + nodePackageName + "/weather")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the package's example: %v", err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the package's example, from the editor's library: %s %v %s", resp.Status, err, b)
 	}
 	const documented = `"url": "http://127.0.0.1:8417"`
 	if n := strings.Count(string(b), documented); n != 1 {
@@ -232,7 +238,7 @@ func TestNodeREDPackage(t *testing.T) {
 
 	n := startNodeREDWithPackage(t, node, red)
 	sb := n.debugSidebar(t, "fusebox.call")
-	n.deploy(t, sb, packageExample(t, d.Addr, token))
+	n.deploy(t, sb, n.packageExample(t, d.Addr, token))
 
 	// The inject node fires once on its own a second after the deploy.
 	t.Run("every endpoint down, nothing stored: the 503 to down, open until its Retry-After", func(t *testing.T) {
