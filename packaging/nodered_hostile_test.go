@@ -16,8 +16,9 @@ import (
 // hostileDaemon is a raw TCP server on loopback in the place of `fusebox
 // serve`, answering each /call/NAME as no daemon should (see serve).
 type hostileDaemon struct {
-	Addr   string
-	HungUp chan string // the NAME of each call whose caller closed the connection
+	Addr    string
+	Arrived chan string // the NAME of each call that will get no answer, once its request is read
+	HungUp  chan string // the NAME of each call whose caller closed the connection
 }
 
 // hostileAnswers are the answers of a hostileDaemon, by NAME: each a whole
@@ -56,7 +57,7 @@ func startHostileDaemon(t *testing.T) *hostileDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hostileDaemon{Addr: ln.Addr().String(), HungUp: make(chan string, 16)}
+	h := &hostileDaemon{Addr: ln.Addr().String(), Arrived: make(chan string, 16), HungUp: make(chan string, 16)}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
@@ -117,6 +118,7 @@ func (h *hostileDaemon) serve(c net.Conn) {
 			}
 		}
 	case "silent": // no answer at all
+		h.Arrived <- name
 		io.Copy(io.Discard, br)
 	default:
 		return
@@ -145,6 +147,16 @@ type rawCall struct {
 	ID, Target, Method string
 	Timeout            int // seconds; 60 if 0
 	Props              []map[string]string
+}
+
+// waitArrived waits until a call that gets no answer has been received.
+func (h *hostileDaemon) waitArrived(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.Arrived:
+	case <-time.After(time.Minute):
+		t.Fatal("no call to silent arrived in a minute")
+	}
 }
 
 // hostileFlow is a flow of call nodes hostile.call.ID, each calling the
@@ -230,6 +242,7 @@ func TestNodeREDPackageHostileDaemon(t *testing.T) {
 	}
 	calls = append(calls,
 		rawCall{ID: "silent", Target: "silent", Timeout: 1},
+		rawCall{ID: "waiting", Target: "silent"},
 		rawCall{ID: "subpath", Target: "echo", Props: []map[string]string{
 			{"p": "path", "v": "/api/states/sensor.garden_temp", "vt": "str"},
 			{"p": "payload", "v": "not sent", "vt": "str"}}},
@@ -238,7 +251,8 @@ func TestNodeREDPackageHostileDaemon(t *testing.T) {
 		rawCall{ID: "post-text", Target: "echo", Method: "POST", Props: []map[string]string{
 			{"p": "payload", "v": "door open", "vt": "str"}}},
 	)
-	n.deploy(t, sb, hostileFlow(h.Addr, calls))
+	flow := hostileFlow(h.Addr, calls)
+	n.deploy(t, sb, flow)
 
 	// echo answers with the request it got, as the daemon passes one on.
 	for _, c := range []struct {
@@ -314,5 +328,16 @@ func TestNodeREDPackageHostileDaemon(t *testing.T) {
 			t.Errorf("msg.fusebox = %+v, want code ETIMEDOUT", msg.Fusebox)
 		}
 		h.waitHungUp(t, "silent")
+	})
+	// Node-RED stops a flow's nodes before its config nodes: the call node
+	// knows it is stopping when the daemon node cuts its call short.
+	t.Run("a call in flight when the flows are redeployed: dropped, not sent down", func(t *testing.T) {
+		h.waitArrived(t) // the timed-out call's
+		n.inject(t, "hostile.inject.waiting")
+		h.waitArrived(t)
+		n.deploy(t, sb, flow)
+		h.waitHungUp(t, "silent")
+		n.inject(t, "hostile.inject.junk") // the next message is junk's answer: none came before it
+		shown(t, sb, "hostile.answered")
 	})
 }
