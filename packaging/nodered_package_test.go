@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -237,6 +240,11 @@ func TestNodeREDPackage(t *testing.T) {
 	up.Down(fakeapis.Wttr)
 
 	n := startNodeREDWithPackage(t, node, red)
+	t.Run("the editor's dialogs and help", func(t *testing.T) {
+		checkEditorHTML(t, n, "fusebox-call", "fusebox call", []string{"Inputs", "Outputs", "Details", "References"}, 3)
+		checkEditorHTML(t, n, "fusebox-daemon", "fusebox-daemon", []string{"Properties", "Details"}, 0)
+	})
+
 	sb := n.debugSidebar(t, "fusebox.call")
 	n.deploy(t, sb, n.packageExample(t, d.Addr, token))
 
@@ -356,4 +364,123 @@ func shortAge(s int) string {
 		return fmt.Sprintf("%dh", s/3600)
 	}
 	return fmt.Sprintf("%dd", s/86400)
+}
+
+// editorHTML returns what the editor loads of a node set of the package:
+// its edit dialog, its help and the script that registers it.
+func (n *nodeRED) editorHTML(t *testing.T, set string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+"/nodes/"+nodePackageName+"/"+set, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET the editor's HTML of %s: %v", set, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET the editor's HTML of %s: %s %v %s", set, resp.Status, err, b)
+	}
+	return string(b)
+}
+
+// checkEditorHTML checks the editor's HTML of the node type typ, from set:
+// a script registering it that Node.js parses, an edit dialog, and help in
+// the sections of Node-RED's help style guide (a first paragraph, the
+// palette's tooltip, then headings), with one entry per output.
+func checkEditorHTML(t *testing.T, n *nodeRED, set, typ string, headings []string, outputs int) {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(n.editorHTML(t, set)))
+	if err != nil {
+		t.Fatalf("the editor's HTML of %s: %v", set, err)
+	}
+	var register, dialog, help *html.Node
+	for s := range doc.Descendants() {
+		if s.Type != html.ElementNode || s.DataAtom != atom.Script {
+			continue
+		}
+		attr := map[string]string{}
+		for _, a := range s.Attr {
+			attr[a.Key] = a.Val
+		}
+		switch {
+		case attr["type"] == "text/javascript" && strings.Contains(scriptText(s), "registerType(\""+typ+"\""):
+			register = s
+		case attr["data-template-name"] == typ:
+			dialog = s
+		case attr["data-help-name"] == typ:
+			help = s
+		}
+	}
+	if register == nil || dialog == nil || help == nil {
+		t.Fatalf("the editor's HTML of %s: script registering %q %v, its dialog %v, its help %v; want all three",
+			set, typ, register != nil, dialog != nil, help != nil)
+	}
+	js := filepath.Join(t.TempDir(), set+".js")
+	if err := os.WriteFile(js, []byte(scriptText(register)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("node", "--check", js).CombinedOutput(); err != nil {
+		t.Errorf("the script registering %q does not parse: %v\n%s", typ, err, out)
+	}
+	// A script's text is raw: its HTML is parsed on its own, as the
+	// editor does.
+	body, err := html.Parse(strings.NewReader(scriptText(help)))
+	if err != nil {
+		t.Fatalf("%q's help: %v", typ, err)
+	}
+	var first string
+	var got []string
+	ports := 0
+	for e := range body.Descendants() {
+		if e.Type != html.ElementNode {
+			continue
+		}
+		if first == "" {
+			if e.DataAtom == atom.Html || e.DataAtom == atom.Head || e.DataAtom == atom.Body {
+				continue
+			}
+			first = e.Data
+		}
+		switch {
+		case e.DataAtom == atom.H3:
+			got = append(got, strings.TrimSpace(nodeText(e)))
+		case e.DataAtom == atom.Li && e.Parent != nil && e.Parent.DataAtom == atom.Ol && hasClass(e.Parent, "node-ports"):
+			ports++
+		}
+	}
+	if first != "p" || !slices.Equal(got, headings) || ports != outputs {
+		t.Errorf("%q's help starts with <%s>, has the sections %q and %d outputs; want a <p>, %q and %d",
+			typ, first, got, ports, headings, outputs)
+	}
+}
+
+func scriptText(s *html.Node) string {
+	var b strings.Builder
+	for c := range s.ChildNodes() {
+		b.WriteString(c.Data)
+	}
+	return b.String()
+}
+
+func nodeText(e *html.Node) string {
+	var b strings.Builder
+	for d := range e.Descendants() {
+		if d.Type == html.TextNode {
+			b.WriteString(d.Data)
+		}
+	}
+	return b.String()
+}
+
+func hasClass(e *html.Node, class string) bool {
+	for _, a := range e.Attr {
+		if a.Key == "class" && slices.Contains(strings.Fields(a.Val), class) {
+			return true
+		}
+	}
+	return false
 }
