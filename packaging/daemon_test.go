@@ -102,6 +102,7 @@ func (u *upstream) Release() { u.once.Do(func() { close(u.release) }) }
 // daemon is a `fusebox serve` process on a free loopback port.
 type daemon struct {
 	Addr   string
+	token  string // every request's, when the daemon has one
 	stderr testenv.Buffer
 	stop   func()
 }
@@ -120,18 +121,30 @@ var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
 func exampleDaemon(t *testing.T, up *upstream) *daemon {
 	t.Helper()
 	dir := t.TempDir()
-	return startDaemon(t, dir, exampleConfig(t, dir, up.URL))
+	return startDaemon(t, dir, exampleConfig(t, dir, up.URL), "")
 }
 
-func startDaemon(t *testing.T, dir, cfg string) *daemon {
+// exampleDaemonWithToken is exampleDaemon with a token every request must
+// send ($FUSEBOX_SERVE_TOKEN), as off loopback.
+func exampleDaemonWithToken(t *testing.T, up *upstream, token string) *daemon {
 	t.Helper()
-	cmd := testenv.FuseboxCmd(fuseboxBin, filepath.Join(dir, "state"), []string{"FUSEBOX_CONFIG=" + cfg},
+	dir := t.TempDir()
+	return startDaemon(t, dir, exampleConfig(t, dir, up.URL), token)
+}
+
+func startDaemon(t *testing.T, dir, cfg, token string) *daemon {
+	t.Helper()
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	if token != "" {
+		env = append(env, "FUSEBOX_SERVE_TOKEN="+token)
+	}
+	cmd := testenv.FuseboxCmd(fuseboxBin, filepath.Join(dir, "state"), env,
 		"serve", "--listen", "127.0.0.1:0")
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{}
+	d := &daemon{token: token}
 	d.Addr, d.stop = startWatched(t, "fusebox serve", cmd, pipe, &d.stderr, 30*time.Second, func(line string) (string, bool) {
 		if m := addrRE.FindStringSubmatch(line); m != nil {
 			return m[1], true
@@ -190,7 +203,7 @@ func startWatched(t *testing.T, name string, cmd *exec.Cmd, out io.Reader, log *
 // it is answered 200.
 func (d *daemon) post(t *testing.T, path string) {
 	t.Helper()
-	resp, err := http.Post("http://"+d.Addr+path, "", nil)
+	resp, err := d.do(http.MethodPost, path)
 	if err != nil {
 		t.Fatalf("POST %s: %v", path, err)
 	}
@@ -201,11 +214,23 @@ func (d *daemon) post(t *testing.T, path string) {
 	}
 }
 
+// do sends an empty request to the daemon's path, with its token if it has one.
+func (d *daemon) do(method, path string) (*http.Response, error) {
+	req, err := http.NewRequest(method, "http://"+d.Addr+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if d.token != "" {
+		req.Header.Set("Authorization", "Bearer "+d.token)
+	}
+	return http.DefaultClient.Do(req)
+}
+
 // metric returns the sum of the samples of the daemon's /metrics whose
 // line starts with prefix (a name and, optionally, labels).
 func (d *daemon) metric(t *testing.T, prefix string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + d.Addr + "/metrics")
+	resp, err := d.do(http.MethodGet, "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

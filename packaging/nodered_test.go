@@ -84,7 +84,13 @@ func npmInstalled(t *testing.T, envVar, rel, how string) (node, path string) {
 // waits until it serves. It is stopped by its PID when the test ends.
 func startNodeRED(t *testing.T, node, red string) *nodeRED {
 	t.Helper()
-	user := t.TempDir()
+	return startNodeREDIn(t, node, red, t.TempDir())
+}
+
+// startNodeREDIn is startNodeRED with the user dir user, where nodes may
+// have been installed. Node-RED's local time is UTC.
+func startNodeREDIn(t *testing.T, node, red, user string) *nodeRED {
+	t.Helper()
 	port := testenv.FreePort(t)
 	settings := filepath.Join(user, "settings.js")
 	if err := os.WriteFile(settings, fmt.Appendf(nil, nodeREDSettings, port), 0o600); err != nil {
@@ -94,7 +100,7 @@ func startNodeRED(t *testing.T, node, red string) *nodeRED {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, red, "--userDir", user, "--settings", settings)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user, "TZ=UTC"}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -153,28 +159,47 @@ type debugMsg struct {
 	Format string `json:"format"` // its type: "number", "Object", ...
 }
 
+// nodeStatus is a node's status, as the editor shows it under the node.
+type nodeStatus struct {
+	Fill  string `json:"fill"`
+	Shape string `json:"shape"`
+	Text  string `json:"text"`
+}
+
 // sidebar is the editor's view of the debug sidebar: the comms websocket,
-// which every connected editor receives every debug message on.
+// which every connected editor receives every debug message on, and every
+// node's status.
 type sidebar struct {
-	conn *websocket.Conn
-	msgs chan debugMsg
-	stop chan struct{} // closed when the test ends
-	done chan struct{} // closed when the reader has returned
+	conn     *websocket.Conn
+	msgs     chan debugMsg
+	statusOf string          // the node whose statuses go to statuses, if any
+	statuses chan nodeStatus // that node's, in order
+	deploys  chan string     // the revision of each deploy, once its flows have started
+	stop     chan struct{}   // closed when the test ends
+	done     chan struct{}   // closed when the reader has returned
 }
 
 // debugSidebar connects to Node-RED's comms websocket as the editor does.
-// It receives every message published once the dial returns.
-func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
+// It receives every message published once the dial returns; with a node's
+// id, that node's statuses too (which must then be read, as debug messages
+// must).
+func (n *nodeRED) debugSidebar(t *testing.T, statusOf ...string) *sidebar {
 	t.Helper()
 	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+n.Addr+"/comms", nil)
 	if err != nil {
 		t.Fatalf("connect to Node-RED's comms: %v", err)
 	}
 	resp.Body.Close()
-	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sidebar{conn: conn, msgs: make(chan debugMsg, 64), statuses: make(chan nodeStatus, 64),
+		deploys: make(chan string, 16), stop: make(chan struct{}), done: make(chan struct{})}
+	if len(statusOf) > 0 {
+		s.statusOf = statusOf[0]
+	}
 	go func() {
 		defer close(s.done)
 		defer close(s.msgs)
+		defer close(s.statuses)
+		defer close(s.deploys)
 		for {
 			var batch []struct {
 				Topic string          `json:"topic"`
@@ -184,6 +209,32 @@ func (n *nodeRED) debugSidebar(t *testing.T) *sidebar {
 				return
 			}
 			for _, m := range batch {
+				if s.statusOf != "" && m.Topic == "status/"+s.statusOf {
+					var st nodeStatus
+					if json.Unmarshal(m.Data, &st) != nil {
+						continue
+					}
+					select {
+					case s.statuses <- st:
+					case <-s.stop:
+						return
+					}
+					continue
+				}
+				if m.Topic == "notification/runtime-deploy" {
+					var dep struct {
+						Revision string `json:"revision"`
+					}
+					if json.Unmarshal(m.Data, &dep) != nil {
+						continue
+					}
+					select {
+					case s.deploys <- dep.Revision:
+					case <-s.stop:
+						return
+					}
+					continue
+				}
 				var d debugMsg
 				if m.Topic != "debug" || json.Unmarshal(m.Data, &d) != nil {
 					continue
@@ -216,13 +267,34 @@ func (s *sidebar) next(t *testing.T) debugMsg {
 	return debugMsg{}
 }
 
+// settled returns the next status of the sidebar's node other than the
+// blue one a call shows while it waits, failing the test if none comes in
+// a minute.
+func (s *sidebar) settled(t *testing.T) nodeStatus {
+	t.Helper()
+	for {
+		select {
+		case st, ok := <-s.statuses:
+			if !ok {
+				t.Fatal("Node-RED closed its comms websocket")
+			}
+			if st.Fill != "blue" {
+				return st
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("no status of %s in a minute", s.statusOf)
+		}
+	}
+}
+
 // TestNodeREDFlow imports examples/node-red-flow.json into a real Node-RED
 // (4.1: Node-RED 5 needs Node.js 22.9, newer than the test machines have)
 // and runs it against a real `fusebox serve` with the example config: the
 // switch sends the daemon's 503 to the "every endpoint down" debug node
 // with payload.errors and a Retry-After header, a temperature to the
-// temperature one — from OpenWeatherMap, from wttr.in when it is down, and
-// the stored answer when both are — and, once the daemon is stopped, the
+// temperature one, which shows where it came from — OpenWeatherMap, wttr.in
+// when it is down, and the stored answer of wttr.in, with its age, when
+// both are — and, once the daemon is stopped, the
 // connection's error to the "fusebox itself unreachable" one.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
@@ -277,12 +349,31 @@ func TestNodeREDFlow(t *testing.T) {
 		}
 	})
 
-	temperature := func(t *testing.T, want string) {
+	// The temperature node shows the temperature and where it came from:
+	// the endpoint that answered, or the stored answer's.
+	type temp struct {
+		Temperature float64 `json:"temperature"`
+		Source      string  `json:"source"`
+		Answered    string  `json:"answered"`
+		StaleAge    *int    `json:"stale_age_s"`
+	}
+	temperature := func(t *testing.T, want temp) {
 		t.Helper()
 		n.inject(t, "fusebox.inject")
 		m := sb.next(t)
-		if m.ID != "fusebox.temperature" || m.Msg != want || m.Format != "number" {
-			t.Fatalf("debug node %s showed %s %q, want fusebox.temperature showing the number %s", m.ID, m.Format, m.Msg, want)
+		var got temp
+		if m.ID != "fusebox.temperature" || m.Format != "Object" {
+			t.Fatalf("debug node %s showed %s %q, want fusebox.temperature showing an object", m.ID, m.Format, m.Msg)
+		}
+		if err := json.Unmarshal([]byte(m.Msg), &got); err != nil {
+			t.Fatalf("fusebox.temperature showed %q: %v", m.Msg, err)
+		}
+		if (got.StaleAge == nil) != (want.StaleAge == nil) {
+			t.Errorf("fusebox.temperature showed %s; want a stale_age_s only on a stale answer", m.Msg)
+		}
+		got.StaleAge, want.StaleAge = nil, nil
+		if got != want {
+			t.Errorf("fusebox.temperature showed %s, want %+v", m.Msg, want)
 		}
 	}
 	t.Run("back up, circuits reset: OpenWeatherMap's temperature", func(t *testing.T) {
@@ -291,7 +382,7 @@ func TestNodeREDFlow(t *testing.T) {
 		d.post(t, "/api/circuits/openweather/reset")
 		d.post(t, "/api/circuits/wttr/reset")
 		hits := up.Hits(fakeapis.OpenWeatherMap)
-		temperature(t, "21.5")
+		temperature(t, temp{Temperature: 21.5, Source: "openweather"})
 		if up.Hits(fakeapis.OpenWeatherMap) != hits+1 {
 			t.Errorf("OpenWeatherMap got %d requests, want 1", up.Hits(fakeapis.OpenWeatherMap)-hits)
 		}
@@ -299,7 +390,7 @@ func TestNodeREDFlow(t *testing.T) {
 	t.Run("OpenWeatherMap down: wttr.in's", func(t *testing.T) {
 		up.Down(fakeapis.OpenWeatherMap)
 		hits := up.Hits(fakeapis.Wttr)
-		temperature(t, "21")
+		temperature(t, temp{Temperature: 21, Source: "wttr"})
 		if up.Hits(fakeapis.Wttr) != hits+1 {
 			t.Errorf("wttr.in got %d requests, want 1", up.Hits(fakeapis.Wttr)-hits)
 		}
@@ -307,7 +398,8 @@ func TestNodeREDFlow(t *testing.T) {
 	t.Run("both down: the stored answer", func(t *testing.T) {
 		up.Down(fakeapis.Wttr)
 		stale := d.metric(t, "fusebox_stale_answers_total")
-		temperature(t, "21")
+		var age int
+		temperature(t, temp{Temperature: 21, Source: "stale", Answered: "wttr", StaleAge: &age})
 		if got := d.metric(t, "fusebox_stale_answers_total"); got != stale+1 {
 			t.Errorf("fusebox_stale_answers_total went from %v to %v, want one more", stale, got)
 		}
