@@ -45,6 +45,7 @@ type Conn struct {
 	downErr error                    // what ended the last connection, when told
 	failing bool                     // the last connection attempt failed, and was logged
 	closed  bool
+	big     map[string]*oversized // by subscribed topic: messages dropped for their size
 	bg      sync.WaitGroup
 }
 
@@ -62,7 +63,8 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &Conn{p: newPublisher(cfg, o), serve: ServeTopic(cfg), log: logger.With("broker", u.Host),
-		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}, subs: map[string][]*handler{}}
+		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}, subs: map[string][]*handler{},
+		big: map[string]*oversized{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.cm, err = autopaho.NewConnection(ctx, autopaho.ClientConfig{
@@ -80,6 +82,17 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 			return true // and reconnect
 		},
 		OnConnectError: c.connectFailed,
+		// The broker drops, for this client, a message whose packet is
+		// larger (MQTT v5's Maximum Packet Size): a 30 MB publish on a
+		// watched topic never reaches the daemon's memory.
+		ConnectPacketBuilder: func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			if cp.Properties == nil {
+				cp.Properties = &paho.ConnectProperties{}
+			}
+			limit := uint32(MaxPacket)
+			cp.Properties.MaximumPacketSize = &limit
+			return cp, nil
+		},
 		// MQTT v5's "disconnect with will message": a daemon that stops is
 		// gone for Home Assistant as one that died.
 		DisconnectPacketBuilder: func() *paho.Disconnect { return &paho.Disconnect{ReasonCode: 0x04} },

@@ -147,3 +147,64 @@ func TestSubscribeResumesAfterTheBrokerShutsDown(t *testing.T) {
 		t.Errorf("the shutdown logged %d warnings, want 1:\n%s", n, logs.String())
 	}
 }
+
+// A watched topic is anyone's to publish on: a message over MaxMessage
+// reaches no handler, and one over MaxPacket the broker drops before
+// sending it, since the connection told it the bound. A retained one is
+// not heard again on the next connection either, and the topic is warned
+// of once, however many come; the next message of a sane size is heard.
+func TestSubscribeDropsOversizedMessages(t *testing.T) {
+	addr := testenv.Mosquitto(t)
+	proxy := newCutter(t, addr)
+	var logs strings.Builder
+	var logMu sync.Mutex
+	c, err := mqtt.Dial(notify.MQTT{Broker: "tcp://" + proxy.addr(), Prefix: "fusebox", Instance: "nas"}, origin,
+		slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	const topic, other = "zigbee2mqtt/bridge/state", "zigbee2mqtt/bridge/other"
+	pub := testenv.Subscribe(t, addr, "unused/topic")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	publish := func(topic string, payload []byte, retain bool) {
+		t.Helper()
+		if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: topic, Payload: payload, Retain: retain, QoS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(other, []byte("other"), true)
+	h, ho := heard{ch: make(chan string, 16)}, heard{ch: make(chan string, 16)}
+	c.Subscribe(topic, h.fn)
+	c.Subscribe(other, ho.fn)
+	ho.wait(t, "other") // retained: the subscriptions are taken
+	saneNext := func(want string) {
+		t.Helper()
+		select {
+		case got := <-h.ch:
+			if got != want {
+				t.Fatalf("a handler heard a message of %d bytes, want %q", len(got), want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the sane message %q after the oversized ones was not heard in 20s", want)
+		}
+	}
+	over := []byte(strings.Repeat("x", mqtt.MaxMessage+1))
+	publish(topic, over, false)
+	publish(topic, []byte(strings.Repeat("y", 2*mqtt.MaxPacket)), false)
+	publish(topic, over, true)
+	publish(topic, []byte("sane"), false)
+	saneNext("sane")
+
+	proxy.cut()
+	ho.wait(t, "other") // the next connection's subscriptions are taken: the retained oversized one came before
+	publish(topic, []byte("after"), false)
+	saneNext("after")
+	logMu.Lock()
+	text := logs.String()
+	logMu.Unlock()
+	if n := strings.Count(text, "level=WARN msg=\"mqtt: a message larger"); n != 1 || !strings.Contains(text, "topic="+topic) {
+		t.Errorf("three oversized messages logged %d warnings, want 1 naming the topic:\n%s", n, text)
+	}
+}
