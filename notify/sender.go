@@ -30,6 +30,7 @@ type Sender struct {
 	extra  []func(circuit string, r Rules) Sink
 	logger *slog.Logger
 	client *http.Client
+	flaps  flaps
 }
 
 // Option configures a Sender.
@@ -87,6 +88,21 @@ func (s *Sender) Deliver(ctx context.Context, e fusebox.Event) {
 	if msg, ok := Decide(r, outage, e); ok {
 		m = &msg
 	}
+	m = s.flaps.pass(e, m, s.settled)
+	s.send(ctx, sinks, e, m)
+}
+
+// settled delivers the message that ends a circuit's flapping, within the
+// rules' timeout.
+func (s *Sender) settled(e fusebox.Event, m Message) {
+	r := s.rules(e.Circuit)
+	ctx, cancel := context.WithTimeout(context.Background(), r.TimeoutOrDefault())
+	defer cancel()
+	s.send(ctx, s.sinks(e.Circuit, r), e, &m)
+}
+
+// send delivers the transition e, and m when not nil, to sinks.
+func (s *Sender) send(ctx context.Context, sinks []Sink, e fusebox.Event, m *Message) {
 	jobs := make([]job, len(sinks))
 	for i, k := range sinks {
 		jobs[i] = job{k.String(), func(ctx context.Context) error { return k.Send(ctx, e, m) }}
