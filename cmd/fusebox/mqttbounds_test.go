@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,5 +91,102 @@ circuits:
 	t.Logf("the daemon's peak RSS: %d MiB before the 30 MB message, %d MiB after", before>>20, after>>20)
 	if grew := after - before; grew > 64<<20 {
 		t.Errorf("a 30 MB message grew the daemon's peak RSS by %d MiB (from %d MiB), want at most 64", grew>>20, before>>20)
+	}
+}
+
+// flap publishes n messages on topic, offline and online in turn (offline
+// first), one every 16 ms: a publisher flapping a bridge's state.
+func flap(t *testing.T, pub publisher, topic string, n int) {
+	t.Helper()
+	tick := time.NewTicker(16 * time.Millisecond)
+	defer tick.Stop()
+	for i := range n {
+		state := "offline"
+		if i%2 == 1 {
+			state = "online"
+		}
+		pub.retain(t, topic, `{"state":"`+state+`"}`)
+		<-tick.C
+	}
+}
+
+// flappingServe starts a daemon watching the bridge with the given
+// settle: and notifying a webhook of every opening and closing.
+func flappingServe(t *testing.T, settle string) (*daemonProc, *hookServer, publisher, *file.Store) {
+	broker := testenv.Mosquitto(t)
+	hooks := newHookServer(t)
+	pub := newPublisher(t, broker)
+	pub.retain(t, bridgeTopic, `{"state":"online"}`)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfigPath(t, dir, fmt.Sprintf(`mqtt: {broker: 'tcp://%s'}
+defaults:
+  notify:
+    after: 0s
+    webhooks: [{url: '%s/hook'}]
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: %s, up: '.state == "online"'%s}
+`, broker, hooks.URL, bridgeTopic, settle))
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return startServe(t, state, cfg), hooks, pub, store
+}
+
+// The issue's attack: 250 flaps in 4 s on a watched topic. With the
+// default settle period nothing holds long enough to apply, so the flaps
+// write no event and send nothing; the offline that then holds opens the
+// circuit, once: at most 10 messages and 50 events, as asked.
+func TestServeAFlappingTopicFloodsNobody(t *testing.T) {
+	d, hooks, pub, store := flappingServe(t, "")
+	flap(t, pub, bridgeTopic, 250)
+	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
+	waitPhase(t, store, "zigbee", fusebox.Open, "the offline after the flapping, held for the settle period")
+	waitFor(t, "the opened message", func() bool { return len(hooks.events(t)) >= 1 })
+	d.signal(t, syscall.SIGTERM) // delivers what is queued, then exits
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	}
+	events, err := store.Events(context.Background(), "zigbee", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hooks.events(t)
+	t.Logf("250 flaps in 4 s: %d messages (%q), %d events", len(got), got, len(events))
+	if len(got) > 10 || len(events) > 50 {
+		t.Errorf("250 flaps sent %d messages and wrote %d events, want at most 10 and 50", len(got), len(events))
+	}
+	if len(got) != 1 || got[0] != "zigbee opened" {
+		t.Errorf("messages %q, want the one opening after the flapping", got)
+	}
+}
+
+// With settle: 0s every verdict applies at once, so the flaps open and
+// close the circuit; the messages stop at five and one saying it flaps.
+func TestServeAFlappingCircuitSendsASummaryNotAFlood(t *testing.T) {
+	d, hooks, pub, store := flappingServe(t, ", settle: 0s")
+	flap(t, pub, bridgeTopic, 250)
+	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
+	waitPhase(t, store, "zigbee", fusebox.Open, "the offline after the flapping")
+	waitFor(t, "the flapping message", func() bool { return slices.Contains(hooks.events(t), "zigbee flapping") })
+	d.signal(t, syscall.SIGTERM)
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	}
+	events, err := store.Events(context.Background(), "zigbee", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hooks.events(t)
+	t.Logf("250 flaps in 4 s, settle 0s: %d messages (%q), %d events", len(got), got, len(events))
+	if len(got) != 6 || got[5] != "zigbee flapping" {
+		t.Errorf("messages %q, want five and one saying it flaps", got)
 	}
 }
