@@ -62,31 +62,42 @@ func (f *flapping) read(_ context.Context, _ string, since time.Time) ([]fusebox
 	return out, nil
 }
 
+// flapSender sends to a recorder, reading the outage from a log the test
+// writes.
+func flapSender() (*notify.Sender, *recorder, *flapping) {
+	rec, log := &recorder{}, &flapping{}
+	s := notify.NewSender(func(string) notify.Rules { return notify.Rules{} }, log.read,
+		notify.WithSink(func(string, notify.Rules) notify.Sink { return rec }))
+	return s, rec, log
+}
+
+// flap has s hear 250 transitions of bridge, 16 ms apart from start,
+// through deliver.
+func flap(log *flapping, start time.Time, deliver func(fusebox.Event)) {
+	since := start
+	for i := range 250 {
+		now := start.Add(time.Duration(i) * 16 * time.Millisecond)
+		e := fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventTransition, Since: since}
+		if i%2 == 0 {
+			since = now
+			e.Since, e.From, e.To, e.Reason = now, fusebox.Closed, fusebox.Open, "offline"
+			log.add(fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventFailure, Reason: "offline"})
+		} else {
+			e.From, e.To, e.Reason = fusebox.Open, fusebox.Closed, "online"
+		}
+		log.add(e)
+		deliver(e)
+	}
+}
+
 // 250 changes in 4 s send five messages, then one saying the circuit
 // flaps, then nothing (the sink still hears every transition, for the
 // state it publishes), and, once it has been quiet for a while, one saying
 // how it settled: seven in all.
 func TestAFlappingCircuitSendsASummary(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{}
-		log := &flapping{}
-		s := notify.NewSender(func(string) notify.Rules { return notify.Rules{} }, log.read,
-			notify.WithSink(func(string, notify.Rules) notify.Sink { return rec }))
-		start := time.Now()
-		since := start
-		for i := range 250 {
-			now := start.Add(time.Duration(i) * 16 * time.Millisecond)
-			e := fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventTransition, Since: since}
-			if i%2 == 0 {
-				since = now
-				e.Since, e.From, e.To, e.Reason = now, fusebox.Closed, fusebox.Open, "offline"
-				log.add(fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventFailure, Reason: "offline"})
-			} else {
-				e.From, e.To, e.Reason = fusebox.Open, fusebox.Closed, "online"
-			}
-			log.add(e)
-			s.Deliver(context.Background(), e)
-		}
+		s, rec, log := flapSender()
+		flap(log, time.Now(), func(e fusebox.Event) { s.Deliver(context.Background(), e) })
 		msgs, sent := rec.got()
 		if sent != 250 {
 			t.Errorf("the sink heard %d transitions, want all 250", sent)
@@ -120,10 +131,7 @@ func TestAFlappingCircuitSendsASummary(t *testing.T) {
 // most) is told of each change, as ever.
 func TestACircuitChangingNowAndThenIsToldOfEachChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rec := &recorder{}
-		log := &flapping{}
-		s := notify.NewSender(func(string) notify.Rules { return notify.Rules{} }, log.read,
-			notify.WithSink(func(string, notify.Rules) notify.Sink { return rec }))
+		s, rec, log := flapSender()
 		start := time.Now()
 		for i := range 40 {
 			now := start.Add(time.Duration(i) * 2 * time.Minute) // one message every 2 min: five in ten
@@ -136,6 +144,24 @@ func TestACircuitChangingNowAndThenIsToldOfEachChange(t *testing.T) {
 		}
 		if msgs, _ := rec.got(); len(msgs) != 40 {
 			t.Errorf("%d messages for 40 changes two minutes apart, want 40", len(msgs))
+		}
+	})
+}
+
+// Through a Queue (the daemon's), the message that ends a flapping goes
+// out in the circuit's lane, and Close waits for it as for the rest.
+func TestAQueuedFlappingSettlesInItsLane(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, rec, log := flapSender()
+		q := notify.NewQueue(s, 0)
+		flap(log, time.Now(), q.Listen)
+		time.Sleep(5*time.Minute + time.Second)
+		if dropped := q.Close(context.Background()); dropped != 0 {
+			t.Errorf("%d notifications dropped", dropped)
+		}
+		msgs, sent := rec.got()
+		if sent != 251 || len(msgs) != 7 || msgs[5].Kind != notify.Flapping || msgs[6].Kind != notify.Settled {
+			t.Fatalf("%d deliveries, messages %+v: want 250 transitions and the settling, 5 messages, flapping, settled", sent, msgs)
 		}
 	})
 }
