@@ -35,6 +35,7 @@ type flap struct {
 	start    time.Time     // of the first change counted
 	changes  int           // transitions counted since start
 	last     fusebox.Event // the latest transition
+	heard    time.Time     // when it was heard, by this process's clock
 	quiet    *time.Timer   // fires flapQuiet after the latest change while flapping
 }
 
@@ -58,6 +59,7 @@ func (f *flaps) pass(e fusebox.Event, m *Message, settled func(fusebox.Event, Me
 		f.circuits[e.Circuit] = c
 	}
 	out := c.pass(e, m)
+	c.heard = time.Now()
 	if c.flapping {
 		if c.quiet == nil {
 			c.quiet = time.AfterFunc(flapQuiet, func() { f.settle(e.Circuit, settled) })
@@ -70,13 +72,15 @@ func (f *flaps) pass(e fusebox.Event, m *Message, settled func(fusebox.Event, Me
 	return out
 }
 
-// settle ends the circuit's flapping and hands settled its message.
+// settle ends the circuit's flapping and hands settled its message, once
+// flapQuiet has passed since its last change (a change heard as the timer
+// fired has set it again).
 func (f *flaps) settle(circuit string, settled func(fusebox.Event, Message)) {
 	f.mu.Lock()
 	c := f.circuits[circuit]
 	var m Message
 	var last fusebox.Event
-	ok := c != nil && c.flapping
+	ok := c != nil && c.flapping && time.Since(c.heard) >= flapQuiet
 	if ok {
 		m, last = c.settled(), c.last
 		delete(f.circuits, circuit)
