@@ -30,13 +30,6 @@ const (
 	oversizedEvery = 10 * time.Minute
 )
 
-// oversized counts one topic's messages dropped for their size, for its
-// warnings.
-type oversized struct {
-	warned  time.Time // the last warning
-	dropped int       // since it
-}
-
 // handler is one Subscribe's: a pointer, so that stopping removes this
 // one and not another of the same topic.
 type handler struct{ fn func(payload []byte) }
@@ -97,7 +90,13 @@ func (c *Conn) subscribe(cm *autopaho.ConnectionManager, topics []string) {
 	defer cancel()
 	s := &paho.Subscribe{}
 	for _, t := range topics {
-		s.Subscriptions = append(s.Subscriptions, paho.SubscribeOptions{Topic: t, QoS: 1})
+		o := paho.SubscribeOptions{Topic: t, QoS: 1}
+		if c.ctl != nil && t == CommandTopic(c.p.cfg) {
+			// A press retained at the command topic is not pressed
+			// again on every connection (MQTT v5's retain handling 2).
+			o.RetainHandling = 2
+		}
+		s.Subscriptions = append(s.Subscriptions, o)
 	}
 	ack, err := cm.Subscribe(ctx, s)
 	if err == nil {
@@ -148,16 +147,13 @@ func (c *Conn) received(r paho.PublishReceived) (bool, error) {
 func (c *Conn) tooLarge(topic string, size int, now time.Time) {
 	o := c.big[topic]
 	if o == nil {
-		o = &oversized{}
+		o = &quiet{}
 		c.big[topic] = o
 	}
-	o.dropped++
-	if !o.warned.IsZero() && now.Sub(o.warned) < oversizedEvery {
-		return
+	if log, before := o.note(now, oversizedEvery); log {
+		c.log.Warn(fmt.Sprintf("mqtt: a message larger than %d KiB is dropped, unread; this topic's next ones are counted quietly for %s", MaxMessage>>10, oversizedEvery),
+			"topic", topic, "bytes", size, "dropped", before+1)
 	}
-	c.log.Warn(fmt.Sprintf("mqtt: a message larger than %d KiB is dropped, unread; this topic's next ones are counted quietly for %s", MaxMessage>>10, oversizedEvery),
-		"topic", topic, "bytes", size, "dropped", o.dropped)
-	o.warned, o.dropped = now, 0
 }
 
 // Subscribe is Conn.Subscribe on cfg's connection, dialling it when there
