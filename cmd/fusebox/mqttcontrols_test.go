@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+)
+
+// press publishes payload, not retained, on topic, as a Home Assistant
+// button does.
+func (p publisher) press(t testing.TB, topic, payload string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := p.c.Publish(ctx, &paho.Publish{Topic: topic, Payload: []byte(payload), QoS: 1}); err != nil {
+		t.Fatalf("publish %s: %v", topic, err)
+	}
+}
+
+// discovered reads the retained discovery config at topic.
+func discovered(t *testing.T, addr, topic string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(testenv.Retained(t, addr, topic)), &m); err != nil {
+		t.Fatalf("discovery at %s: %v (none published?)", topic, err)
+	}
+	return m
+}
+
+// lastReason is the reason of the circuit's last event in the store.
+func lastReason(t *testing.T, store *file.Store, name string) (string, int) {
+	t.Helper()
+	events, err := store.Events(context.Background(), name, time.Time{})
+	if err != nil || len(events) == 0 {
+		t.Fatalf("events of %s: %v, %d", name, err, len(events))
+	}
+	n := 0
+	for _, e := range events {
+		if strings.HasSuffix(e.Reason, "by MQTT") || strings.Contains(e.Reason, "by MQTT for") {
+			n++
+		}
+	}
+	return events[len(events)-1].Reason, n
+}
+
+// Home Assistant's buttons over a real mosquitto: the daemon publishes a
+// reset and a trip button and a phase sensor per circuit (retained, at
+// start); a press of each changes the circuit in the store as `fusebox
+// reset` and `fusebox trip --for` do, the event log saying MQTT, and the
+// sensor follows; presses for an unknown circuit, malformed ones and a
+// burst change nothing beyond one applied press and log a line each at
+// most.
+func TestServeAppliesHomeAssistantPressesOverMQTT(t *testing.T) {
+	addr := testenv.Mosquitto(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfgText := fmt.Sprintf(`defaults:
+  notify:
+    mqtt: {broker: 'tcp://%s', instance: test, controls: true, controls_trip_for: 20m}
+circuits:
+  bridge: {attempts: 1, trip_after: 1}
+  plug: {attempts: 1, trip_after: 1}
+  nas: {attempts: 1, trip_after: 1}
+`, addr)
+	env := writeConfig(t, dir, cfgText)
+	for _, name := range []string{"bridge", "plug", "nas"} {
+		if p := fbEnv(t, state, env, "run", name, "--", "false"); p.code != 1 {
+			t.Fatalf("run %s: exit %d", name, p.code)
+		}
+	}
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	sub := testenv.Subscribe(t, addr, "fusebox/#")
+	d := startServe(t, state, filepath.Join(dir, "config.yaml"))
+
+	// At start: the entities, and the phase as it is.
+	sub.Wait(t, "fusebox/bridge/phase", "open")
+	reset := discovered(t, addr, "homeassistant/button/fusebox_test/circuit_bridge_reset/config")
+	trip := discovered(t, addr, "homeassistant/button/fusebox_test/circuit_plug_trip/config")
+	sensor := discovered(t, addr, "homeassistant/sensor/fusebox_test/circuit_bridge/config")
+	if sensor["state_topic"] != "fusebox/bridge/phase" || sensor["json_attributes_topic"] != "fusebox/bridge/phase/attributes" {
+		t.Errorf("the sensor reads %v and %v", sensor["state_topic"], sensor["json_attributes_topic"])
+	}
+	var attrs map[string]any
+	json.Unmarshal([]byte(testenv.Retained(t, addr, "fusebox/bridge/phase/attributes")), &attrs)
+	if attrs["failures"] != 1.0 || attrs["last_failure"] == nil || attrs["open_until"] == nil || attrs["reason"] == nil {
+		t.Errorf("the open circuit's attributes: %v", attrs)
+	}
+	command := reset["command_topic"].(string)
+	if command != "fusebox/serve/test/command" || trip["command_topic"] != command {
+		t.Fatalf("command topics %v and %v", reset["command_topic"], trip["command_topic"])
+	}
+	pub := newPublisher(t, addr)
+
+	pub.press(t, command, reset["payload_press"].(string))
+	waitPhase(t, store, "bridge", fusebox.Closed, "a reset pressed")
+	sub.Wait(t, "fusebox/bridge/phase", "closed")
+	if r, _ := lastReason(t, store, "bridge"); r != "reset by MQTT" {
+		t.Errorf("the reset's event says %q, want it by MQTT", r)
+	}
+
+	// (Another circuit: a second press within 5s on one is refused.)
+	pub.press(t, command, trip["payload_press"].(string))
+	st := waitPhase(t, store, "plug", fusebox.ForcedOpen, "a trip pressed")
+	sub.Wait(t, "fusebox/plug/phase", "tripped")
+	if r, _ := lastReason(t, store, "plug"); r != "tripped by MQTT for 20m0s" || time.Duration(st.OpenPeriod) != 20*time.Minute {
+		t.Errorf("the trip's event says %q, its period %s; want by MQTT for 20m", r, time.Duration(st.OpenPeriod))
+	}
+
+	// What changes nothing: presses for a circuit the daemon does not
+	// know, malformed ones, then a burst on nas, of which one applies.
+	for range 5 {
+		pub.press(t, command, `{"circuit":"nosuch","press":"reset"}`)
+		pub.press(t, command, `PRESS`)
+	}
+	start := time.Now()
+	for range 10 {
+		pub.press(t, command, `{"circuit":"nas","press":"reset"}`)
+	}
+	burst := time.Since(start)
+	waitPhase(t, store, "nas", fusebox.Closed, "a reset pressed ten times")
+	waitFor(t, "the daemon refusing the burst's second press", func() bool {
+		return len(d.stderr.Lines("within 5s of the last one")) > 0
+	})
+	d.signal(t, syscall.SIGTERM)
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	}
+	_, applied := lastReason(t, store, "nas")
+	if most := 1 + int(burst/(5*time.Second)); applied < 1 || applied > most {
+		t.Errorf("a burst of 10 presses published in %s applied %d, want 1 to %d (one per 5s)", burst, applied, most)
+	}
+	if st := phaseOf(t, store, "plug"); st.Phase != fusebox.ForcedOpen {
+		t.Errorf("plug is %s after presses for other circuits, want still tripped", st.Phase)
+	}
+	if names, _ := store.Names(context.Background()); len(names) != 3 {
+		t.Errorf("the store holds %q after a press for an unknown circuit", names)
+	}
+	for _, line := range []string{"does not know", "not a fusebox command", "within 5s of the last one"} {
+		if n := len(d.stderr.Lines(line)); n != 1 {
+			t.Errorf("%d lines %q, want one:\n%s", n, line, d.stderr)
+		}
+	}
+}
