@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,5 +158,119 @@ circuits:
 		if n := len(d.stderr.Lines(line)); n != 1 {
 			t.Errorf("%d lines %q, want one:\n%s", n, line, d.stderr)
 		}
+	}
+}
+
+// aclOfREADME is the README's mosquitto ACL for the controls, as written.
+func aclOfREADME(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)an `acl_file` such as.*?```text\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("no mosquitto ACL in the README")
+	}
+	return strings.ReplaceAll(string(m[1]), "\n  ", "\n")
+}
+
+// dialAs connects to the broker at addr as user.
+func dialAs(t *testing.T, addr, user, password string, heard func(*paho.Publish)) publisher {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := paho.ClientConfig{Conn: conn, OnClientError: func(error) {}}
+	if heard != nil {
+		cfg.OnPublishReceived = []func(paho.PublishReceived) (bool, error){func(r paho.PublishReceived) (bool, error) {
+			heard(r.Packet)
+			return true, nil
+		}}
+	}
+	c := paho.NewClient(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Connect(ctx, &paho.Connect{ClientID: "test-" + user, CleanStart: true, KeepAlive: 30,
+		Username: user, UsernameFlag: true, Password: []byte(password), PasswordFlag: true}); err != nil {
+		t.Fatalf("connect as %s: %v", user, err)
+	}
+	t.Cleanup(func() { c.Disconnect(&paho.Disconnect{}) })
+	return publisher{c}
+}
+
+// The README's ACL, as written, on a mosquitto that lets no one in
+// anonymously: Home Assistant's user presses, another user's press never
+// reaches the daemon.
+func TestServeTakesPressesOnlyFromWhomTheREADMEsACLAllows(t *testing.T) {
+	if _, err := exec.LookPath("mosquitto_passwd"); err != nil {
+		testenv.Skip(t, "no mosquitto_passwd to make the broker's password file (apt-get install mosquitto)")
+	}
+	dir := t.TempDir()
+	passwd, acl := filepath.Join(dir, "passwd"), filepath.Join(dir, "acl")
+	for i, user := range []string{"fusebox", "homeassistant", "guest"} {
+		args := []string{"-b", passwd, user, user + "-pw"}
+		if i == 0 {
+			args = append([]string{"-c"}, args...)
+		}
+		if out, err := exec.Command("mosquitto_passwd", args...).CombinedOutput(); err != nil {
+			t.Fatalf("mosquitto_passwd %s: %v: %s", user, err, out)
+		}
+	}
+	if err := os.WriteFile(acl, []byte(aclOfREADME(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// mosquitto started as root runs as the mosquitto user: it must read them.
+	for _, p := range []string{filepath.Dir(dir), dir, passwd, acl} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := testenv.StartMosquittoWith(t, testenv.FreePort(t),
+		fmt.Sprintf("allow_anonymous false\npassword_file %s\nacl_file %s\n", passwd, acl)).Addr
+	state := filepath.Join(dir, "state")
+	env := writeConfig(t, dir, fmt.Sprintf(`defaults:
+  notify:
+    mqtt: {broker: 'tcp://%s', username: fusebox, password: fusebox-pw, instance: nas, controls: true}
+circuits:
+  bridge: {attempts: 1, trip_after: 1}
+  plug: {attempts: 1, trip_after: 1}
+`, addr))
+	for _, name := range []string{"bridge", "plug"} {
+		if p := fbEnv(t, state, env, "run", name, "--", "false"); p.code != 1 {
+			t.Fatalf("run %s: exit %d", name, p.code)
+		}
+	}
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	phases := make(chan string, 16)
+	ha := dialAs(t, addr, "homeassistant", "homeassistant-pw", func(p *paho.Publish) { phases <- string(p.Payload) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := ha.c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "fusebox/plug/phase", QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, state, filepath.Join(dir, "config.yaml"))
+	select { // published once the daemon hears the command topic
+	case p := <-phases:
+		if p != "open" {
+			t.Fatalf("plug's phase %q, want open", p)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Home Assistant's user heard no phase from the daemon in a minute: refused by the ACL, or not published")
+	}
+
+	guest := dialAs(t, addr, "guest", "guest-pw", nil)
+	// The broker refuses it (MQTT v5's PUBACK "not authorized"), or drops it.
+	_, err = guest.c.Publish(ctx, &paho.Publish{Topic: "fusebox/serve/nas/command", Payload: []byte(`{"circuit":"bridge","press":"reset"}`), QoS: 1})
+	t.Logf("a guest's press: %v", err)
+	ha.press(t, "fusebox/serve/nas/command", `{"circuit":"plug","press":"reset"}`)
+	waitPhase(t, store, "plug", fusebox.Closed, "Home Assistant's user pressed reset")
+	if st := phaseOf(t, store, "bridge"); st.Phase != fusebox.Open {
+		t.Errorf("bridge is %s after a guest's press, want still open: the ACL let it through", st.Phase)
 	}
 }

@@ -189,14 +189,24 @@ func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 	}
 	c.bg.Add(2)
 	c.mu.Unlock()
+	subscribed := make(chan struct{})
 	go func() {
 		defer c.bg.Done()
+		defer close(subscribed)
 		c.subscribe(cm, c.topics())
 	}()
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
+		if c.ctl != nil {
+			// The buttons are published once their presses are heard.
+			select {
+			case <-subscribed:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if err := c.take(ctx); err != nil {
 			return
 		}
