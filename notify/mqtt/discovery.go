@@ -9,7 +9,10 @@
 // are the notify.Sink of notify.Rules.MQTT, kept in a package of its own so
 // that its client (Eclipse Paho, MQTT v5) is linked only where it is used.
 // A Conn also subscribes, for the daemon's health: mqtt: watches
-// (Conn.Subscribe, Pool.Subscribe), on the same connection.
+// (Conn.Subscribe, Pool.Subscribe), on the same connection; and, when the
+// config asks for controls, publishes Home Assistant buttons and a phase
+// sensor per circuit and applies their presses (controls.go, press.go,
+// Pool.Control).
 package mqtt
 
 import (
