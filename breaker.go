@@ -202,11 +202,19 @@ func StampSkips(events []Event, total uint64) {
 }
 
 // Trip forces the circuit open, for d or (d == 0) until Reset.
-func (s *State) Trip(now Instant, d time.Duration) []Event {
+func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, ByHand) }
+
+// ByHand is who trips or resets a circuit from the command line or the
+// daemon's API: the event's reason says "tripped by hand".
+const ByHand = "hand"
+
+// TripBy is Trip, its event's reason saying by whom ("tripped by MQTT"):
+// the event log records where a trip came from.
+func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
 	events := s.settle(now)
-	reason := "tripped by hand"
+	reason := "tripped by " + by
 	if d > 0 {
-		reason = fmt.Sprintf("tripped by hand for %s", d)
+		reason = fmt.Sprintf("tripped by %s for %s", by, d)
 	}
 	e := s.transition(now, ForcedOpen, reason)
 	s.OpenedAt, s.OpenPeriod, s.OpenUntil = now, Duration(d), time.Time{}
@@ -218,9 +226,12 @@ func (s *State) Trip(now Instant, d time.Duration) []Event {
 }
 
 // Reset closes the circuit and forgets its failures; totals are kept.
-func (s *State) Reset(now Instant) []Event {
+func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, ByHand) }
+
+// ResetBy is Reset, its event's reason saying by whom ("reset by MQTT").
+func (s *State) ResetBy(now Instant, by string) []Event {
 	events := s.settle(now)
-	return append(events, s.transition(now, Closed, "reset by hand"))
+	return append(events, s.transition(now, Closed, "reset by "+by))
 }
 
 func (s *State) dropLease(id string) {

@@ -487,3 +487,21 @@ func TestBreakerTripAndReset(t *testing.T) {
 		c.mustPermit("")
 	})
 }
+
+func TestTripAndResetRecordWhoDidIt(t *testing.T) {
+	var st fusebox.State
+	st.Name = "weather"
+	for _, c := range []struct {
+		events []fusebox.Event
+		want   string
+	}{
+		{st.Trip(bootA, 0), "tripped by hand"},
+		{st.TripBy(bootA, time.Hour, "MQTT"), "tripped by MQTT for 1h0m0s"},
+		{st.ResetBy(bootA, "MQTT"), "reset by MQTT"},
+		{st.Reset(bootA), "reset by hand"},
+	} {
+		if got := c.events[len(c.events)-1].Reason; got != c.want {
+			t.Errorf("reason %q, want %q", got, c.want)
+		}
+	}
+}

@@ -149,16 +149,26 @@ func (c *Circuits) Flush(ctx context.Context) error {
 // Trip forces the named circuit open, for d or (d == 0) until Reset: every
 // call skips it meanwhile. It returns the circuit's view afterwards.
 func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration) (View, error) {
+	return c.TripBy(ctx, name, d, ByHand)
+}
+
+// TripBy is Trip, the event recording by whom (State.TripBy).
+func (c *Circuits) TripBy(ctx context.Context, name string, d time.Duration, by string) (View, error) {
 	if d < 0 {
 		return View{}, fmt.Errorf("trip %s: negative duration %s", name, d)
 	}
-	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.Trip(now, d) })
+	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.TripBy(now, d, by) })
 }
 
 // Reset closes the named circuit and forgets its failures; its counts are
 // kept. It returns the circuit's view afterwards.
 func (c *Circuits) Reset(ctx context.Context, name string) (View, error) {
-	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.Reset(now) })
+	return c.ResetBy(ctx, name, ByHand)
+}
+
+// ResetBy is Reset, the event recording by whom (State.ResetBy).
+func (c *Circuits) ResetBy(ctx context.Context, name, by string) (View, error) {
+	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.ResetBy(now, by) })
 }
 
 func (c *Circuits) force(ctx context.Context, name string, apply func(*State, Instant) []Event) (View, error) {

@@ -23,9 +23,10 @@
 // retry_on, trip_on_4xx, retry_unsafe, expect {status, jq}, extract and
 // max_body, and, for fusebox serve, max_in_flight, pass_query, pass_body,
 // allow_subpath and health {path, interval, expect}. A circuit's own
-// health: {mqtt: {topic, up}} has fusebox serve open and close it as the jq
-// condition up judges each message on topic (a message that is not JSON is
-// read as a JSON string), on the broker of the top-level mqtt: {broker,
+// health: {mqtt: {topic, up, settle}} has fusebox serve open and close it as
+// the jq condition up judges each message on topic (a message that is not
+// JSON is read as a JSON string; a verdict applies once it has held for
+// settle, default 2s), on the broker of the top-level mqtt: {broker,
 // username, password}, which notify: mqtt: inherits what it leaves out from. A chain's endpoints name circuits with an http: block or other
 // chains, whose endpoints are inlined (a nested chain's own fresh, stale,
 // deadline and hedge do not apply). A chain's hedge is a duration more than 0

@@ -117,7 +117,7 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance"}
+var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance", "controls", "controls_trip_for"}
 
 func (l *loader) mqtt(e entry) *spec.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
@@ -137,6 +137,10 @@ func (l *loader) mqtt(e entry) *spec.MQTT {
 			set(&m.Discovery)(l.topic(f, true))
 		case "instance":
 			set(&m.Instance)(l.instance(f))
+		case "controls":
+			set(&m.Controls)(l.boolean(f.value, f.path))
+		case "controls_trip_for":
+			set(&m.ControlsTripFor)(l.positive(f))
 		default:
 			l.unknownKey(f, mqttKeys...)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,33 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestParseMQTTControls(t *testing.T) {
+	for _, c := range []struct {
+		name, block string
+		controls    bool
+		tripFor     time.Duration
+	}{
+		{"off by default", `{broker: 'tcp://127.0.0.1:1883'}`, false, time.Hour},
+		{"on, trip for the default hour", `{broker: 'tcp://127.0.0.1:1883', controls: true}`, true, time.Hour},
+		{"on, trip for 20m", `{broker: 'tcp://127.0.0.1:1883', controls: true, controls_trip_for: 20m}`, true, 20 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse("/cfg/config.yaml", yaml("defaults:\n  notify:\n    mqtt: "+c.block+"\n"), testEnv(nil, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := cfg.Notify("x").MQTT
+			if m.Controls != c.controls || m.TripFor() != c.tripFor {
+				t.Errorf("controls %v, trip for %s; want %v, %s", m.Controls, m.TripFor(), c.controls, c.tripFor)
+			}
+		})
+	}
+	for _, bad := range []string{"controls: maybe", "controls_trip_for: 0s", "controls_trip_for: soon", "control: true"} {
+		_, err := Parse("/cfg/config.yaml", yaml("defaults:\n  notify:\n    mqtt: {broker: 'tcp://127.0.0.1:1883', "+bad+"}\n"), testEnv(nil, nil))
+		if err == nil || !strings.Contains(err.Error(), "config.yaml:3") {
+			t.Errorf("%s: err %v, want one naming config.yaml:3", bad, err)
+		}
+	}
 }

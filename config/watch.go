@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/spec"
@@ -16,6 +17,10 @@ type Watch struct {
 	Circuit string
 	Topic   string
 	Up      string // a jq condition; a message that is not JSON is read as a JSON string
+	// Settle is how long a new verdict must hold before it is applied
+	// (settle:, default DefaultSettle; 0 applies each at once): a topic
+	// that flaps faster changes nothing until it stops.
+	Settle time.Duration
 	// Broker is the top-level mqtt: block, as the notify: mqtt: of a
 	// circuit that names the same broker and credentials has it (so that
 	// the daemon holds one connection), else with notify's defaults.
@@ -23,6 +28,11 @@ type Watch struct {
 	Policy fusebox.Policy // the circuit's: how long a down verdict opens it (open_max)
 	Source Source         // where up: is set
 }
+
+// DefaultSettle is a watch's settle: when it sets none: long enough that a
+// publisher flapping a topic opens and closes nothing, short enough that
+// a bridge going offline skips the next cron run.
+const DefaultSettle = 2 * time.Second
 
 var topMQTTKeys = []string{"broker", "username", "password"}
 
@@ -93,7 +103,7 @@ func (l *loader) watch(e entry, circuit string) *Watch {
 	if !ok {
 		return nil
 	}
-	w := &Watch{Circuit: circuit}
+	w := &Watch{Circuit: circuit, Settle: DefaultSettle}
 	hasTopic, hasUp, good := false, false, true
 	for _, f := range entries {
 		switch f.name {
@@ -108,8 +118,11 @@ func (l *loader) watch(e entry, circuit string) *Watch {
 			}
 			w.Up, hasUp, good = s, true, good && ok
 			w.Source = l.sources(keyRefs{"up": f})["up"]
+		case "settle":
+			d, ok := l.duration(f.value, f.path)
+			w.Settle, good = d, good && ok
 		default:
-			l.unknownKey(f, "topic", "up")
+			l.unknownKey(f, "topic", "up", "settle")
 		}
 	}
 	switch {

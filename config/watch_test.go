@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox/notify"
 )
@@ -41,6 +42,9 @@ circuits:
 	if w.Circuit != "zigbee" || w.Topic != "zigbee2mqtt/bridge/state" || w.Up != `.state == "online"` || w.Broker != inherited {
 		t.Errorf("watch = %+v, want zigbee's topic and up on the notify connection %+v", w, inherited)
 	}
+	if w.Settle != DefaultSettle {
+		t.Errorf("settle = %s, want the default %s", w.Settle, DefaultSettle)
+	}
 	if w.Source.Line != 8 || w.Source.Key != "circuits.zigbee.health.mqtt.up" {
 		t.Errorf("watch source = %+v, want line 8", w.Source)
 	}
@@ -66,6 +70,13 @@ circuits:
     health:
       mqtt: {topic: zigbee2mqtt/bridge/state, up: 'true'}
 `, "needs a top-level mqtt: block"},
+		{"bad settle names the key", `
+mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: 'true', settle: soon}
+`, "circuits.zigbee.health.mqtt.settle"},
 		{"wildcard topic", `
 mqtt: {broker: 'tcp://127.0.0.1:1883'}
 circuits:
@@ -96,5 +107,27 @@ mqtt: {username: fb}
 				t.Fatalf("errors %v, want one saying %q", errs, tc.want)
 			}
 		})
+	}
+}
+
+func TestParseMQTTHealthSettle(t *testing.T) {
+	c, err := Parse("/cfg/config.yaml", yaml(`
+mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: '.state == "online"', settle: 0s}
+  plug:
+    health:
+      mqtt: {topic: home/plug/availability, up: '. == "online"', settle: 30s}
+`), testEnv(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Watch("zigbee").Settle; got != 0 {
+		t.Errorf("settle: 0s = %s, want 0 (each verdict at once)", got)
+	}
+	if got := c.Watch("plug").Settle; got != 30*time.Second {
+		t.Errorf("settle: 30s = %s", got)
 	}
 }

@@ -1,6 +1,7 @@
 package file_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -94,5 +96,46 @@ func TestEventLogIsReadWithinBounds(t *testing.T) {
 	}
 	if last := evs[len(evs)-1]; last.Reason != "new" {
 		t.Errorf("the newest event is %+v, want reason new", last)
+	}
+}
+
+// A circuit's event log is bounded by size: one that passes 4 MiB (a
+// topic flapping for days, say) is cut to its newest 2 MiB of whole lines
+// as the next events are appended, the newest kept, with one warning.
+func TestEventLogIsCutBySize(t *testing.T) {
+	dir := t.TempDir()
+	opt, logs := withLog()
+	s := open(t, dir, opt)
+	path := filepath.Join(dir, "events", "db.jsonl")
+	old := `{"time":"2030-01-02T03:04:05Z","circuit":"db","kind":"failure","reason":"old"}` + "\n"
+	line := `{"time":"2030-01-02T03:04:06Z","circuit":"db","kind":"failure","reason":"flap"}` + "\n"
+	writeFile(t, path, []byte(old+strings.Repeat(line, (4<<20)/len(line))))
+	for i := range 3 {
+		_, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			return []fusebox.Event{{Time: time.Date(2030, 1, 3, 0, 0, i, 0, time.UTC), Circuit: "db", Kind: fusebox.EventFailure, Reason: fmt.Sprint("new ", i)}}, true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 2<<20+1024 || fi.Size() < 2<<20-1024 {
+		t.Errorf("the log holds %d bytes after passing 4 MiB, want about 2 MiB", fi.Size())
+	}
+	evs, err := s.Events(ctx, "db", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].Reason != "flap" {
+		t.Errorf("the oldest event kept is %+v, want a whole flap line (the oldest ones dropped)", evs[0])
+	}
+	if got := evs[len(evs)-1].Reason; got != "new 2" {
+		t.Errorf("the newest event is %q, want new 2", got)
+	}
+	if w := logs.warnings(); len(w) != 1 || !strings.Contains(w[0], "oldest events are dropped") {
+		t.Errorf("warnings %q, want one saying the log was cut", w)
 	}
 }

@@ -15,10 +15,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// An event log is bounded by size as well as by age (gc's history.keep):
+// one that passes maxEventsLog after an append is cut to its newest
+// keepEventsLog bytes (whole lines), so that a peer that makes a circuit
+// change state as fast as it can (a flapping MQTT topic) costs a bounded
+// disk, and the cut is rare (once per keepEventsLog appended).
+const (
+	maxEventsLog  = 4 << 20
+	keepEventsLog = 2 << 20
+)
+
 // appendEvents appends events to the circuit's log in one write. The caller
 // has checked events/ and holds the circuit's lock, and so is the log's only
 // writer: a log whose last byte is not a newline was torn or damaged, and is
-// moved aside first so that the new lines do not run into it.
+// moved aside first so that the new lines do not run into it. A log that
+// grows past maxEventsLog is cut (see cutEvents).
 func (s *Store) appendEvents(ctx context.Context, name string, events []fusebox.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -36,10 +47,36 @@ func (s *Store) appendEvents(ctx context.Context, name string, events []fusebox.
 		return err
 	}
 	err = writeAll(fd, path, buf.Bytes())
+	var st unix.Stat_t
+	long := err == nil && unix.Fstat(fd, &st) == nil && st.Size > maxEventsLog
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = &fs.PathError{Op: "close", Path: path, Err: cerr}
 	}
+	if err == nil && long {
+		err = s.cutEvents(name, path)
+	}
 	return err
+}
+
+// cutEvents rewrites a log that passed maxEventsLog with its newest
+// keepEventsLog bytes, from the first whole line in them, and says so once
+// a process for each circuit. The caller holds the circuit's lock.
+func (s *Store) cutEvents(name, path string) error {
+	b, err := readTail(path, keepEventsLog)
+	if err != nil {
+		return fmt.Errorf("cut events of %s: %w", name, err)
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:] // the first line, cut short
+	}
+	if err := s.writeAtomic(path, b); err != nil {
+		return fmt.Errorf("cut events of %s: %w", name, err)
+	}
+	if _, told := s.told.LoadOrStore([2]string{name, "events cut"}, true); !told {
+		s.logger.Warn(fmt.Sprintf("events: the log passed %d MiB; its oldest events are dropped, the newest %d MiB kept", maxEventsLog>>20, keepEventsLog>>20),
+			"circuit", name, "file", path)
+	}
+	return nil
 }
 
 // openLog opens an event log for appending, moving aside one it cannot use

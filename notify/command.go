@@ -21,11 +21,11 @@ type commandSink struct {
 func (c *commandSink) String() string { return "command" }
 
 func (c *commandSink) Send(ctx context.Context, _ fusebox.Event, m *Message) error {
-	if m == nil {
-		return nil
+	if m == nil || m.Kind == Flapping {
+		return nil // a flapping circuit runs no command until it settles
 	}
 	argv := c.onOpen
-	if m.Kind == Closed {
+	if m.Up() {
 		argv = c.onClose
 	}
 	if len(argv) == 0 {
@@ -41,11 +41,11 @@ func (c *commandSink) Send(ctx context.Context, _ fusebox.Event, m *Message) err
 }
 
 // Env is the message as environment variables for a command: FUSEBOX_EVENT
-// (opened, closed, probe_failed), FUSEBOX_CIRCUIT, FUSEBOX_TIME and
+// (opened, closed, probe_failed, settled), FUSEBOX_CIRCUIT, FUSEBOX_TIME and
 // FUSEBOX_SINCE (RFC 3339), FUSEBOX_DOWN_SECONDS, FUSEBOX_LAST_FAILURE_AT
 // and FUSEBOX_DOWN_AT_LEAST_SECONDS (empty when unknown), FUSEBOX_REASON,
-// FUSEBOX_LAST_FAILURE, FUSEBOX_FAILED_PROBES, FUSEBOX_TITLE and
-// FUSEBOX_MESSAGE.
+// FUSEBOX_LAST_FAILURE, FUSEBOX_FAILED_PROBES, FUSEBOX_CHANGES (settled:
+// the flapping's transitions, else 0), FUSEBOX_TITLE and FUSEBOX_MESSAGE.
 func Env(m Message) []string {
 	b := Body(m)
 	return []string{
@@ -59,6 +59,7 @@ func Env(m Message) []string {
 		"FUSEBOX_REASON=" + m.Reason,
 		"FUSEBOX_LAST_FAILURE=" + m.LastFailure,
 		"FUSEBOX_FAILED_PROBES=" + strconv.Itoa(m.FailedProbes),
+		"FUSEBOX_CHANGES=" + strconv.Itoa(m.Changes),
 		"FUSEBOX_TITLE=" + m.Title(),
 		"FUSEBOX_MESSAGE=" + m.Text(),
 	}

@@ -24,6 +24,12 @@ const (
 	Opened      Kind = "opened"       // the circuit opened: its endpoint is down
 	Closed      Kind = "closed"       // it closed again: the endpoint is back
 	ProbeFailed Kind = "probe_failed" // the outage goes on: the Nth probe failed
+	// Flapping says the circuit changed state too often (Changes times
+	// since Since): the changes after it send nothing until it settles.
+	Flapping Kind = "flapping"
+	// Settled ends a flapping: the circuit has not changed for a while,
+	// and is back (Back) or down.
+	Settled Kind = "settled"
 )
 
 // Message is one notification, about one transition.
@@ -44,15 +50,27 @@ type Message struct {
 	Reason        string        `json:"reason,omitempty"`       // the transition's
 	LastFailure   string        `json:"last_failure,omitempty"` // the reason of the outage's last failure before it
 	FailedProbes  int           `json:"failed_probes"`
+	Changes       int           `json:"changes,omitempty"` // a Flapping or Settled message's: transitions since Since
+	Back          bool          `json:"-"`                 // a Settled message's: it settled closed
 }
+
+// Up reports whether the message says the circuit is back: Closed, or
+// Settled closed.
+func (m Message) Up() bool { return m.Kind == Closed || m.Kind == Settled && m.Back }
 
 // Title is a one-line headline: "weather is down".
 func (m Message) Title() string {
-	switch m.Kind {
-	case Closed:
+	switch {
+	case m.Kind == Closed:
 		return m.Circuit + " is back"
-	case ProbeFailed:
+	case m.Kind == ProbeFailed:
 		return m.Circuit + " is still down"
+	case m.Kind == Flapping:
+		return m.Circuit + " is flapping"
+	case m.Kind == Settled && m.Back:
+		return m.Circuit + " settled: back"
+	case m.Kind == Settled:
+		return m.Circuit + " settled: down"
 	}
 	return m.Circuit + " is down"
 }
@@ -61,6 +79,8 @@ func (m Message) Title() string {
 func (m Message) Text() string {
 	since := m.Since.Local().Format("15:04:05")
 	switch m.Kind {
+	case Flapping, Settled:
+		return m.flapText()
 	case Closed:
 		down := round(m.Down).String()
 		if lo := round(m.DownAtLeast); m.DownAtLeast > 0 && lo != round(m.Down) {

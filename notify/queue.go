@@ -44,7 +44,7 @@ type laneKey struct {
 }
 
 type lane struct {
-	events  []fusebox.Event
+	events  []queued
 	beat    *beat // the latest heartbeat waiting: a newer replaces it
 	running bool
 	// The last heartbeat queued: one with the same outcome is not queued
@@ -52,6 +52,13 @@ type lane struct {
 	beatOK    bool
 	beatAt    time.Time
 	beatSince bool
+}
+
+// queued is a transition to deliver, or the message ending a flapping
+// (settled, with the flapping's last transition).
+type queued struct {
+	e       fusebox.Event
+	settled *Message
 }
 
 type beat struct {
@@ -62,12 +69,22 @@ type beat struct {
 // NewQueue returns a Queue delivering through s, pinging a circuit's
 // heartbeats at most once every `every` (DefaultHeartbeatEvery when 0)
 // while its outcome stays the same; a change of outcome is pinged at once.
+// The queue takes s over, before s delivers anything: the message that
+// ends a flapping goes through the circuit's lane too.
 func NewQueue(s *Sender, every time.Duration) *Queue {
 	if every <= 0 {
 		every = DefaultHeartbeatEvery
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Queue{s: s, every: every, ctx: ctx, cancel: cancel, lanes: map[laneKey]*lane{}, drained: make(chan struct{})}
+	q := &Queue{s: s, every: every, ctx: ctx, cancel: cancel, lanes: map[laneKey]*lane{}, drained: make(chan struct{})}
+	s.onSettled = q.settled
+	return q
+}
+
+// settled queues the message ending a circuit's flapping in the
+// circuit's lane, after its transitions.
+func (q *Queue) settled(e fusebox.Event, m Message) {
+	q.push(queued{e: e, settled: &m})
 }
 
 // Listen queues a transition's notifications (a fusebox listener, quick
@@ -76,15 +93,21 @@ func (q *Queue) Listen(e fusebox.Event) {
 	if e.Kind != fusebox.EventTransition || len(q.s.extra) == 0 && q.s.rules(e.Circuit).Empty() {
 		return
 	}
+	q.push(queued{e: e})
+}
+
+// push queues x in its circuit's lane, unless the lane is full or the
+// queue closing.
+func (q *Queue) push(x queued) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	l := q.lane(laneKey{circuit: e.Circuit})
+	l := q.lane(laneKey{circuit: x.e.Circuit})
 	if l == nil || len(l.events) >= maxLane {
 		q.dropped++
 		return
 	}
-	l.events = append(l.events, e)
-	q.start(laneKey{circuit: e.Circuit}, l)
+	l.events = append(l.events, x)
+	q.start(laneKey{circuit: x.e.Circuit}, l)
 }
 
 // Ran queues a ping of the circuit's heartbeats after a call that ran: ok,
@@ -143,7 +166,7 @@ func (q *Queue) run(k laneKey, l *lane) {
 			}
 			l.events, l.beat = nil, nil
 		}
-		var e *fusebox.Event
+		var e *queued
 		var b *beat
 		switch {
 		case len(l.events) > 0:
@@ -164,9 +187,12 @@ func (q *Queue) run(k laneKey, l *lane) {
 			return
 		}
 		q.mu.Unlock()
-		if e != nil {
-			q.s.Deliver(q.ctx, *e)
-		} else {
+		switch {
+		case e != nil && e.settled != nil:
+			q.s.settled(q.ctx, e.e, *e.settled)
+		case e != nil:
+			q.s.Deliver(q.ctx, e.e)
+		default:
 			q.s.Heartbeat(q.ctx, k.circuit, b.ok, b.msg)
 		}
 	}

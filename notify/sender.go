@@ -30,6 +30,10 @@ type Sender struct {
 	extra  []func(circuit string, r Rules) Sink
 	logger *slog.Logger
 	client *http.Client
+	flaps  flaps
+	// onSettled hands on the message ending a flapping (see flaps), which
+	// a timer makes: delivered at once, or queued by a Queue.
+	onSettled func(e fusebox.Event, m Message)
 }
 
 // Option configures a Sender.
@@ -54,12 +58,15 @@ func NewSender(rules func(circuit string) Rules, events func(ctx context.Context
 	for _, o := range opts {
 		o(s)
 	}
+	s.onSettled = func(e fusebox.Event, m Message) { s.settled(context.Background(), e, m) }
 	return s
 }
 
 // Listen handles one event (a fusebox listener): on a transition, it
 // decides the message and delivers it to every sink within the rules'
-// timeout, retrying a failed delivery at most once. It returns when every
+// timeout, retrying a failed delivery at most once. A circuit that flaps
+// sends a bounded number of messages (see flapLimit): the sinks still
+// hear each transition, with no message. It returns when every
 // sink is done or the time is up, and never panics on a sink's failure:
 // failures are logged.
 func (s *Sender) Listen(e fusebox.Event) { s.Deliver(context.Background(), e) }
@@ -87,6 +94,21 @@ func (s *Sender) Deliver(ctx context.Context, e fusebox.Event) {
 	if msg, ok := Decide(r, outage, e); ok {
 		m = &msg
 	}
+	m = s.flaps.pass(e, m, func(e fusebox.Event, m Message) { s.onSettled(e, m) })
+	s.send(ctx, sinks, e, m)
+}
+
+// settled delivers the message that ends a circuit's flapping, with its
+// last transition e, within ctx and the rules' timeout.
+func (s *Sender) settled(ctx context.Context, e fusebox.Event, m Message) {
+	r := s.rules(e.Circuit)
+	ctx, cancel := context.WithTimeout(ctx, r.TimeoutOrDefault())
+	defer cancel()
+	s.send(ctx, s.sinks(e.Circuit, r), e, &m)
+}
+
+// send delivers the transition e, and m when not nil, to sinks.
+func (s *Sender) send(ctx context.Context, sinks []Sink, e fusebox.Event, m *Message) {
 	jobs := make([]job, len(sinks))
 	for i, k := range sinks {
 		jobs[i] = job{k.String(), func(ctx context.Context) error { return k.Send(ctx, e, m) }}

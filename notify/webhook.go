@@ -31,6 +31,7 @@ type WebhookBody struct {
 	Reason             string  `json:"reason,omitempty"`
 	LastFailure        string  `json:"last_failure,omitempty"`
 	FailedProbes       int     `json:"failed_probes"`
+	Changes            int     `json:"changes,omitempty"` // flapping and settled: transitions since since
 }
 
 // Body returns the json and homeassistant formats' object for m.
@@ -39,7 +40,7 @@ func Body(m Message) WebhookBody {
 		Circuit: m.Circuit, Event: m.Kind, Title: m.Title(), Message: m.Text(),
 		Time: m.Time.UTC().Format(timeFormat), Since: m.Since.UTC().Format(timeFormat),
 		DownSeconds: float64(m.Down.Milliseconds()) / 1000, Reason: m.Reason, LastFailure: m.LastFailure,
-		FailedProbes: m.FailedProbes,
+		FailedProbes: m.FailedProbes, Changes: m.Changes,
 	}
 	if !m.LastFailureAt.IsZero() {
 		b.LastFailureAt, b.DownAtLeastSeconds = m.LastFailureAt.UTC().Format(timeFormat), float64(m.DownAtLeast.Milliseconds())/1000
@@ -99,7 +100,7 @@ func (w *webhookSink) request(ctx context.Context, m Message) (*http.Request, er
 		body, contentType = []byte(m.Text()), "text/plain; charset=utf-8"
 	case Gotify:
 		priority := 8
-		if m.Kind == Closed {
+		if m.Up() {
 			priority = 4
 		}
 		body, _ = json.Marshal(map[string]any{"title": m.Title(), "message": m.Text(), "priority": priority})
@@ -114,8 +115,8 @@ func (w *webhookSink) request(ctx context.Context, m Message) (*http.Request, er
 	req.Header.Set("User-Agent", "fusebox")
 	if w.hook.Format == Ntfy {
 		req.Header.Set("Title", m.Title())
-		switch m.Kind {
-		case Closed:
+		switch {
+		case m.Up():
 			req.Header.Set("Tags", "white_check_mark")
 			req.Header.Set("Priority", "default")
 		default:

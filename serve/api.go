@@ -74,17 +74,25 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// knows reports whether the daemon knows the circuit: an endpoint of the
+// config, or a circuit in the store.
+func (s *Server) knows(ctx context.Context, wd *world, name string) bool {
+	if slices.Contains(wd.catalog.Endpoints, name) {
+		return true
+	}
+	if fusebox.ValidateName(name) != nil {
+		return false
+	}
+	names, _ := s.o.Store.Names(ctx)
+	return slices.Contains(names, name)
+}
+
 // force trips or resets a circuit the daemon knows (an endpoint of the
 // config, or a circuit in the store) and answers with its row.
 func (s *Server) force(w http.ResponseWriter, r *http.Request, fn func(context.Context, *fusebox.Circuits, string) (fusebox.View, error)) {
 	name := r.PathValue("name")
 	wd := s.world.Load()
-	known := slices.Contains(wd.catalog.Endpoints, name)
-	if !known && fusebox.ValidateName(name) == nil {
-		names, _ := s.o.Store.Names(r.Context())
-		known = slices.Contains(names, name)
-	}
-	if !known {
+	if !s.knows(r.Context(), wd, name) {
 		writeJSON(w, http.StatusNotFound, problem{Error: "no such circuit", Name: name})
 		return
 	}

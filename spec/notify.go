@@ -58,6 +58,25 @@ type MQTT struct {
 	// hosts with a circuit of the same name make two entities; "" is the
 	// host name (ValidInstance says what it may hold).
 	Instance string
+	// Controls has the daemon also publish, per circuit, Home Assistant
+	// buttons that reset it and trip it for ControlsTripFor (default
+	// DefaultControlsTripFor) and a sensor of its phase, and apply their
+	// presses: whoever the broker lets publish on the command topic may
+	// press them (see notify/mqtt).
+	Controls        bool
+	ControlsTripFor time.Duration
+}
+
+// DefaultControlsTripFor is how long the trip button trips a circuit when
+// controls_trip_for: is not set.
+const DefaultControlsTripFor = time.Hour
+
+// TripFor is m.ControlsTripFor, or DefaultControlsTripFor when zero.
+func (m MQTT) TripFor() time.Duration {
+	if m.ControlsTripFor > 0 {
+		return m.ControlsTripFor
+	}
+	return DefaultControlsTripFor
 }
 
 // ValidInstance reports whether s can be an MQTT.Instance: 1 to 64

@@ -15,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 	"github.com/fusebox-hq/fusebox/redact"
+	"github.com/fusebox-hq/fusebox/serve"
 )
 
 // notifySlack is added to the longest notify timeout to bound the wait for
@@ -167,6 +168,49 @@ func (d *daemonNotifier) flush() {
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	d.pool.Close(ctx)
+}
+
+// control has the brokers whose config asks for controls publish Home
+// Assistant's buttons and phase sensor of the circuits whose rules name
+// them, and apply their presses through srv, as `fusebox trip --for` and
+// `fusebox reset` through the daemon's API do, by "MQTT". Before start.
+func (d *daemonNotifier) control(srv *serve.Server) {
+	controlled := func(circuit string, cfg notify.MQTT) bool {
+		m := d.rules(circuit).MQTT
+		return m != nil && *m == cfg
+	}
+	d.pool.Control(mqtt.Controller{
+		Circuits: func(ctx context.Context, cfg notify.MQTT) ([]string, error) {
+			names, err := srv.Known(ctx)
+			return slices.DeleteFunc(names, func(n string) bool { return !controlled(n, cfg) }), err
+		},
+		Status: func(ctx context.Context, circuit, reason string) (mqtt.Status, error) {
+			st, now, err := srv.Circuit(ctx, circuit)
+			if err != nil {
+				return mqtt.Status{}, err
+			}
+			if reason == "" {
+				// An event log that cannot be read leaves the reason out;
+				// the state is what the sensor shows.
+				reason, _ = srv.LastReason(ctx, circuit)
+			}
+			return mqtt.StatusOf(st, now, reason), nil
+		},
+		Press: func(ctx context.Context, cfg notify.MQTT, c mqtt.Command) error {
+			if !controlled(c.Circuit, cfg) {
+				return mqtt.ErrUnknown
+			}
+			tripFor := cfg.TripFor()
+			if c.Press == mqtt.PressReset {
+				tripFor = 0
+			}
+			err := srv.Press(ctx, c.Circuit, tripFor, "MQTT")
+			if errors.Is(err, serve.ErrUnknownCircuit) {
+				return mqtt.ErrUnknown
+			}
+			return err
+		},
+	})
 }
 
 // subscribe is serve.Options.Subscribe: a health watch's topic, on the

@@ -121,6 +121,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 		return &configError{err: err}
 	}
 
+	n.control(srv)
 	n.start()
 	// What net/http's transport says through the standard logger (an
 	// upstream's unsolicited answer, dropped with its connection) is the

@@ -48,6 +48,14 @@ func (b *Broker) Terminate() { b.term() }
 // can stop it.
 func StartMosquitto(t testing.TB, port int) *Broker {
 	t.Helper()
+	return StartMosquittoWith(t, port, "allow_anonymous true\n")
+}
+
+// StartMosquittoWith is StartMosquitto with lines of mosquitto.conf
+// (allow_anonymous, password_file, acl_file...), in place of anonymous
+// access for all.
+func StartMosquittoWith(t testing.TB, port int, lines string) *Broker {
+	t.Helper()
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr != nil {
@@ -57,7 +65,7 @@ func StartMosquitto(t testing.TB, port int) *Broker {
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "mosquitto.conf")
-	text := fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port)
+	text := fmt.Sprintf("listener %d 127.0.0.1\npersistence false\n", port) + lines
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,14 @@ type Conn struct {
 	downErr error                    // what ended the last connection, when told
 	failing bool                     // the last connection attempt failed, and was logged
 	closed  bool
+	big     map[string]*quiet // by subscribed topic: messages dropped for their size
 	bg      sync.WaitGroup
+
+	// ctl, when the config asks for controls and the pool was given one:
+	// presses heard on CommandTopic wait in pressed for applyPresses.
+	ctl       *Controller
+	pressed   chan []byte
+	queueFull quiet // presses dropped for a full queue; under mu
 }
 
 var _ notify.Sink = (*Conn)(nil)
@@ -54,6 +61,12 @@ var _ notify.Sink = (*Conn)(nil)
 // and returns at once; logger hears the connection come and go (nil: not
 // at all). Close ends it.
 func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
+	return dial(cfg, o, logger, nil)
+}
+
+// dial is Dial with the controls of ctl, when cfg asks for them and ctl
+// is not nil.
+func dial(cfg notify.MQTT, o Origin, logger *slog.Logger, ctl *Controller) (*Conn, error) {
 	u, err := url.Parse(cfg.Broker)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
@@ -62,9 +75,19 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c := &Conn{p: newPublisher(cfg, o), serve: ServeTopic(cfg), log: logger.With("broker", u.Host),
-		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}, subs: map[string][]*handler{}}
+		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}, subs: map[string][]*handler{},
+		big: map[string]*quiet{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
+	if cfg.Controls && ctl != nil {
+		c.ctl, c.pressed = ctl, make(chan []byte, pressQueue)
+		c.subs[CommandTopic(cfg)] = []*handler{{fn: c.heardPress}}
+		c.bg.Add(1)
+		go func() {
+			defer c.bg.Done()
+			c.applyPresses(ctx)
+		}()
+	}
 	c.cm, err = autopaho.NewConnection(ctx, autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{u},
 		KeepAlive:                     30,
@@ -80,6 +103,17 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 			return true // and reconnect
 		},
 		OnConnectError: c.connectFailed,
+		// The broker drops, for this client, a message whose packet is
+		// larger (MQTT v5's Maximum Packet Size): a 30 MB publish on a
+		// watched topic never reaches the daemon's memory.
+		ConnectPacketBuilder: func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			if cp.Properties == nil {
+				cp.Properties = &paho.ConnectProperties{}
+			}
+			limit := uint32(MaxPacket)
+			cp.Properties.MaximumPacketSize = &limit
+			return cp, nil
+		},
 		// MQTT v5's "disconnect with will message": a daemon that stops is
 		// gone for Home Assistant as one that died.
 		DisconnectPacketBuilder: func() *paho.Disconnect { return &paho.Disconnect{ReasonCode: 0x04} },
@@ -155,14 +189,24 @@ func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 	}
 	c.bg.Add(2)
 	c.mu.Unlock()
+	subscribed := make(chan struct{})
 	go func() {
 		defer c.bg.Done()
+		defer close(subscribed)
 		c.subscribe(cm, c.topics())
 	}()
 	go func() {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
+		if c.ctl != nil {
+			// The buttons are published once their presses are heard.
+			select {
+			case <-subscribed:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if err := c.take(ctx); err != nil {
 			return
 		}
@@ -178,6 +222,12 @@ func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 			msgs = append(msgs, c.last[t])
 		}
 		c.mu.Unlock()
+		if c.ctl != nil {
+			// Every circuit's controls and phase, as they are now.
+			fresh := c.allControls(ctx)
+			c.keep(fresh)
+			msgs = append(msgs, fresh...)
+		}
 		for _, m := range msgs {
 			if _, err := cm.Publish(ctx, m); err != nil {
 				c.log.Info("mqtt: publishing on connection failed; publishing again on the next", "topic", m.Topic, "err", err)
@@ -207,22 +257,15 @@ func (c *Conn) Send(ctx context.Context, e fusebox.Event, _ *notify.Message) err
 		return nil
 	}
 	msgs := c.p.transition(e)
+	if c.ctl != nil {
+		s := c.controlStatus(ctx, e.Circuit, e.Reason, Status{Phase: PhaseOf(e.To), Reason: e.Reason})
+		msgs = append(msgs, c.p.controls(e.Circuit, s)...)
+	}
 	if err := c.take(ctx); err != nil {
 		return fmt.Errorf("waiting to publish: %w", err)
 	}
 	defer c.give()
-	c.mu.Lock()
-	for _, m := range msgs {
-		if len(m.Payload) == 0 {
-			continue // a cleared topic stays cleared
-		}
-		if _, ok := c.last[m.Topic]; !ok {
-			c.order = append(c.order, m.Topic)
-		}
-		c.last[m.Topic] = m
-	}
-	up := c.up
-	c.mu.Unlock()
+	up := c.keep(msgs)
 	if !up {
 		c.log.Debug("mqtt: not connected; the state goes out on the next connection", "circuit", e.Circuit)
 		return nil
@@ -233,6 +276,23 @@ func (c *Conn) Send(ctx context.Context, e fusebox.Event, _ *notify.Message) err
 		}
 	}
 	return nil
+}
+
+// keep notes msgs as the latest of their topics, for the next connection
+// to publish again, and reports whether c is connected.
+func (c *Conn) keep(msgs []*paho.Publish) (up bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range msgs {
+		if len(m.Payload) == 0 {
+			continue // a cleared topic stays cleared
+		}
+		if _, ok := c.last[m.Topic]; !ok {
+			c.order = append(c.order, m.Topic)
+		}
+		c.last[m.Topic] = m
+	}
+	return c.up
 }
 
 // Close disconnects, asking the broker to publish the last will (offline

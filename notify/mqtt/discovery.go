@@ -9,7 +9,10 @@
 // are the notify.Sink of notify.Rules.MQTT, kept in a package of its own so
 // that its client (Eclipse Paho, MQTT v5) is linked only where it is used.
 // A Conn also subscribes, for the daemon's health: mqtt: watches
-// (Conn.Subscribe, Pool.Subscribe), on the same connection.
+// (Conn.Subscribe, Pool.Subscribe), on the same connection; and, when the
+// config asks for controls, publishes Home Assistant buttons and a phase
+// sensor per circuit and applies their presses (controls.go, press.go,
+// Pool.Control).
 package mqtt
 
 import (
@@ -50,7 +53,9 @@ type Topics struct {
 	State, Attributes, Availability string
 	// Discovery is Home Assistant's config topic, "" without discovery;
 	// Legacy is where fusebox published it before it named the instance,
-	// cleared so that the entity without one goes.
+	// cleared so that the entity without one goes. (A name with a '.' had,
+	// before, the topic of the name with '_' for it, which may be another
+	// circuit's: it is left as it is.)
 	Discovery, Legacy string
 }
 
@@ -59,8 +64,8 @@ func TopicsOf(cfg notify.MQTT, circuit string) Topics {
 	base := cfg.Prefix + "/" + circuit
 	t := Topics{State: base + "/state", Attributes: base + "/attributes", Availability: base + "/availability"}
 	if cfg.Discovery != "" {
-		t.Discovery = cfg.Discovery + "/binary_sensor/" + nodeID(InstanceOf(cfg)) + "/circuit_" + topicID(circuit) + "/config"
-		t.Legacy = cfg.Discovery + "/binary_sensor/fusebox_" + topicID(circuit) + "/config"
+		t.Discovery = cfg.Discovery + "/binary_sensor/" + nodeID(InstanceOf(cfg)) + "/" + objectID(circuit) + "/config"
+		t.Legacy = cfg.Discovery + "/binary_sensor/fusebox_" + legacyID(circuit) + "/config"
 	}
 	return t
 }
@@ -84,12 +89,34 @@ func InstanceOf(cfg notify.MQTT) string {
 	return h
 }
 
-// topicID is s as a level of a discovery topic allows it: [a-zA-Z0-9_-].
-func topicID(s string) string { return strings.ReplaceAll(s, ".", "_") }
+// objectID is the discovery topic's level of circuit (the object ID,
+// [a-zA-Z0-9_-] in Home Assistant's discovery topics), one per name: a
+// name without '.' keeps the level fusebox always gave it, circuit_NAME,
+// and one with a '.' (which the level may not hold) becomes circuit-ESC
+// (see escapeID), which no name without one can become, so that a.b and
+// a_b are two entities, not one overwriting the other.
+func objectID(circuit string) string { return levelID("circuit", circuit) }
 
-// nodeID is the discovery topic's level of one instance: every entity of
-// the instance is under it.
-func nodeID(instance string) string { return "fusebox_" + topicID(instance) }
+// nodeID is the discovery topic's level of one instance, every entity of
+// the instance under it: fusebox_INSTANCE, or fusebox-ESC, as objectID.
+func nodeID(instance string) string { return levelID("fusebox", instance) }
+
+func levelID(kind, name string) string {
+	if !strings.Contains(name, ".") {
+		return kind + "_" + name
+	}
+	return kind + "-" + escapeID(name)
+}
+
+// escapeID writes '.' as _2e and '_' as _5f (an escape with '_', as URLs
+// have one with '%'), so that two names never give one ID.
+func escapeID(s string) string {
+	return strings.NewReplacer("_", "_5f", ".", "_2e").Replace(s)
+}
+
+// legacyID is how fusebox wrote a name in a discovery topic before it
+// kept names apart: '.' as '_'.
+func legacyID(s string) string { return strings.ReplaceAll(s, ".", "_") }
 
 // entityID is s as the object part of an entity ID allows it: lowercase
 // letters, digits and single underscores, none at either end.

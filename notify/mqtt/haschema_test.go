@@ -12,21 +12,38 @@ import (
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
-// haBinarySensor is Home Assistant's MQTT binary_sensor discovery schema,
-// as its documentation gives it (the MQTT binary sensor integration's
-// configuration variables, and MQTT discovery's shared keys and
-// abbreviations), in the 2026.4 form: object_id is gone, default_entity_id
-// took its place. Each key maps to whether it is required.
-var haBinarySensor = map[string]bool{
-	"availability": false, "availability_mode": false, "availability_template": false, "availability_topic": false,
-	"default_entity_id": false, "device": false, "device_class": false, "enabled_by_default": false,
-	"encoding": false, "entity_category": false, "entity_picture": false, "expire_after": false,
-	"force_update": false, "icon": false, "json_attributes_template": false, "json_attributes_topic": false,
-	"name": false, "off_delay": false, "payload_available": false, "payload_not_available": false,
-	"payload_off": false, "payload_on": false, "qos": false, "state_topic": true,
-	"unique_id": false, "value_template": false,
-	// Discovery's own: where the message comes from.
-	"origin": false,
+// haSchemas are Home Assistant's MQTT discovery schemas of the entities
+// fusebox publishes, as its MQTT integration defines them (the
+// integration's binary_sensor, button and sensor platforms, the keys every
+// entity shares, and discovery's abbreviations), in the 2026.4 form:
+// object_id is gone, default_entity_id took its place. Each key maps to
+// whether it is required.
+var haSchemas = map[string]map[string]bool{
+	"binary_sensor": withCommon(map[string]bool{
+		"device_class": false, "expire_after": false, "force_update": false, "off_delay": false,
+		"payload_off": false, "payload_on": false, "state_topic": true, "value_template": false,
+	}),
+	"button": withCommon(map[string]bool{
+		"command_template": false, "command_topic": true, "device_class": false, "payload_press": false, "retain": false,
+	}),
+	"sensor": withCommon(map[string]bool{
+		"device_class": false, "expire_after": false, "force_update": false, "last_reset_value_template": false,
+		"options": false, "state_class": false, "state_topic": true, "suggested_display_precision": false,
+		"unit_of_measurement": false, "value_template": false,
+	}),
+}
+
+// withCommon adds the keys every MQTT entity takes to keys.
+func withCommon(keys map[string]bool) map[string]bool {
+	for _, k := range []string{"availability", "availability_mode", "availability_template", "availability_topic",
+		"default_entity_id", "device", "enabled_by_default", "encoding", "entity_category", "entity_picture", "icon",
+		"json_attributes_template", "json_attributes_topic", "name", "payload_available", "payload_not_available",
+		"qos", "unique_id",
+		"origin", // discovery's own: where the message comes from
+	} {
+		keys[k] = false
+	}
+	return keys
 }
 
 // haDevice and haOrigin are the keys of the device and origin mappings.
@@ -45,23 +62,32 @@ var haAbbreviations = map[string]string{
 	"json_attr_t": "json_attributes_topic", "off_dly": "off_delay", "pl_avail": "payload_available",
 	"pl_not_avail": "payload_not_available", "pl_off": "payload_off", "pl_on": "payload_on",
 	"stat_t": "state_topic", "uniq_id": "unique_id", "val_tpl": "value_template", "o": "origin",
+	"cmd_t": "command_topic", "cmd_tpl": "command_template", "pl_prs": "payload_press", "ret": "retain",
+	"ops": "options", "stat_cla": "state_class", "unit_of_meas": "unit_of_measurement",
+	"sug_dsp_prc": "suggested_display_precision", "lrst_val_tpl": "last_reset_value_template",
 	// in device and origin
 	"cu": "configuration_url", "cns": "connections", "hw": "hw_version", "ids": "identifiers", "mf": "manufacturer",
 	"mdl": "model", "mdl_id": "model_id", "sn": "serial_number", "sa": "suggested_area", "sw": "sw_version",
 	"url": "support_url",
 }
 
-// haBinarySensorClasses are the binary_sensor device classes.
-var haBinarySensorClasses = []string{"battery", "battery_charging", "carbon_monoxide", "cold", "connectivity", "door",
-	"garage_door", "gas", "heat", "light", "lock", "moisture", "motion", "moving", "occupancy", "opening", "plug",
-	"power", "presence", "problem", "running", "safety", "smoke", "sound", "tamper", "update", "vibration", "window"}
+// haDeviceClasses are each component's device classes (the sensor's
+// that take no unit: fusebox's is enum).
+var haDeviceClasses = map[string][]string{
+	"binary_sensor": {"battery", "battery_charging", "carbon_monoxide", "cold", "connectivity", "door",
+		"garage_door", "gas", "heat", "light", "lock", "moisture", "motion", "moving", "occupancy", "opening", "plug",
+		"power", "presence", "problem", "running", "safety", "smoke", "sound", "tamper", "update", "vibration", "window"},
+	"button": {"identify", "restart", "update"},
+	"sensor": {"date", "enum", "timestamp"},
+}
 
 var (
-	// An entity ID: a domain and an object ID of lowercase letters, digits
-	// and underscores, no underscore at either end nor two in a row.
-	haEntityID = regexp.MustCompile(`^binary_sensor\.[a-z0-9]+(_[a-z0-9]+)*$`)
-	// <discovery_prefix>/binary_sensor/[<node_id>/]<object_id>/config
-	haDiscoveryTopic = regexp.MustCompile(`^[^+#]+/binary_sensor/([a-zA-Z0-9_-]+/)?[a-zA-Z0-9_-]+/config$`)
+	// An object ID: lowercase letters, digits and underscores, no
+	// underscore at either end nor two in a row; an entity ID is a domain
+	// and one.
+	haObjectID = `[a-z0-9]+(_[a-z0-9]+)*`
+	// <discovery_prefix>/<component>/[<node_id>/]<object_id>/config
+	haDiscoveryTopic = `^[^+#]+/%s/([a-zA-Z0-9_-]+/)?[a-zA-Z0-9_-]+/config$`
 )
 
 func expand(m map[string]any) map[string]any {
@@ -79,29 +105,47 @@ func expand(m map[string]any) map[string]any {
 }
 
 // checkBinarySensor returns what in the discovery config d, published at
-// topic, Home Assistant's schema does not allow.
+// topic, Home Assistant's binary_sensor schema does not allow.
 func checkBinarySensor(topic string, d map[string]any) []string {
+	return checkEntity("binary_sensor", topic, d)
+}
+
+// checkEntity returns what in the discovery config d of a component
+// (binary_sensor, button, sensor), published at topic, Home Assistant's
+// schema does not allow.
+func checkEntity(component, topic string, d map[string]any) []string {
 	var bad []string
-	if !haDiscoveryTopic.MatchString(topic) {
-		bad = append(bad, "topic "+topic+" is not <prefix>/binary_sensor/[<node_id>/]<object_id>/config")
+	if !regexp.MustCompile(fmt.Sprintf(haDiscoveryTopic, component)).MatchString(topic) {
+		bad = append(bad, "topic "+topic+" is not <prefix>/"+component+"/[<node_id>/]<object_id>/config")
 	}
+	schema := haSchemas[component]
 	d = expand(d)
 	for k := range d {
-		if _, ok := haBinarySensor[k]; !ok {
+		if _, ok := schema[k]; !ok {
 			bad = append(bad, "unknown key "+k)
 		}
 	}
-	for k, required := range haBinarySensor {
+	for k, required := range schema {
 		if _, ok := d[k]; required && !ok {
 			bad = append(bad, "no "+k)
 		}
 	}
 	str := func(k string) string { s, _ := d[k].(string); return s }
-	if v, ok := d["default_entity_id"]; ok && !haEntityID.MatchString(fmt.Sprint(v)) {
-		bad = append(bad, fmt.Sprintf("default_entity_id %v is no binary_sensor entity ID", v))
+	if v, ok := d["default_entity_id"]; ok && !regexp.MustCompile(`^`+component+`\.`+haObjectID+`$`).MatchString(fmt.Sprint(v)) {
+		bad = append(bad, fmt.Sprintf("default_entity_id %v is no %s entity ID", v, component))
 	}
-	if v, ok := d["device_class"]; ok && !slices.Contains(haBinarySensorClasses, fmt.Sprint(v)) {
-		bad = append(bad, fmt.Sprintf("device_class %v is no binary_sensor class", v))
+	if v, ok := d["device_class"]; ok && !slices.Contains(haDeviceClasses[component], fmt.Sprint(v)) {
+		bad = append(bad, fmt.Sprintf("device_class %v is no %s class", v, component))
+	}
+	// Only an enum sensor takes options, a list of one or more, and then
+	// neither a state class nor a unit.
+	if v, ok := d["options"]; ok {
+		opts, _ := v.([]any)
+		if d["device_class"] != "enum" || len(opts) == 0 || d["state_class"] != nil || d["unit_of_measurement"] != nil {
+			bad = append(bad, fmt.Sprintf("options %v without device_class enum, or empty, or with a state class or unit", v))
+		}
+	} else if d["device_class"] == "enum" {
+		bad = append(bad, "an enum sensor without options")
 	}
 	if v, ok := d["entity_category"]; ok && v != "diagnostic" && v != "config" {
 		bad = append(bad, fmt.Sprintf("entity_category %v", v))
@@ -109,7 +153,7 @@ func checkBinarySensor(topic string, d map[string]any) []string {
 	if _, ok := d["availability"]; ok && d["availability_topic"] != nil {
 		bad = append(bad, "both availability and availability_topic")
 	}
-	for _, k := range []string{"state_topic", "availability_topic", "json_attributes_topic"} {
+	for _, k := range []string{"state_topic", "command_topic", "availability_topic", "json_attributes_topic"} {
 		if v, ok := d[k]; ok && (str(k) == "" || strings.ContainsAny(str(k), "+#")) {
 			bad = append(bad, fmt.Sprintf("%s %v is no topic", k, v))
 		}

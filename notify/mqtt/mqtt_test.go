@@ -45,7 +45,7 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	}
 	// A subscriber that comes later gets the retained messages.
 	sub := testenv.Subscribe(t, addr, "#")
-	topic := "homeassistant/binary_sensor/fusebox_nas/circuit_zigbee_bridge/config"
+	topic := "homeassistant/binary_sensor/fusebox_nas/circuit-zigbee_2ebridge/config"
 	disc := sub.Wait(t, topic, "")
 	if !disc.Retain {
 		t.Error("the discovery config is not retained")

@@ -19,7 +19,17 @@ type Pool struct {
 
 	mu     sync.Mutex
 	conns  map[notify.MQTT]*Conn
+	ctl    *Controller
 	closed bool
+}
+
+// Control has the connections dialled from now on whose config asks for
+// controls (notify: mqtt: {controls: true}) publish them and apply their
+// presses through ctl. The daemon calls it once, before Use.
+func (p *Pool) Control(ctl Controller) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ctl = &ctl
 }
 
 // NewPool returns an empty pool whose connections name o in discovery and
@@ -68,7 +78,7 @@ func (p *Pool) conn(cfg notify.MQTT) *Conn {
 	if c, ok := p.conns[cfg]; ok {
 		return c
 	}
-	c, err := Dial(cfg, p.origin, p.log)
+	c, err := dial(cfg, p.origin, p.log, p.ctl)
 	if err != nil {
 		p.log.Error("mqtt: "+err.Error(), "broker", cfg.Broker)
 		return nil

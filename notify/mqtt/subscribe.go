@@ -17,6 +17,19 @@ import (
 // connection.
 const subscribeTimeout = 10 * time.Second
 
+// The bounds of what a subscription hears. Anyone who may publish on the
+// broker may send a watched topic anything; a Conn asks the broker (MQTT
+// v5's Maximum Packet Size on CONNECT) to drop, for it, any packet larger
+// than MaxPacket, and drops itself, before any handler sees it, a payload
+// larger than MaxMessage (a broker that does not honour the first, or a
+// message between the two), with a warning at most once per topic every
+// oversizedEvery.
+const (
+	MaxMessage     = 256 << 10
+	MaxPacket      = 1 << 20
+	oversizedEvery = 10 * time.Minute
+)
+
 // handler is one Subscribe's: a pointer, so that stopping removes this
 // one and not another of the same topic.
 type handler struct{ fn func(payload []byte) }
@@ -52,6 +65,7 @@ func (c *Conn) unsubscribe(topic string, h *handler) {
 	last := len(hs) == 0 && len(c.subs[topic]) > 0
 	if len(hs) == 0 {
 		delete(c.subs, topic)
+		delete(c.big, topic)
 	} else {
 		c.subs[topic] = hs
 	}
@@ -76,7 +90,13 @@ func (c *Conn) subscribe(cm *autopaho.ConnectionManager, topics []string) {
 	defer cancel()
 	s := &paho.Subscribe{}
 	for _, t := range topics {
-		s.Subscriptions = append(s.Subscriptions, paho.SubscribeOptions{Topic: t, QoS: 1})
+		o := paho.SubscribeOptions{Topic: t, QoS: 1}
+		if c.ctl != nil && t == CommandTopic(c.p.cfg) {
+			// A press retained at the command topic is not pressed
+			// again on every connection (MQTT v5's retain handling 2).
+			o.RetainHandling = 2
+		}
+		s.Subscriptions = append(s.Subscriptions, o)
 	}
 	ack, err := cm.Subscribe(ctx, s)
 	if err == nil {
@@ -103,15 +123,37 @@ func (c *Conn) topics() []string {
 	return out
 }
 
-// received hands a message to the handlers of its topic.
+// received hands a message to the handlers of its topic, unless it is
+// larger than MaxMessage.
 func (c *Conn) received(r paho.PublishReceived) (bool, error) {
+	topic := r.Packet.Topic
 	c.mu.Lock()
-	hs := slices.Clone(c.subs[r.Packet.Topic])
+	hs := slices.Clone(c.subs[topic])
+	if len(hs) > 0 && len(r.Packet.Payload) > MaxMessage {
+		c.tooLarge(topic, len(r.Packet.Payload), time.Now())
+		hs = nil
+	}
 	c.mu.Unlock()
 	for _, h := range hs {
 		h.fn(slices.Clone(r.Packet.Payload))
 	}
 	return len(hs) > 0, nil
+}
+
+// tooLarge notes a message of size bytes at topic dropped, and warns of
+// it (with those dropped quietly since the last warning) unless the topic
+// was warned of within oversizedEvery. c.mu is held; topic is subscribed
+// to, so that the map is as small as the subscriptions.
+func (c *Conn) tooLarge(topic string, size int, now time.Time) {
+	o := c.big[topic]
+	if o == nil {
+		o = &quiet{}
+		c.big[topic] = o
+	}
+	if log, before := o.note(now, oversizedEvery); log {
+		c.log.Warn(fmt.Sprintf("mqtt: a message larger than %d KiB is dropped, unread; this topic's next ones are counted quietly for %s", MaxMessage>>10, oversizedEvery),
+			"topic", topic, "bytes", size, "dropped", before+1)
+	}
 }
 
 // Subscribe is Conn.Subscribe on cfg's connection, dialling it when there

@@ -37,6 +37,24 @@ func (h heard) wait(t *testing.T, want string) {
 	}
 }
 
+// dialLogged holds a connection to the broker at addr, as instance nas,
+// closed when the test ends; logged returns what it has logged so far.
+func dialLogged(t *testing.T, addr string) (c *mqtt.Conn, logged func() string) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	c, err := mqtt.Dial(notify.MQTT{Broker: "tcp://" + addr, Prefix: "fusebox", Instance: "nas"}, origin,
+		slog.New(slog.NewTextHandler(lockedWriter{&logs, &mu}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.String()
+	}
+}
+
 // A subscription hears what the broker retains at its topic as it is
 // taken, then every message; the connection lost (one warning) and made
 // again, it is taken again by itself; stopped, it hears nothing more.
@@ -54,14 +72,7 @@ func TestSubscribeHearsRetainedAndResumesAfterALostConnection(t *testing.T) {
 	}
 	publish(`{"state":"offline"}`)
 
-	var logs strings.Builder
-	var logMu sync.Mutex
-	c, err := mqtt.Dial(notify.MQTT{Broker: "tcp://" + proxy.addr(), Prefix: "fusebox", Instance: "nas"}, origin,
-		slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c, logged := dialLogged(t, proxy.addr())
 	h := heard{ch: make(chan string, 16)}
 	stop := c.Subscribe("zigbee2mqtt/bridge/state", h.fn)
 	h.wait(t, `{"state":"offline"}`)
@@ -90,10 +101,8 @@ func TestSubscribeHearsRetainedAndResumesAfterALostConnection(t *testing.T) {
 		t.Errorf("a stopped subscription heard %q", got)
 	default:
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
-		t.Errorf("the lost connection logged %d warnings, want 1:\n%s", n, logs.String())
+	if text := logged(); strings.Count(text, "level=WARN") != 1 {
+		t.Errorf("the lost connection logged %d warnings, want 1:\n%s", strings.Count(text, "level=WARN"), text)
 	}
 }
 
@@ -103,14 +112,7 @@ func TestSubscribeHearsRetainedAndResumesAfterALostConnection(t *testing.T) {
 func TestSubscribeResumesAfterTheBrokerShutsDown(t *testing.T) {
 	port := testenv.FreePort(t)
 	broker := testenv.StartMosquitto(t, port)
-	var logs strings.Builder
-	var logMu sync.Mutex
-	c, err := mqtt.Dial(notify.MQTT{Broker: "tcp://" + broker.Addr, Prefix: "fusebox", Instance: "nas"}, origin,
-		slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
+	c, logged := dialLogged(t, broker.Addr)
 	h := heard{ch: make(chan string, 16)}
 	c.Subscribe("zigbee2mqtt/bridge/state", h.fn)
 	retain := func(addr, payload string) {
@@ -127,10 +129,7 @@ func TestSubscribeResumesAfterTheBrokerShutsDown(t *testing.T) {
 	broker.Terminate()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		logMu.Lock()
-		warned := strings.Contains(logs.String(), "connection lost")
-		logMu.Unlock()
-		if warned {
+		if strings.Contains(logged(), "connection lost") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -141,9 +140,59 @@ func TestSubscribeResumesAfterTheBrokerShutsDown(t *testing.T) {
 	broker = testenv.StartMosquitto(t, port)
 	retain(broker.Addr, "online")
 	h.wait(t, "online")
-	logMu.Lock()
-	defer logMu.Unlock()
-	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
-		t.Errorf("the shutdown logged %d warnings, want 1:\n%s", n, logs.String())
+	if text := logged(); strings.Count(text, "level=WARN") != 1 {
+		t.Errorf("the shutdown logged %d warnings, want 1:\n%s", strings.Count(text, "level=WARN"), text)
+	}
+}
+
+// A watched topic is anyone's to publish on: a message over MaxMessage
+// reaches no handler, and one over MaxPacket the broker drops before
+// sending it, since the connection told it the bound. A retained one is
+// not heard again on the next connection either, and the topic is warned
+// of once, however many come; the next message of a sane size is heard.
+func TestSubscribeDropsOversizedMessages(t *testing.T) {
+	addr := testenv.Mosquitto(t)
+	proxy := newCutter(t, addr)
+	c, logged := dialLogged(t, proxy.addr())
+	const topic, other = "zigbee2mqtt/bridge/state", "zigbee2mqtt/bridge/other"
+	pub := testenv.Subscribe(t, addr, "unused/topic")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	publish := func(topic string, payload []byte, retain bool) {
+		t.Helper()
+		if _, err := pub.Client.Publish(ctx, &paho.Publish{Topic: topic, Payload: payload, Retain: retain, QoS: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(other, []byte("other"), true)
+	h, ho := heard{ch: make(chan string, 16)}, heard{ch: make(chan string, 16)}
+	c.Subscribe(topic, h.fn)
+	c.Subscribe(other, ho.fn)
+	ho.wait(t, "other") // retained: the subscriptions are taken
+	saneNext := func(want string) {
+		t.Helper()
+		select {
+		case got := <-h.ch:
+			if got != want {
+				t.Fatalf("a handler heard a message of %d bytes, want %q", len(got), want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the sane message %q after the oversized ones was not heard in 20s", want)
+		}
+	}
+	over := []byte(strings.Repeat("x", mqtt.MaxMessage+1))
+	publish(topic, over, false)
+	publish(topic, []byte(strings.Repeat("y", 2*mqtt.MaxPacket)), false)
+	publish(topic, over, true)
+	publish(topic, []byte("sane"), false)
+	saneNext("sane")
+
+	proxy.cut()
+	ho.wait(t, "other") // the next connection's subscriptions are taken: the retained oversized one came before
+	publish(topic, []byte("after"), false)
+	saneNext("after")
+	text := logged()
+	if n := strings.Count(text, "level=WARN msg=\"mqtt: a message larger"); n != 1 || !strings.Contains(text, "topic="+topic) {
+		t.Errorf("three oversized messages logged %d warnings, want 1 naming the topic:\n%s", n, text)
 	}
 }

@@ -1,0 +1,74 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+)
+
+// ErrUnknownCircuit is Press's error for a circuit the daemon does not
+// know (neither an endpoint of its config nor a circuit in the store).
+var ErrUnknownCircuit = errors.New("no such circuit")
+
+// Press trips a circuit the daemon knows for tripFor, or resets it when
+// tripFor is 0, as POST /api/circuits/NAME/trip?for= and /reset do: on
+// the circuits of the config being served, so that the transition is
+// notified as theirs are; the event's reason says it was by whom
+// (fusebox.Circuits.TripBy). Home Assistant's buttons over MQTT press
+// here.
+func (s *Server) Press(ctx context.Context, name string, tripFor time.Duration, by string) error {
+	wd := s.world.Load()
+	if !s.knows(ctx, wd, name) {
+		return fmt.Errorf("%s: %w", name, ErrUnknownCircuit)
+	}
+	c := wd.client.Circuits()
+	var err error
+	if tripFor > 0 {
+		_, err = c.TripBy(ctx, name, tripFor, by)
+	} else {
+		_, err = c.ResetBy(ctx, name, by)
+	}
+	return err
+}
+
+// Known lists the circuits the daemon knows, sorted: the endpoints of its
+// config and the circuits in the store.
+func (s *Server) Known(ctx context.Context) ([]string, error) {
+	names, err := s.o.Store.Names(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list circuits: %w", err)
+	}
+	names = append(names, s.world.Load().catalog.Endpoints...)
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// Circuit returns a circuit's stored state and the instant it is read
+// at, its last failure redacted as the API's rows are.
+func (s *Server) Circuit(ctx context.Context, name string) (fusebox.State, fusebox.Instant, error) {
+	st, err := s.o.Store.Load(ctx, name)
+	if err != nil {
+		return st, fusebox.Instant{}, fmt.Errorf("load %s: %w", name, err)
+	}
+	st.LastFailure = s.world.Load().client.Redactor().String(st.LastFailure)
+	return st, s.o.Clock.Now(), nil
+}
+
+// LastReason returns the reason of the circuit's last transition in the
+// event log, redacted ("" when there is none).
+func (s *Server) LastReason(ctx context.Context, name string) (string, error) {
+	events, err := s.o.Store.Events(ctx, name, time.Time{})
+	if err != nil {
+		return "", fmt.Errorf("read the events of %s: %w", name, err)
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Kind == fusebox.EventTransition {
+			return s.world.Load().client.Redactor().String(events[i].Reason), nil
+		}
+	}
+	return "", nil
+}
