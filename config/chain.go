@@ -44,8 +44,6 @@ func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
 	}
 }
 
-var chainKeys = []string{"endpoints", "fresh", "stale", "deadline", "hedge"}
-
 func (l *loader) chainDef(e entry) *chainDef {
 	d := &chainDef{entry: e, chain: &spec.Chain{Name: e.name}}
 	entries, ok := l.mapping(e.value, e.path)
@@ -67,7 +65,7 @@ func (l *loader) chainDef(e entry) *chainDef {
 			set(&d.chain.Hedge)(l.positive(f))
 			d.hedge = &f
 		default:
-			l.unknownKey(f, chainKeys...)
+			l.unknownKey(f, chainBlock.names()...)
 		}
 	}
 	if c := d.chain; stale != nil && c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -280,8 +279,6 @@ type loader struct {
 	mqttBase      *spec.MQTT        // the top-level mqtt: block, read before the rest
 }
 
-var topKeys = []string{"state", "fsync", "gc_after", "history", "mqtt", "defaults", "circuits", "chains"}
-
 func (l *loader) config(path string) *Config {
 	c := &Config{
 		Path:        path,
@@ -306,7 +303,7 @@ func (l *loader) config(path string) *Config {
 		case "mqtt", "defaults", "circuits", "chains":
 			sections[e.name] = e
 		default:
-			l.unknownKey(e, topKeys...)
+			l.unknownKey(e, topBlock.names()...)
 		}
 	}
 	if e, ok := sections["mqtt"]; ok {
@@ -374,7 +371,7 @@ func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, spec.Rules) {
 		case f.name == "notify":
 			r = l.notifyRules(f, r)
 		default:
-			l.unknownKey(f, append(slices.Clip(policyKeys), "notify")...)
+			l.unknownKey(f, defaultsBlock.names()...)
 		}
 	}
 	return p, r
@@ -388,7 +385,7 @@ func (l *loader) history(e entry, c *Config) {
 		case "keep":
 			set(&c.HistoryKeep)(l.positive(f))
 		default:
-			l.unknownKey(f, "keep")
+			l.unknownKey(f, historyBlock.names()...)
 		}
 	}
 }

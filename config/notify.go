@@ -9,9 +9,6 @@ import (
 	"github.com/fusebox-hq/fusebox/spec"
 )
 
-// notifyKeys are the keys of notify:, in defaults: and in every circuit.
-var notifyKeys = []string{"after", "probe_failed", "timeout", "webhooks", "on_open", "on_close", "heartbeats", "mqtt"}
-
 // notifyRules reads notify: over base (the defaults' rules, for a circuit):
 // each key set here replaces base's.
 func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
@@ -41,7 +38,7 @@ func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
 		case "mqtt":
 			r.MQTT = l.mqtt(f)
 		default:
-			l.unknownKey(f, notifyKeys...)
+			l.unknownKey(f, notifyBlock.names()...)
 		}
 	}
 	return r
@@ -62,7 +59,7 @@ func (l *loader) webhooks(e entry) []spec.Webhook {
 			case "redirects":
 				set(&w.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "format", "headers", "redirects")
+				l.unknownKey(f, webhookBlock.names()...)
 			}
 		}
 		return w, hasURL
@@ -82,7 +79,7 @@ func (l *loader) heartbeats(e entry) []spec.Heartbeat {
 			case "redirects":
 				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "kind", "redirects")
+				l.unknownKey(f, heartbeatBlock.names()...)
 			}
 		}
 		return hb, hasURL
@@ -117,8 +114,6 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance"}
-
 func (l *loader) mqtt(e entry) *spec.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
@@ -138,7 +133,7 @@ func (l *loader) mqtt(e entry) *spec.MQTT {
 		case "instance":
 			set(&m.Instance)(l.instance(f))
 		default:
-			l.unknownKey(f, mqttKeys...)
+			l.unknownKey(f, notifyMQTTBlock.names()...)
 		}
 	}
 	if !l.inheritMQTT(m, seen) {

@@ -24,12 +24,10 @@ type Watch struct {
 	Source Source         // where up: is set
 }
 
-var topMQTTKeys = []string{"broker", "username", "password"}
-
-// brokerKeys says which of topMQTTKeys a block set.
+// brokerKeys says which of topMQTTBlock's keys a block set.
 type brokerKeys struct{ broker, username, password bool }
 
-// brokerKey reads f into m when it is one of topMQTTKeys, the keys the
+// brokerKey reads f into m when it is one of topMQTTBlock's keys, those the
 // top-level mqtt: block and a notify: mqtt: block share, noting it in seen;
 // it reports whether it was.
 func (l *loader) brokerKey(m *spec.MQTT, f entry, seen *brokerKeys) bool {
@@ -60,7 +58,7 @@ func (l *loader) topMQTT(e entry) *spec.MQTT {
 	var seen brokerKeys
 	for _, f := range entries {
 		if !l.brokerKey(m, f, &seen) {
-			l.unknownKey(f, topMQTTKeys...)
+			l.unknownKey(f, topMQTTBlock.names()...)
 		}
 	}
 	if !seen.broker {
@@ -82,7 +80,7 @@ func (l *loader) circuitHealth(e entry, circuit string) *Watch {
 		case "path", "interval", "expect":
 			l.errorAt(f, f.path, "an HTTP health check goes in the circuit's http: block (http: {health: {%s: ...}}); health: here takes mqtt:", f.name)
 		default:
-			l.unknownKey(f, "mqtt")
+			l.unknownKey(f, circuitHealthBlock.names()...)
 		}
 	}
 	return w
@@ -109,7 +107,7 @@ func (l *loader) watch(e entry, circuit string) *Watch {
 			w.Up, hasUp, good = s, true, good && ok
 			w.Source = l.sources(keyRefs{"up": f})["up"]
 		default:
-			l.unknownKey(f, "topic", "up")
+			l.unknownKey(f, watchBlock.names()...)
 		}
 	}
 	switch {
