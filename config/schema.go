@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fusebox-hq/fusebox"
 )
@@ -148,15 +149,32 @@ func oneOfNames[T ~string](names []T) *schema {
 	return s
 }
 
-// A duration as ParseDuration reads it (Go's, and d for 24 hours): one or
-// more numbers each with a unit, or a bare 0. The schema refuses a sign the
-// parser would let through on a zero ("-0s"): no setting means a negative
-// time.
+// space is a character strings.TrimSpace trims, as a pattern's character
+// class of the characters themselves (the one spelling of them both Go's
+// and ECMAScript's regular expressions read alike).
+var space = func() string {
+	var b strings.Builder
+	b.WriteString("[")
+	for _, r := range unicode.White_Space.R16 {
+		for c := r.Lo; c <= r.Hi; c += r.Stride {
+			b.WriteRune(rune(c))
+		}
+	}
+	b.WriteString("]")
+	return b.String()
+}()
+
+// A duration as the loader reads it: ParseDuration (Go's units and d for 24
+// hours, one or more numbers each with a unit, or a bare 0) of the text
+// less surrounding space. A minus goes only before numbers of less than one
+// of their unit, as a negative duration that rounds to 0 is the one the
+// parser takes: the schema takes them all, and refuses -5s.
 const (
-	durationNumber  = `([0-9]+(\.[0-9]*)?|\.[0-9]+)`
-	durationUnit    = `(ns|us|µs|μs|ms|s|m|h|d)`
-	durationPattern = `^\+?(0|(` + durationNumber + durationUnit + `)+)$`
+	durationNumber = `([0-9]+(\.[0-9]*)?|\.[0-9]+)`
+	durationUnit   = `(ns|us|µs|μs|ms|s|m|h|d)`
 )
+
+var durationPattern = "^" + space + `*(\+?(0|(` + durationNumber + durationUnit + `)+)|-(0|((0+(\.[0-9]*)?|\.[0-9]+)` + durationUnit + `)+))` + space + "*$"
 
 // duration is a duration (ParseDuration), 0 included: the YAML integer 0
 // reads as "0".
@@ -201,8 +219,9 @@ func size() *schema {
 }
 
 // percentPattern is a share written as a percentage, as threshold reads
-// it (negative ones left out: no share is below 0).
-const percentPattern = `^ *\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)? *%$`
+// it: a number strconv.ParseFloat reads (hexadecimal ones too), space
+// around it, then %.
+var percentPattern = "^" + space + `*[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|0[xX]([0-9a-fA-F_]+(\.[0-9a-fA-F_]*)?|\.[0-9a-fA-F_]+)[pP][+-]?[0-9_]+)` + space + "*%$"
 
 // share is a share (threshold) as a fraction or a percentage; fraction says
 // which fractions.
@@ -227,15 +246,15 @@ func nameSchema() *schema {
 	}
 }
 
-// anyCase is a pattern matching each of words in any mix of cases, as
-// method reads them (strings.ToUpper).
+// anyCase is a pattern matching each of words, upper-case ASCII, in any
+// spelling strings.ToUpper turns into it, as method reads them.
 func anyCase(words []string) string {
 	var alts []string
 	for _, w := range words {
 		var b strings.Builder
 		for _, r := range w {
-			if lo, up := strings.ToLower(string(r)), strings.ToUpper(string(r)); lo != up {
-				b.WriteString("[" + up + lo + "]")
+			if lo := unicode.ToLower(r); lo != r {
+				b.WriteString("[" + string(r) + string(lo) + upperToASCII[r] + "]")
 			} else {
 				b.WriteString(regexp.QuoteMeta(string(r)))
 			}
@@ -244,6 +263,10 @@ func anyCase(words []string) string {
 	}
 	return "^(" + strings.Join(alts, "|") + ")$"
 }
+
+// upperToASCII are the letters beyond ASCII that unicode.ToUpper turns into
+// an ASCII one (a test looks through every rune for more).
+var upperToASCII = map[rune]string{'I': "ı", 'S': "ſ"}
 
 // formatDuration writes d as a config would: 30s, 5m, 7d.
 func formatDuration(d time.Duration) string {

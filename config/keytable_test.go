@@ -1,0 +1,216 @@
+package config
+
+import (
+	"encoding/json"
+	goast "go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tableBlocks are the key table's blocks by the name the loader's code
+// calls them.
+var tableBlocks = map[string]*block{
+	"topBlock": topBlock, "historyBlock": historyBlock, "topMQTTBlock": topMQTTBlock,
+	"policyBlock": policyBlock, "retryBudgetBlock": retryBudgetBlock, "failureRateBlock": failureRateBlock,
+	"defaultsBlock": defaultsBlock, "circuitBlock": circuitBlock, "circuitHealthBlock": circuitHealthBlock,
+	"watchBlock": watchBlock, "chainBlock": chainBlock, "httpBlock": httpBlock, "expectBlock": expectBlock,
+	"httpHealthBlock": httpHealthBlock, "notifyBlock": notifyBlock, "webhookBlock": webhookBlock,
+	"heartbeatBlock": heartbeatBlock, "notifyMQTTBlock": notifyMQTTBlock,
+}
+
+// TestLoaderReadsOnlyTableKeys reads the loader's source: every switch on a
+// key's name (switch f.name) must be one whose default reports the key as
+// unknown against a block of the table, and every key it reads must be in
+// that block. So a key added to the loader alone fails here, naming the
+// block to add it to.
+func TestLoaderReadsOnlyTableKeys(t *testing.T) {
+	// Switches that read some keys before the block's own switch, which
+	// reports the rest as unknown.
+	byFunc := map[string]*block{"policyKey": policyBlock, "brokerKey": topMQTTBlock}
+	// Keys a switch names only to refuse them with a better message.
+	refused := map[string][]string{"circuitHealth": {"path", "interval", "expect"}}
+
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	seen := map[*block]bool{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*goast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			goast.Inspect(fn.Body, func(n goast.Node) bool {
+				sw, ok := n.(*goast.SwitchStmt)
+				if !ok || !isKeySwitch(sw) {
+					return true
+				}
+				at := fset.Position(sw.Pos())
+				b, labels := switchKeys(t, sw)
+				if b == nil {
+					b = byFunc[fn.Name.Name]
+				}
+				if b == nil {
+					t.Errorf("%s: %s switches on a key's name, but its default is not l.unknownKey(f, someBlock.names()...) of a block of the key table", at, fn.Name.Name)
+					return true
+				}
+				seen[b] = true
+				for _, l := range labels {
+					if !slices.Contains(b.names(), l) && !slices.Contains(refused[fn.Name.Name], l) {
+						t.Errorf("%s: %s reads key %q, which its block in keytable.go lacks: add it there (with what it is and means), and run go generate ./config", at, fn.Name.Name, l)
+					}
+				}
+				return true
+			})
+		}
+	}
+	for name, b := range tableBlocks {
+		if !seen[b] {
+			t.Errorf("no switch of the loader reads %s's keys: the loader's shape changed, and this test reads it no more", name)
+		}
+	}
+}
+
+// isKeySwitch reports whether sw switches on a key's name: switch f.name,
+// or a switch whose cases compare f.name to a key.
+func isKeySwitch(sw *goast.SwitchStmt) bool {
+	if sw.Tag != nil {
+		return isNameSelector(sw.Tag)
+	}
+	for _, stmt := range sw.Body.List {
+		for _, e := range stmt.(*goast.CaseClause).List {
+			if _, ok := nameCompared(e); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isNameSelector reports whether e is X.name.
+func isNameSelector(e goast.Expr) bool {
+	sel, ok := e.(*goast.SelectorExpr)
+	return ok && sel.Sel.Name == "name"
+}
+
+// nameCompared returns the key of a case f.name == "key".
+func nameCompared(e goast.Expr) (*goast.BasicLit, bool) {
+	bin, ok := e.(*goast.BinaryExpr)
+	if !ok || bin.Op != token.EQL || !isNameSelector(bin.X) {
+		return nil, false
+	}
+	lit, ok := bin.Y.(*goast.BasicLit)
+	return lit, ok && lit.Kind == token.STRING
+}
+
+// switchKeys returns the block a switch reports unknown keys against (nil
+// when its default does not) and the keys its cases name.
+func switchKeys(t *testing.T, sw *goast.SwitchStmt) (*block, []string) {
+	var b *block
+	var labels []string
+	for _, stmt := range sw.Body.List {
+		cc := stmt.(*goast.CaseClause)
+		for _, e := range cc.List {
+			lit, ok := e.(*goast.BasicLit)
+			if !ok {
+				lit, ok = nameCompared(e)
+			}
+			if ok && lit.Kind == token.STRING {
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				labels = append(labels, s)
+			}
+		}
+		if cc.List != nil {
+			continue
+		}
+		goast.Inspect(cc, func(n goast.Node) bool {
+			call, ok := n.(*goast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := call.Fun.(*goast.SelectorExpr); !ok || sel.Sel.Name != "unknownKey" || len(call.Args) != 2 {
+				return true
+			}
+			names, ok := call.Args[1].(*goast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := names.Fun.(*goast.SelectorExpr); ok && sel.Sel.Name == "names" {
+				if id, ok := sel.X.(*goast.Ident); ok {
+					if b = tableBlocks[id.Name]; b == nil {
+						t.Errorf("unknownKey against %s: add it to tableBlocks", id.Name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return b, labels
+}
+
+// exampleConfig is a config setting every key of the table to its example,
+// each mapping in its long form (scalars: false) or, where a key takes a
+// scalar too (retry_budget: 20%), in that.
+func exampleConfig(t *testing.T, b *block, path string, scalars bool) map[string]any {
+	m := map[string]any{}
+	for _, k := range b.keys {
+		at := join(path, k.name)
+		switch {
+		case k.is != nil && k.example == nil:
+			t.Errorf("%s has no example in keytable.go", at)
+		case k.block != nil && (k.is == nil || !scalars):
+			m[k.name] = exampleConfig(t, k.block, at, scalars)
+		case k.each != nil:
+			entries := map[string]any{}
+			for _, name := range k.example.([]string) {
+				entries[name] = exampleConfig(t, k.each, join(at, name), scalars)
+			}
+			m[k.name] = entries
+		case k.items != nil:
+			m[k.name] = []any{exampleConfig(t, k.items, at+"[0]", scalars)}
+		default:
+			m[k.name] = k.example
+		}
+	}
+	return m
+}
+
+// TestKeyTableExamplesParse: a config that sets every key of the table, to
+// its example, is what Parse reads without a problem, and what the schema
+// takes. So every key of the table is one the loader reads.
+func TestKeyTableExamplesParse(t *testing.T) {
+	env := testEnv(map[string]string{"MQTT_PASSWORD": "pw", "NTFY_TOKEN": "tk"}, map[string]string{"ha_token": "t\n"})
+	for _, scalars := range []bool{false, true} {
+		cfg := exampleConfig(t, topBlock, "", scalars)
+		for _, c := range cfg["circuits"].(map[string]any) {
+			delete(c.(map[string]any), "timeout") // its http: block sets it: set once
+		}
+		data, err := json.MarshalIndent(cfg, "", "  ") // JSON is YAML
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse("config.yaml", data, env); err != nil {
+			t.Errorf("the table's examples (scalar forms %v) do not parse:\n%v\n%s", scalars, err, data)
+		}
+		if err := checkSchema(t, data); err != nil {
+			t.Errorf("the table's examples (scalar forms %v) do not match the schema:\n%v", scalars, err)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+func TestSchemaFileIsCurrent(t *testing.T) {
+	committed, err := os.ReadFile(filepath.Join("..", SchemaPath))
+	if err != nil {
+		t.Fatalf("%v: run go generate ./config and commit %s", err, SchemaPath)
+	}
+	if !bytes.Equal(committed, JSONSchema()) {
+		t.Errorf("%s is stale (the key table changed): run go generate ./config and commit it", SchemaPath)
+	}
+}
+
+// compiledSchema is JSONSchema compiled by a JSON Schema library of its
+// own, which also checks that it is a valid draft-07 schema.
+var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(JSONSchema()))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("fusebox.schema.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("fusebox.schema.json")
+})
+
+// checkSchema validates the YAML text data against JSONSchema and returns
+// why it does not match; nil when it does. It reads the YAML as the loader
+// does (aliases, merge keys), and a !secret NAME as the text NAME, as an
+// editor told of the tag reads it. YAML the loader cannot read fails t.
+func checkSchema(t testing.TB, data []byte) error {
+	t.Helper()
+	sch, err := compiledSchema()
+	if err != nil {
+		t.Fatalf("compile the schema: %v", err)
+	}
+	probs := &problems{}
+	doc := parseYAML("config.yaml", data, probs)
+	if doc == nil {
+		t.Fatalf("YAML the loader cannot read: %v\n%s", probs.err(), data)
+	}
+	j, err := json.Marshal(doc.jsonValue(doc.body, ""))
+	if err != nil {
+		t.Fatalf("YAML as JSON: %v\n%s", err, data)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+	if err != nil {
+		t.Fatalf("read back the JSON: %v", err)
+	}
+	return sch.Validate(inst)
+}
+
+// jsonValue is the value of n as JSON: what an editor's YAML support hands
+// a JSON Schema.
+func (d *yamlDoc) jsonValue(n ast.Node, path string) any {
+	switch v := d.resolve(n, path).(type) {
+	case nil, *ast.NullNode:
+		return nil
+	case *ast.MappingNode:
+		entries, _ := d.mapping(v, path)
+		m := make(map[string]any, len(entries))
+		for _, e := range entries {
+			m[e.name] = d.jsonValue(e.value, e.path)
+		}
+		return m
+	case *ast.SequenceNode:
+		list := make([]any, len(v.Values))
+		for i, item := range v.Values {
+			list[i] = d.jsonValue(item, path)
+		}
+		return list
+	case *ast.TagNode:
+		return d.jsonValue(v.Value, path)
+	case *ast.IntegerNode:
+		return v.Value
+	case *ast.FloatNode:
+		return v.Value
+	case *ast.BoolNode:
+		return v.Value
+	default: // strings, blocks of text, .inf and .nan
+		return scalarText(v)
+	}
+}
+
+// repositoryConfigs are the config files of the repository and the README's
+// YAML blocks (each one a config, as cmd/fusebox's README test holds).
+func repositoryConfigs(t *testing.T) map[string][]byte {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "testdata/reference.yaml", "../packaging/examples/config.yaml")
+	configs := map[string][]byte{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs[f] = data
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(readme, -1) {
+		configs["README.md yaml block "+strconv.Itoa(i+1)] = b[1]
+	}
+	return configs
+}
+
+func TestRepositoryConfigsMatchSchema(t *testing.T) {
+	for name, data := range repositoryConfigs(t) {
+		if err := checkSchema(t, data); err != nil {
+			t.Errorf("%s does not match %s: %v", name, SchemaPath, err)
+		}
+	}
+}
+
+// TestExamplesNameSchema: each example config tells an editor where its
+// schema is, on its first line.
+func TestExamplesNameSchema(t *testing.T) {
+	for _, f := range []string{"../examples/weather.yaml", "../packaging/examples/config.yaml"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		rel, err := filepath.Rel(filepath.Dir(f), filepath.Join("..", SchemaPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "# yaml-language-server: $schema=" + rel; first != want {
+			t.Errorf("%s starts %q, want %q", f, first, want)
+		}
+	}
+}
