@@ -219,9 +219,13 @@ func size() *schema {
 }
 
 // percentPattern is a share written as a percentage, as threshold reads
-// it: a number strconv.ParseFloat reads (hexadecimal ones too), space
-// around it, then %.
-var percentPattern = "^" + space + `*[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|0[xX]([0-9a-fA-F_]+(\.[0-9a-fA-F_]*)?|\.[0-9a-fA-F_]+)[pP][+-]?[0-9_]+)` + space + "*%$"
+// it: a number strconv.ParseFloat reads (with _ between digits, and
+// hexadecimal ones), space around it, then %.
+var percentPattern = func() string {
+	const dec, hex = `[0-9](_?[0-9])*`, `[0-9a-fA-F](_?[0-9a-fA-F])*`
+	return "^" + space + `*[+-]?((` + dec + `(\.(` + dec + `)?)?|\.` + dec + `)([eE][+-]?` + dec + `)?` +
+		`|0[xX](_?` + hex + `(\.(` + hex + `)?)?|\.` + hex + `)[pP][+-]?` + dec + `)` + space + "*%$"
+}()
 
 // share is a share (threshold) as a fraction or a percentage; fraction says
 // which fractions.

@@ -148,4 +148,18 @@ func TestExamplesNameSchema(t *testing.T) {
 			t.Errorf("%s starts %q, want %q", f, first, want)
 		}
 	}
+	// The README's config names the schema by the URL it gives itself.
+	var doc struct {
+		ID string `json:"$id"`
+	}
+	if err := json.Unmarshal(JSONSchema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := "```yaml\n# yaml-language-server: $schema=" + doc.ID + "\n"; !bytes.Contains(readme, []byte(line)) {
+		t.Errorf("no config in the README starts %q", line)
+	}
 }
