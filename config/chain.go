@@ -65,7 +65,7 @@ func (l *loader) chainDef(e entry) *chainDef {
 			set(&d.chain.Hedge)(l.positive(f))
 			d.hedge = &f
 		default:
-			l.unknownKey(f, chainBlock.names()...)
+			l.unknownKey(f, table().chain.names()...)
 		}
 	}
 	if c := d.chain; stale != nil && c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {

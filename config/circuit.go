@@ -59,7 +59,7 @@ func (l *loader) circuit(e entry, c *Config, reported map[fusebox.FieldError]boo
 				refs["skip_exit"] = f
 			}
 		default:
-			l.unknownKey(f, circuitBlock.names()...)
+			l.unknownKey(f, table().circuit.names()...)
 		}
 	}
 	circ := &Circuit{Name: e.name, SkipExit: skipExit}

@@ -303,7 +303,7 @@ func (l *loader) config(path string) *Config {
 		case "mqtt", "defaults", "circuits", "chains":
 			sections[e.name] = e
 		default:
-			l.unknownKey(e, topBlock.names()...)
+			l.unknownKey(e, table().top.names()...)
 		}
 	}
 	if e, ok := sections["mqtt"]; ok {
@@ -371,7 +371,7 @@ func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, spec.Rules) {
 		case f.name == "notify":
 			r = l.notifyRules(f, r)
 		default:
-			l.unknownKey(f, defaultsBlock.names()...)
+			l.unknownKey(f, table().defaults.names()...)
 		}
 	}
 	return p, r
@@ -385,7 +385,7 @@ func (l *loader) history(e entry, c *Config) {
 		case "keep":
 			set(&c.HistoryKeep)(l.positive(f))
 		default:
-			l.unknownKey(f, historyBlock.names()...)
+			l.unknownKey(f, table().history.names()...)
 		}
 	}
 }

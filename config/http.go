@@ -66,7 +66,7 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 		case "health":
 			ep.Health = l.health(f)
 		default:
-			l.unknownKey(f, httpBlock.names()...)
+			l.unknownKey(f, table().http.names()...)
 		}
 	}
 	if ok && !hasURL {
@@ -107,7 +107,7 @@ func (l *loader) health(e entry) *spec.Health {
 		case "expect":
 			h.Expect = l.expect(f)
 		default:
-			l.unknownKey(f, httpHealthBlock.names()...)
+			l.unknownKey(f, table().httpHealth.names()...)
 		}
 	}
 	return h

@@ -13,14 +13,16 @@ import (
 )
 
 // tableBlocks are the key table's blocks by the name the loader's code
-// calls them.
-var tableBlocks = map[string]*block{
-	"topBlock": topBlock, "historyBlock": historyBlock, "topMQTTBlock": topMQTTBlock,
-	"policyBlock": policyBlock, "retryBudgetBlock": retryBudgetBlock, "failureRateBlock": failureRateBlock,
-	"defaultsBlock": defaultsBlock, "circuitBlock": circuitBlock, "circuitHealthBlock": circuitHealthBlock,
-	"watchBlock": watchBlock, "chainBlock": chainBlock, "httpBlock": httpBlock, "expectBlock": expectBlock,
-	"httpHealthBlock": httpHealthBlock, "notifyBlock": notifyBlock, "webhookBlock": webhookBlock,
-	"heartbeatBlock": heartbeatBlock, "notifyMQTTBlock": notifyMQTTBlock,
+// calls them (table().http).
+func tableBlocks() map[string]*block {
+	k := table()
+	return map[string]*block{
+		"top": k.top, "history": k.history, "topMQTT": k.topMQTT, "policy": k.policy,
+		"retryBudget": k.retryBudget, "failureRate": k.failureRate, "defaults": k.defaults,
+		"circuit": k.circuit, "circuitHealth": k.circuitHealth, "watch": k.watch, "chain": k.chain,
+		"http": k.http, "expect": k.expect, "httpHealth": k.httpHealth, "notify": k.notify,
+		"webhook": k.webhook, "heartbeat": k.heartbeat, "notifyMQTT": k.notifyMQTT,
+	}
 }
 
 // TestLoaderReadsOnlyTableKeys reads the loader's source: every switch on a
@@ -31,7 +33,7 @@ var tableBlocks = map[string]*block{
 func TestLoaderReadsOnlyTableKeys(t *testing.T) {
 	// Switches that read some keys before the block's own switch, which
 	// reports the rest as unknown.
-	byFunc := map[string]*block{"policyKey": policyBlock, "brokerKey": topMQTTBlock}
+	byFunc := map[string]*block{"policyKey": table().policy, "brokerKey": table().topMQTT}
 	// Keys a switch names only to refuse them with a better message.
 	refused := map[string][]string{"circuitHealth": {"path", "interval", "expect"}}
 
@@ -65,7 +67,7 @@ func TestLoaderReadsOnlyTableKeys(t *testing.T) {
 					b = byFunc[fn.Name.Name]
 				}
 				if b == nil {
-					t.Errorf("%s: %s switches on a key's name, but its default is not l.unknownKey(f, someBlock.names()...) of a block of the key table", at, fn.Name.Name)
+					t.Errorf("%s: %s switches on a key's name, but its default is not l.unknownKey(f, table().someBlock.names()...)", at, fn.Name.Name)
 					return true
 				}
 				seen[b] = true
@@ -78,7 +80,7 @@ func TestLoaderReadsOnlyTableKeys(t *testing.T) {
 			})
 		}
 	}
-	for name, b := range tableBlocks {
+	for name, b := range tableBlocks() {
 		if !seen[b] {
 			t.Errorf("no switch of the loader reads %s's keys: the loader's shape changed, and this test reads it no more", name)
 		}
@@ -153,9 +155,9 @@ func switchKeys(t *testing.T, sw *goast.SwitchStmt) (*block, []string) {
 				return true
 			}
 			if sel, ok := names.Fun.(*goast.SelectorExpr); ok && sel.Sel.Name == "names" {
-				if id, ok := sel.X.(*goast.Ident); ok {
-					if b = tableBlocks[id.Name]; b == nil {
-						t.Errorf("unknownKey against %s: add it to tableBlocks", id.Name)
+				if field, ok := sel.X.(*goast.SelectorExpr); ok {
+					if b = tableBlocks()[field.Sel.Name]; b == nil {
+						t.Errorf("unknownKey against table().%s: add it to tableBlocks", field.Sel.Name)
 					}
 				}
 			}
@@ -198,7 +200,7 @@ func exampleConfig(t *testing.T, b *block, path string, scalars bool) map[string
 func TestKeyTableExamplesParse(t *testing.T) {
 	env := testEnv(map[string]string{"MQTT_PASSWORD": "pw", "NTFY_TOKEN": "tk"}, map[string]string{"ha_token": "t\n"})
 	for _, scalars := range []bool{false, true} {
-		cfg := exampleConfig(t, topBlock, "", scalars)
+		cfg := exampleConfig(t, table().top, "", scalars)
 		for _, c := range cfg["circuits"].(map[string]any) {
 			delete(c.(map[string]any), "timeout") // its http: block sets it: set once
 		}

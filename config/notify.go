@@ -38,7 +38,7 @@ func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
 		case "mqtt":
 			r.MQTT = l.mqtt(f)
 		default:
-			l.unknownKey(f, notifyBlock.names()...)
+			l.unknownKey(f, table().notify.names()...)
 		}
 	}
 	return r
@@ -59,7 +59,7 @@ func (l *loader) webhooks(e entry) []spec.Webhook {
 			case "redirects":
 				set(&w.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, webhookBlock.names()...)
+				l.unknownKey(f, table().webhook.names()...)
 			}
 		}
 		return w, hasURL
@@ -79,7 +79,7 @@ func (l *loader) heartbeats(e entry) []spec.Heartbeat {
 			case "redirects":
 				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, heartbeatBlock.names()...)
+				l.unknownKey(f, table().heartbeat.names()...)
 			}
 		}
 		return hb, hasURL
@@ -133,7 +133,7 @@ func (l *loader) mqtt(e entry) *spec.MQTT {
 		case "instance":
 			set(&m.Instance)(l.instance(f))
 		default:
-			l.unknownKey(f, notifyMQTTBlock.names()...)
+			l.unknownKey(f, table().notifyMQTT.names()...)
 		}
 	}
 	if !l.inheritMQTT(m, seen) {

@@ -110,7 +110,7 @@ func (l *loader) failureRate(e entry, refs keyRefs) *fusebox.FailureRate {
 		case "min_attempts":
 			set(&fr.MinAttempts)(l.integer(f.value, f.path))
 		default:
-			l.unknownKey(f, failureRateBlock.names()...)
+			l.unknownKey(f, table().failureRate.names()...)
 			continue
 		}
 		refs["failure_rate."+f.name] = f
@@ -161,7 +161,7 @@ func (l *loader) retryBudget(e entry, refs keyRefs) *fusebox.RetryBudget {
 			}
 			set(&rb.Window)(d, ok)
 		default:
-			l.unknownKey(f, retryBudgetBlock.names()...)
+			l.unknownKey(f, table().retryBudget.names()...)
 			continue
 		}
 		refs["retry_budget."+f.name] = f

@@ -26,7 +26,7 @@ const SchemaPath = "docs/fusebox.schema.json"
 // its deadline, a !secret that secrets.yaml holds) is left to Parse, so
 // that a config the schema refuses is one Parse refuses too.
 func JSONSchema() []byte {
-	root := topBlock.schema()
+	root := table().top.schema()
 	root.Draft = "http://json-schema.org/draft-07/schema#"
 	root.ID = "https://raw.githubusercontent.com/fusebox-hq/fusebox/main/" + SchemaPath
 	root.Title = "fusebox config"
@@ -152,7 +152,7 @@ func oneOfNames[T ~string](names []T) *schema {
 // space is a character strings.TrimSpace trims, as a pattern's character
 // class of the characters themselves (the one spelling of them both Go's
 // and ECMAScript's regular expressions read alike).
-var space = func() string {
+func space() string {
 	var b strings.Builder
 	b.WriteString("[")
 	for _, r := range unicode.White_Space.R16 {
@@ -162,7 +162,7 @@ var space = func() string {
 	}
 	b.WriteString("]")
 	return b.String()
-}()
+}
 
 // A duration as the loader reads it: ParseDuration (Go's units and d for 24
 // hours, one or more numbers each with a unit, or a bare 0) of the text
@@ -174,7 +174,9 @@ const (
 	durationUnit   = `(ns|us|µs|μs|ms|s|m|h|d)`
 )
 
-var durationPattern = "^" + space + `*(\+?(0|(` + durationNumber + durationUnit + `)+)|-(0|((0+(\.[0-9]*)?|\.[0-9]+)` + durationUnit + `)+))` + space + "*$"
+func durationPattern() string {
+	return "^" + space() + `*(\+?(0|(` + durationNumber + durationUnit + `)+)|-(0|((0+(\.[0-9]*)?|\.[0-9]+)` + durationUnit + `)+))` + space() + "*$"
+}
 
 // duration is a duration (ParseDuration), 0 included: the YAML integer 0
 // reads as "0".
@@ -182,7 +184,7 @@ func duration() *schema {
 	return &schema{
 		Description: "A duration: a number and a unit (ns, us, ms, s, m, h, d for 24h), like 30s, 1h30m or 7d.",
 		AnyOf: []*schema{
-			{Type: "string", Pattern: durationPattern},
+			{Type: "string", Pattern: durationPattern()},
 			{Const: 0},
 		},
 	}
@@ -199,13 +201,13 @@ func positive() *schema {
 }
 
 // sizePattern is a byte size more than 0, as parseSize reads it.
-var sizePattern = func() string {
+func sizePattern() string {
 	units := make([]string, len(sizeUnits))
 	for i, u := range sizeUnits {
 		units[i] = u.name
 	}
 	return `^\+?0*[1-9][0-9]*( *(` + strings.Join(units, "|") + `))?$`
-}()
+}
 
 // size is a byte size more than 0 (maxBody).
 func size() *schema {
@@ -213,7 +215,7 @@ func size() *schema {
 		Description: "A size in bytes, more than 0: a whole number with an optional unit (B, KiB, MiB, GiB, KB, MB, GB), like 10MiB.",
 		AnyOf: []*schema{
 			{Type: "integer", Minimum: num(1)},
-			{Type: "string", Pattern: sizePattern},
+			{Type: "string", Pattern: sizePattern()},
 		},
 	}
 }
@@ -221,11 +223,11 @@ func size() *schema {
 // percentPattern is a share written as a percentage, as threshold reads
 // it: a number strconv.ParseFloat reads (with _ between digits, and
 // hexadecimal ones), space around it, then %.
-var percentPattern = func() string {
+func percentPattern() string {
 	const dec, hex = `[0-9](_?[0-9])*`, `[0-9a-fA-F](_?[0-9a-fA-F])*`
-	return "^" + space + `*[+-]?((` + dec + `(\.(` + dec + `)?)?|\.` + dec + `)([eE][+-]?` + dec + `)?` +
-		`|0[xX](_?` + hex + `(\.(` + hex + `)?)?|\.` + hex + `)[pP][+-]?` + dec + `)` + space + "*%$"
-}()
+	return "^" + space() + `*[+-]?((` + dec + `(\.(` + dec + `)?)?|\.` + dec + `)([eE][+-]?` + dec + `)?` +
+		`|0[xX](_?` + hex + `(\.(` + hex + `)?)?|\.` + hex + `)[pP][+-]?` + dec + `)` + space() + "*%$"
+}
 
 // share is a share (threshold) as a fraction or a percentage; fraction says
 // which fractions.
@@ -233,19 +235,19 @@ func share(fraction *schema) *schema {
 	fraction.Type = "number"
 	return &schema{
 		Description: "A share: a percentage like 50% or a fraction like 0.5.",
-		AnyOf:       []*schema{{Type: "string", Pattern: percentPattern}, fraction},
+		AnyOf:       []*schema{{Type: "string", Pattern: percentPattern()}, fraction},
 	}
 }
 
 // namePattern is the form of a name (fusebox.ValidateName), but "." and
 // "..", which it refuses too.
-var namePattern = fmt.Sprintf(`^[A-Za-z0-9._-]{1,%d}$`, fusebox.MaxNameLen)
+func namePattern() string { return fmt.Sprintf(`^[A-Za-z0-9._-]{1,%d}$`, fusebox.MaxNameLen) }
 
 // nameSchema is a circuit's or chain's name (fusebox.ValidateName).
 func nameSchema() *schema {
 	return &schema{
 		Type:    "string",
-		Pattern: namePattern,
+		Pattern: namePattern(),
 		Not:     &schema{Enum: []any{".", ".."}},
 	}
 }
@@ -258,7 +260,7 @@ func anyCase(words []string) string {
 		var b strings.Builder
 		for _, r := range w {
 			if lo := unicode.ToLower(r); lo != r {
-				b.WriteString("[" + string(r) + string(lo) + upperToASCII[r] + "]")
+				b.WriteString("[" + string(r) + string(lo) + upperToASCII(r) + "]")
 			} else {
 				b.WriteString(regexp.QuoteMeta(string(r)))
 			}
@@ -268,9 +270,17 @@ func anyCase(words []string) string {
 	return "^(" + strings.Join(alts, "|") + ")$"
 }
 
-// upperToASCII are the letters beyond ASCII that unicode.ToUpper turns into
-// an ASCII one (a test looks through every rune for more).
-var upperToASCII = map[rune]string{'I': "ı", 'S': "ſ"}
+// upperToASCII returns the letters beyond ASCII that unicode.ToUpper turns
+// into the ASCII letter r (a test looks through every rune for more).
+func upperToASCII(r rune) string {
+	switch r {
+	case 'I':
+		return "ı"
+	case 'S':
+		return "ſ"
+	}
+	return ""
+}
 
 // formatDuration writes d as a config would: 30s, 5m, 7d.
 func formatDuration(d time.Duration) string {

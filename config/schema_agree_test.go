@@ -218,7 +218,7 @@ func FuzzSchemaTakesWhatParseTakes(f *testing.F) {
 // characters that matter to them.
 
 func TestDurationPatternIsParseDuration(t *testing.T) {
-	re := regexp.MustCompile(durationPattern)
+	re := regexp.MustCompile(durationPattern())
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.OneOf(
 			rapid.StringMatching(`[ \t\x{a0}]?[+-]?([0-9]{0,3}\.?[0-9]{0,3}(ns|us|µs|μs|ms|s|m|h|d|x)?){1,3}[ \t]?`),
@@ -243,7 +243,7 @@ func negative(s string) bool {
 }
 
 func TestSizePatternIsParseSize(t *testing.T) {
-	re := regexp.MustCompile(sizePattern)
+	re := regexp.MustCompile(sizePattern())
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.OneOf(
 			rapid.StringMatching(`[ +-]?0?[0-9]{0,4} {0,2}(KiB|MiB|GiB|KB|MB|GB|B|kB|iB)? ?`),
@@ -260,7 +260,7 @@ func TestSizePatternIsParseSize(t *testing.T) {
 // threshold reads: a number strconv.ParseFloat reads, space around it, then
 // %.
 func TestPercentPatternIsParseFloat(t *testing.T) {
-	re := regexp.MustCompile(percentPattern)
+	re := regexp.MustCompile(percentPattern())
 	rapid.Check(t, func(t *rapid.T) {
 		s := rapid.OneOf(
 			rapid.StringMatching(`[ \t]?[+-]?(0x)?[0-9a-f_]{0,3}\.?[0-9]{0,3}([eEp][+-]?[0-9]{1,2})?[ \t]?%?`),
@@ -276,7 +276,7 @@ func TestPercentPatternIsParseFloat(t *testing.T) {
 
 func TestSpaceIsTrimSpace(t *testing.T) {
 	in := map[rune]bool{}
-	for _, r := range strings.TrimSuffix(strings.TrimPrefix(space, "["), "]") {
+	for _, r := range strings.TrimSuffix(strings.TrimPrefix(space(), "["), "]") {
 		in[r] = true
 	}
 	for r := rune(0); r <= unicode.MaxRune; r++ {
@@ -284,14 +284,14 @@ func TestSpaceIsTrimSpace(t *testing.T) {
 			t.Errorf("%U: in the pattern's space %v, trimmed by strings.TrimSpace %v", r, in[r], trimmed)
 		}
 	}
-	if !regexp.MustCompile("^" + space + "+$").MatchString(" \t\u00a0\u3000") {
-		t.Errorf("%q is not a character class of space", space)
+	if !regexp.MustCompile("^" + space() + "+$").MatchString(" \t\u00a0\u3000") {
+		t.Errorf("%q is not a character class of space", space())
 	}
 }
 
 func TestMethodPatternIsToUpper(t *testing.T) {
 	for r := rune(0x80); r <= unicode.MaxRune; r++ {
-		if u := unicode.ToUpper(r); u < 0x80 && upperToASCII[u] != string(r) {
+		if u := unicode.ToUpper(r); u < 0x80 && upperToASCII(u) != string(r) {
 			t.Errorf("unicode.ToUpper(%q) is %q, which upperToASCII lacks", r, u)
 		}
 	}

@@ -58,7 +58,7 @@ func (l *loader) topMQTT(e entry) *spec.MQTT {
 	var seen brokerKeys
 	for _, f := range entries {
 		if !l.brokerKey(m, f, &seen) {
-			l.unknownKey(f, topMQTTBlock.names()...)
+			l.unknownKey(f, table().topMQTT.names()...)
 		}
 	}
 	if !seen.broker {
@@ -80,7 +80,7 @@ func (l *loader) circuitHealth(e entry, circuit string) *Watch {
 		case "path", "interval", "expect":
 			l.errorAt(f, f.path, "an HTTP health check goes in the circuit's http: block (http: {health: {%s: ...}}); health: here takes mqtt:", f.name)
 		default:
-			l.unknownKey(f, circuitHealthBlock.names()...)
+			l.unknownKey(f, table().circuitHealth.names()...)
 		}
 	}
 	return w
@@ -107,7 +107,7 @@ func (l *loader) watch(e entry, circuit string) *Watch {
 			w.Up, hasUp, good = s, true, good && ok
 			w.Source = l.sources(keyRefs{"up": f})["up"]
 		default:
-			l.unknownKey(f, watchBlock.names()...)
+			l.unknownKey(f, table().watch.names()...)
 		}
 	}
 	switch {
