@@ -76,7 +76,7 @@ func newKeyTable() *keyTable {
 	// sharedMQTTKeys are the keys a top-level mqtt: block and notify: mqtt: share.
 	sharedMQTTKeys := []key{
 		{name: "broker", doc: "The MQTT broker, tcp://host:port (mqtt:// is the same).", is: text(), example: "tcp://127.0.0.1:1883"},
-		{name: "username", is: text(), example: "fusebox"},
+		{name: "username", doc: "The user fusebox logs in to the broker as.", is: text(), example: "fusebox"},
 		{name: "password", doc: "Better ${MQTT_PASSWORD} or !secret NAME than the password itself.", is: text(), example: "${MQTT_PASSWORD}"},
 	}
 
@@ -198,8 +198,8 @@ func newKeyTable() *keyTable {
 	webhookBlock := &block{
 		doc: "A webhook POSTed on each transition.",
 		keys: []key{
-			{name: "url", is: text(), example: "https://ntfy.sh/my-home-alerts"},
-			{name: "format", is: oneOfNames(spec.Formats), def: string(spec.JSON), example: "ntfy"},
+			{name: "url", doc: "Where the message is POSTed: an http:// or https:// URL.", is: text(), example: "https://ntfy.sh/my-home-alerts"},
+			{name: "format", doc: "The shape of the request: json, ntfy, gotify or homeassistant.", is: oneOfNames(spec.Formats), def: string(spec.JSON), example: "ntfy"},
 			{name: "headers", is: headersSchema(), example: map[string]string{"X-Token": "${NTFY_TOKEN}"}},
 			{name: "redirects", is: redirectsSchema(), example: "same-host"},
 		},
@@ -209,8 +209,8 @@ func newKeyTable() *keyTable {
 	heartbeatBlock := &block{
 		doc: "A URL pinged after each run, so that a monitor notices when runs stop.",
 		keys: []key{
-			{name: "url", is: text(), example: "https://hc-ping.com/your-uuid"},
-			{name: "kind", is: oneOfNames(spec.HeartbeatKinds), def: string(spec.Healthchecks), example: "uptime_kuma"},
+			{name: "url", doc: "The URL pinged: an http:// or https:// URL.", is: text(), example: "https://hc-ping.com/your-uuid"},
+			{name: "kind", doc: "How the monitor is pinged: healthchecks (URL, or URL/fail with the reason) or uptime_kuma (status=up|down).", is: oneOfNames(spec.HeartbeatKinds), def: string(spec.Healthchecks), example: "uptime_kuma"},
 			{name: "redirects", is: redirectsSchema(), example: "same-host"},
 		},
 		required: []string{"url"},

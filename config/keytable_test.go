@@ -216,3 +216,14 @@ func TestKeyTableExamplesParse(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryKeyIsDescribed: an editor shows what each key means.
+func TestEveryKeyIsDescribed(t *testing.T) {
+	for name, b := range tableBlocks() {
+		for _, k := range b.keys {
+			if k.schema().Description == "" {
+				t.Errorf("table().%s: key %s has no doc in keytable.go", name, k.name)
+			}
+		}
+	}
+}

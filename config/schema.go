@@ -108,7 +108,7 @@ func (k key) schema() *schema {
 			AdditionalProperties: k.each.schema(),
 		})
 	case k.items != nil:
-		alts = append(alts, &schema{Type: "array", Items: k.items.schema()})
+		alts = append(alts, &schema{Description: k.items.doc, Type: "array", Items: k.items.schema()})
 	}
 	s := alts[0]
 	if len(alts) > 1 {
