@@ -3,14 +3,18 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -161,5 +165,75 @@ func TestExamplesNameSchema(t *testing.T) {
 	}
 	if line := "```yaml\n# yaml-language-server: $schema=" + doc.ID + "\n"; !bytes.Contains(readme, []byte(line)) {
 		t.Errorf("no config in the README starts %q", line)
+	}
+}
+
+// TestPatternsReadAlikeInECMAScript: editors run the schema's patterns as
+// ECMAScript regular expressions (VS Code's YAML extension, in Node.js),
+// the test's library as Go's. Each pattern compiles in Node.js, and matches
+// a set of probes as Go's does.
+func TestPatternsReadAlikeInECMAScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Skip(t, "Node.js is not installed (apt-get install nodejs): %v", err)
+	}
+	var doc any
+	if err := json.Unmarshal(JSONSchema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	patterns := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p, ok := v["pattern"].(string); ok {
+				patterns[p] = true
+			}
+			for _, sub := range v {
+				walk(sub)
+			}
+		case []any:
+			for _, sub := range v {
+				walk(sub)
+			}
+		}
+	}
+	walk(doc)
+	probes := []string{
+		"", "0", "2s", " 2s\u00a0", "\t1.5d\n", "-0s", "-0.5ns", "-5s", "+1h30m", "500µs", "1.s", ".5m", "5 minutes",
+		"auto", " auto ", "10MiB", "512 KB", "0", "+07", "1.5MiB", "10mb",
+		"50%", " 50 %", "0x1p-2%", "1_000%", "1__0%", "-5%", "50",
+		"get", "POST", "poſt", "optıons", "FETCH",
+		"fusebox", "/fusebox", "fusebox/", "a/#", "nas", "my host", "..", "esp32.garage-door_1",
+		"X-Token", "X Token", "a\nb", "z2m/bridge/state", "z2m/+/state", "$SYS/x",
+		"5xx", "502", "0502", "99",
+	}
+	in, err := json.Marshal(map[string]any{"patterns": slices.Sorted(maps.Keys(patterns)), "probes": probes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = `
+const {patterns, probes} = JSON.parse(require("fs").readFileSync(0, "utf8"));
+console.log(JSON.stringify(patterns.map(p => { const re = new RegExp(p, "u"); return probes.map(s => re.test(s)); })));`
+	cmd := exec.Command(node, "-e", script)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v (a pattern ECMAScript cannot compile?)", err)
+	}
+	var js [][]bool
+	if err := json.Unmarshal(out, &js); err != nil {
+		t.Fatalf("node's answer %q: %v", out, err)
+	}
+	for i, p := range slices.Sorted(maps.Keys(patterns)) {
+		re := regexp.MustCompile(p)
+		for j, s := range probes {
+			if goMatch := re.MatchString(s); goMatch != js[i][j] {
+				t.Errorf("pattern %q on %q: Go %v, ECMAScript %v", p, s, goMatch, js[i][j])
+			}
+		}
+	}
+	if len(patterns) < 10 {
+		t.Fatalf("found %d patterns in the schema", len(patterns))
 	}
 }
