@@ -149,11 +149,11 @@ func TestSchemaRefusesWhatValidateRefuses(t *testing.T) {
 	}
 }
 
-// TestSchemaTakesWhatValidateTakes: configs in each form the loader reads
-// that a schema could get wrong match it.
-func TestSchemaTakesWhatValidateTakes(t *testing.T) {
+// schemaTakes are configs in each form the loader reads that a schema
+// could get wrong.
+var schemaTakes = func() []struct{ name, yaml string } {
 	const url = "circuits:\n  a:\n    http:\n      url: https://x\n"
-	for _, tt := range []struct{ name, yaml string }{
+	return []struct{ name, yaml string }{
 		{"an empty file", ""},
 		{"a circuit with no keys", "circuits: {a: }\n"},
 		{"a duration of 0", "defaults: {backoff: 0, timeout: 0s, max_delay: 0}\n"},
@@ -178,7 +178,13 @@ func TestSchemaTakesWhatValidateTakes(t *testing.T) {
 		{"anchors and merge keys", "defaults: &d {attempts: 2}\ncircuits:\n  a: {<<: *d, open_for: 1m}\n"},
 		{"multipliers of 0 (the default)", "defaults: {multiplier: 0, open_multiplier: 0}\n"},
 		{"names with dots and dashes", "circuits: {esp32.garage-door_1: {}}\n"},
-	} {
+	}
+}()
+
+// TestSchemaTakesWhatValidateTakes: each of schemaTakes, which fusebox
+// validate takes, matches the schema.
+func TestSchemaTakesWhatValidateTakes(t *testing.T) {
+	for _, tt := range schemaTakes {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := validate(t, tt.yaml); err != nil {
 				t.Fatalf("fusebox validate refuses it: a case for the other table\n%v", err)
@@ -201,6 +207,9 @@ func FuzzSchemaTakesWhatParseTakes(f *testing.F) {
 	f.Add([]byte("defaults: {backoff: ' 2s', open_for: ' auto', retry_budget: {percent: 0x1p-2%, window: 1.5d}}\n"))
 	f.Add([]byte("circuits:\n  a: {fresh: 1m, http: {url: https://x, method: pOsT, max_body: 10 KiB, retry_on: [502]}}\n"))
 	f.Add([]byte("defaults: {notify: {mqtt: {broker: 'tcp://h:1883', discovery: '', instance: 1.5}}}\n"))
+	for _, tt := range schemaTakes {
+		f.Add([]byte(tt.yaml))
+	}
 	env := testEnv(
 		map[string]string{"OWM_API_KEY": "k", "X": "x"},
 		map[string]string{"/run/secrets/ha_token": "t\n", "testdata/secrets.yaml": "wttr_token: s\ndir: /d\n"})
