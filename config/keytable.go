@@ -12,8 +12,8 @@ import (
 // ("did you mean") and the one JSONSchema describes, so that the schema
 // editors check a config with cannot drift from what Parse reads; a test
 // parses a config setting every key of it (its examples) and finds none
-// refused. A key added to a loader's switch goes here too, or the loader
-// refuses it as unknown.
+// refused. A key added to a loader's switch goes here too, or
+// TestLoaderReadsOnlyTableKeys fails and says so.
 
 // A block is one mapping of the config: the keys it takes.
 type block struct {
@@ -72,6 +72,7 @@ func table() *keyTable {
 	return tableBuilt
 }
 
+// newKeyTable builds the table, each block after the blocks it holds.
 func newKeyTable() *keyTable {
 	// sharedMQTTKeys are the keys a top-level mqtt: block and notify: mqtt: share.
 	sharedMQTTKeys := []key{

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // tableBlocks are the key table's blocks by the name the loader's code
@@ -224,6 +226,24 @@ func TestEveryKeyIsDescribed(t *testing.T) {
 			if k.schema().Description == "" {
 				t.Errorf("table().%s: key %s has no doc in keytable.go", name, k.name)
 			}
+		}
+	}
+}
+
+// TestJitterEnumIsParseJitter: the jitters the schema offers are those
+// fusebox.ParseJitter takes (the other enums are the loader's own lists).
+func TestJitterEnumIsParseJitter(t *testing.T) {
+	for _, k := range table().policy.keys {
+		if k.name != "jitter" {
+			continue
+		}
+		for _, j := range k.is.Enum {
+			if _, err := fusebox.ParseJitter(j.(string)); err != nil {
+				t.Errorf("the schema offers jitter %q: %v", j, err)
+			}
+		}
+		if len(k.is.Enum) != 4 {
+			t.Errorf("the schema offers %d jitters, want the 4 of fusebox.ParseJitter", len(k.is.Enum))
 		}
 	}
 }
