@@ -46,8 +46,6 @@ func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
 	}
 }
 
-var chainKeys = []string{"endpoints", "fresh", "stale", "deadline", "hedge"}
-
 func (l *loader) chainDef(e entry) *chainDef {
 	d := &chainDef{entry: e, chain: &spec.Chain{Name: e.name}, refs: keyRefs{}}
 	entries, ok := l.mapping(e.value, e.path)
@@ -69,7 +67,7 @@ func (l *loader) chainDef(e entry) *chainDef {
 			set(&d.chain.Hedge)(l.positive(f))
 			d.hedge = &f
 		default:
-			l.unknownKey(f, chainKeys...)
+			l.unknownKey(f, table().chain.names()...)
 			continue
 		}
 		d.refs[f.name] = f

@@ -1,12 +1,8 @@
 package config
 
 import (
-	"slices"
-
 	"github.com/fusebox-hq/fusebox"
 )
-
-var circuitKeys = append(slices.Clip(policyKeys), "fresh", "health", "http", "notify", "skip_exit")
 
 // circuits reads the circuits: section into c and returns where each valid
 // circuit name was found. reported are the problems of defaults:, not to be
@@ -68,7 +64,7 @@ func (l *loader) readCircuit(e entry, c *Config, reported map[fusebox.FieldError
 				refs["skip_exit"] = f
 			}
 		default:
-			l.unknownKey(f, circuitKeys...)
+			l.unknownKey(f, table().circuit.names()...)
 		}
 	}
 	circ := &Circuit{Name: e.name, SkipExit: skipExit}

@@ -298,8 +298,6 @@ type loader struct {
 	mqttBase      *spec.MQTT        // the top-level mqtt: block, read before the rest
 }
 
-var topKeys = []string{"state", "fsync", "gc_after", "history", "mqtt", "defaults", "circuits", "chains"}
-
 func (l *loader) config(path string) *Config {
 	c := &Config{
 		Path:        path,
@@ -326,7 +324,7 @@ func (l *loader) config(path string) *Config {
 		case "mqtt", "defaults", "circuits", "chains":
 			sections[e.name] = e
 		default:
-			l.unknownKey(e, topKeys...)
+			l.unknownKey(e, table().top.names()...)
 		}
 	}
 	if e, ok := sections["mqtt"]; ok {
@@ -398,7 +396,7 @@ func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, spec.Rules) {
 		case f.name == "notify":
 			r = l.notifyRules(f, r)
 		default:
-			l.unknownKey(f, append(slices.Clip(policyKeys), "notify")...)
+			l.unknownKey(f, table().defaults.names()...)
 		}
 	}
 	return p, r
@@ -412,7 +410,7 @@ func (l *loader) history(e entry, c *Config) {
 		case "keep":
 			set(&c.HistoryKeep)(l.positive(f))
 		default:
-			l.unknownKey(f, "keep")
+			l.unknownKey(f, table().history.names()...)
 		}
 	}
 }

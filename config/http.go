@@ -12,12 +12,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
-var httpKeys = []string{
-	"url", "method", "headers", "body", "timeout", "retry_on",
-	"trip_on_4xx", "retry_unsafe", "expect", "extract", "max_body", "redirects",
-	"max_in_flight", "pass_query", "pass_body", "allow_subpath", "health",
-}
-
 // methods are the HTTP methods an endpoint may use.
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
@@ -72,7 +66,7 @@ func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyR
 		case "health":
 			ep.Health = l.health(f)
 		default:
-			l.unknownKey(f, httpKeys...)
+			l.unknownKey(f, table().http.names()...)
 		}
 	}
 	if ok && !hasURL {
@@ -113,7 +107,7 @@ func (l *loader) health(e entry) *spec.Health {
 		case "expect":
 			h.Expect = l.expect(f)
 		default:
-			l.unknownKey(f, "path", "interval", "expect")
+			l.unknownKey(f, table().httpHealth.names()...)
 		}
 	}
 	return h

@@ -9,9 +9,6 @@ import (
 	"github.com/fusebox-hq/fusebox/spec"
 )
 
-// notifyKeys are the keys of notify:, in defaults: and in every circuit.
-var notifyKeys = []string{"after", "probe_failed", "timeout", "webhooks", "on_open", "on_close", "heartbeats", "mqtt"}
-
 // notifyRules reads notify: over base (the defaults' rules, for a circuit):
 // each key set here replaces base's.
 func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
@@ -41,7 +38,7 @@ func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
 		case "mqtt":
 			r.MQTT = l.mqtt(f)
 		default:
-			l.unknownKey(f, notifyKeys...)
+			l.unknownKey(f, table().notify.names()...)
 		}
 	}
 	return r
@@ -62,7 +59,7 @@ func (l *loader) webhooks(e entry) []spec.Webhook {
 			case "redirects":
 				set(&w.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "format", "headers", "redirects")
+				l.unknownKey(f, table().webhook.names()...)
 			}
 		}
 		return w, hasURL
@@ -82,7 +79,7 @@ func (l *loader) heartbeats(e entry) []spec.Heartbeat {
 			case "redirects":
 				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
-				l.unknownKey(f, "url", "kind", "redirects")
+				l.unknownKey(f, table().heartbeat.names()...)
 			}
 		}
 		return hb, hasURL
@@ -117,8 +114,6 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-var mqttKeys = []string{"broker", "username", "password", "prefix", "discovery", "instance", "controls", "controls_trip_for"}
-
 func (l *loader) mqtt(e entry) *spec.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
@@ -142,7 +137,7 @@ func (l *loader) mqtt(e entry) *spec.MQTT {
 		case "controls_trip_for":
 			set(&m.ControlsTripFor)(l.positive(f))
 		default:
-			l.unknownKey(f, mqttKeys...)
+			l.unknownKey(f, table().notifyMQTT.names()...)
 		}
 	}
 	if !l.inheritMQTT(m, seen) {

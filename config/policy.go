@@ -10,13 +10,6 @@ import (
 	"github.com/goccy/go-yaml/ast"
 )
 
-// policyKeys are the keys of fusebox.Policy, allowed in defaults: and in
-// every circuit.
-var policyKeys = []string{
-	"attempts", "backoff", "multiplier", "max_delay", "jitter", "timeout", "deadline", "retry_budget",
-	"trip_after", "failure_rate", "open_for", "open_multiplier", "open_max", "probes", "probe_lease",
-}
-
 // keyRefs maps the policy keys set in one place (defaults: or a circuit),
 // "failure_rate.window" and the like included, to where they were set.
 type keyRefs map[string]entry
@@ -117,7 +110,7 @@ func (l *loader) failureRate(e entry, refs keyRefs) *fusebox.FailureRate {
 		case "min_attempts":
 			set(&fr.MinAttempts)(l.integer(f.value, f.path))
 		default:
-			l.unknownKey(f, "threshold", "window", "min_attempts")
+			l.unknownKey(f, table().failureRate.names()...)
 			continue
 		}
 		refs["failure_rate."+f.name] = f
@@ -168,7 +161,7 @@ func (l *loader) retryBudget(e entry, refs keyRefs) *fusebox.RetryBudget {
 			}
 			set(&rb.Window)(d, ok)
 		default:
-			l.unknownKey(f, "percent", "min", "window")
+			l.unknownKey(f, table().retryBudget.names()...)
 			continue
 		}
 		refs["retry_budget."+f.name] = f

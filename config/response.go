@@ -22,7 +22,7 @@ func (l *loader) expect(e entry) spec.Expect {
 		case "jq":
 			set(&x.JQ)(l.jq(f))
 		default:
-			l.unknownKey(f, "status", "jq")
+			l.unknownKey(f, table().expect.names()...)
 		}
 	}
 	return x

@@ -34,12 +34,10 @@ type Watch struct {
 // a bridge going offline skips the next cron run.
 const DefaultSettle = 2 * time.Second
 
-var topMQTTKeys = []string{"broker", "username", "password"}
-
-// brokerKeys says which of topMQTTKeys a block set.
+// brokerKeys says which of topMQTTBlock's keys a block set.
 type brokerKeys struct{ broker, username, password bool }
 
-// brokerKey reads f into m when it is one of topMQTTKeys, the keys the
+// brokerKey reads f into m when it is one of topMQTTBlock's keys, those the
 // top-level mqtt: block and a notify: mqtt: block share, noting it in seen;
 // it reports whether it was.
 func (l *loader) brokerKey(m *spec.MQTT, f entry, seen *brokerKeys) bool {
@@ -70,7 +68,7 @@ func (l *loader) topMQTT(e entry) *spec.MQTT {
 	var seen brokerKeys
 	for _, f := range entries {
 		if !l.brokerKey(m, f, &seen) {
-			l.unknownKey(f, topMQTTKeys...)
+			l.unknownKey(f, table().topMQTT.names()...)
 		}
 	}
 	if !seen.broker {
@@ -92,7 +90,7 @@ func (l *loader) circuitHealth(e entry, circuit string) *Watch {
 		case "path", "interval", "expect":
 			l.errorAt(f, f.path, "an HTTP health check goes in the circuit's http: block (http: {health: {%s: ...}}); health: here takes mqtt:", f.name)
 		default:
-			l.unknownKey(f, "mqtt")
+			l.unknownKey(f, table().circuitHealth.names()...)
 		}
 	}
 	return w
@@ -122,7 +120,7 @@ func (l *loader) watch(e entry, circuit string) *Watch {
 			d, ok := l.duration(f.value, f.path)
 			w.Settle, good = d, good && ok
 		default:
-			l.unknownKey(f, "topic", "up", "settle")
+			l.unknownKey(f, table().watch.names()...)
 		}
 	}
 	switch {
