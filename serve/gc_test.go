@@ -58,7 +58,7 @@ func TestJQGarbageUnderTheDaemonsGCIsNotTakenForGrowth(t *testing.T) {
 }
 
 // The daemon's jq programs share one bound, not one each: twelve callers at
-// once, each with a call of its own, hold no more than DefaultJQMemory of
+// once, each with a call of its own, hold no more than httpcall.DefaultJQMemory of
 // jq bounds between them (by the daemon's accounting), and each is
 // answered. A reload keeps the same bound.
 func TestTheDaemonsJQProgramsShareOneBound(t *testing.T) {
@@ -87,9 +87,9 @@ func TestTheDaemonsJQProgramsShareOneBound(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if mem.Total() != serve.DefaultJQMemory || mem.Peak() > mem.Total() {
-		t.Fatalf("%d callers at once held %d MiB of jq bounds, of %d MiB; want no more than DefaultJQMemory (%d MiB)",
-			callers, mem.Peak()>>20, mem.Total()>>20, serve.DefaultJQMemory>>20)
+	if mem.Total() != httpcall.DefaultJQMemory || mem.Peak() > mem.Total() {
+		t.Fatalf("%d callers at once held %d MiB of jq bounds, of %d MiB; want no more than httpcall.DefaultJQMemory (%d MiB)",
+			callers, mem.Peak()>>20, mem.Total()>>20, httpcall.DefaultJQMemory>>20)
 	}
 	t.Logf("%d callers at once: %d MiB of jq bounds held at most, of %d MiB; %d waited", callers, mem.Peak()>>20, mem.Total()>>20, mem.Waited())
 }

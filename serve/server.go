@@ -31,7 +31,6 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxRequestBody    = 1 << 20
 	DefaultMaxConns          = 1024
-	DefaultJQMemory          = httpcall.DefaultJQMemory
 	maxHeaderBytes           = 64 << 10
 )
 
@@ -61,7 +60,7 @@ type Options struct {
 	MaxConns int
 
 	// JQMemory is what the jq programs of every call and health check may
-	// use at once (httpcall.JQMemory); default DefaultJQMemory.
+	// use at once (httpcall.JQMemory); default httpcall.DefaultJQMemory.
 	JQMemory int64
 
 	// ClientOptions are added to those of every httpcall.Client the server
@@ -168,7 +167,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 		o.MaxRequestBody = DefaultMaxRequestBody
 	}
 	if o.JQMemory <= 0 {
-		o.JQMemory = DefaultJQMemory
+		o.JQMemory = httpcall.DefaultJQMemory
 	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory)}
 	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
