@@ -199,7 +199,7 @@ type Failure struct {
 
 // Cause is the kind of a failed attempt: a few words a dashboard can group
 // by (fusebox serve's fusebox_failures_by_reason_total). The producers of
-// failures set it (httpcall's judge, package command); Do sets CauseTimeout
+// failures set it (httpcall's judge, package runner); Do sets CauseTimeout
 // for an attempt its timeout or deadline cut; "" is CauseOther.
 type Cause string
 

@@ -4,15 +4,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // chainDef is a chain as written, before nested chains are inlined.
 type chainDef struct {
 	entry
-	chain *spec.Chain
+	chain *httpcall.Chain
 	names []ast.Node // endpoints: circuit or chain names
 	hedge *entry     // its hedge: key, when set
 	refs  keyRefs    // where fresh, stale, deadline and hedge were set
@@ -47,7 +48,7 @@ func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
 }
 
 func (l *loader) chainDef(e entry) *chainDef {
-	d := &chainDef{entry: e, chain: &spec.Chain{Name: e.name}, refs: keyRefs{}}
+	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}, refs: keyRefs{}}
 	entries, ok := l.mapping(e.value, e.path)
 	hasEndpoints := false
 	var stale *entry

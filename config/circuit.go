@@ -82,6 +82,10 @@ func (l *loader) readCircuit(e entry, c *Config, reported map[fusebox.FieldError
 		circ.Watch = l.circuitHealth(*health, e.name)
 	}
 	circ.sources = l.sources(refs)
+	if l.watchUp != nil {
+		circ.sources["health.mqtt.up"] = *l.watchUp
+		l.watchUp = nil
+	}
 	delete(refs, "skip_exit") // not a policy key: validate knows nothing of it
 	l.validate(p, refs, &e, reported)
 	circ.Policy = p

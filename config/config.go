@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 // Config is a loaded config file. It is not modified after Parse returns, so
@@ -24,15 +26,15 @@ type Config struct {
 	Defaults fusebox.Policy
 	// DefaultNotify is defaults: notify:, the rules of circuits that set
 	// none of their own (Notify).
-	DefaultNotify spec.Rules
+	DefaultNotify notify.Rules
 	// HistoryKeep is how long events are kept (history: keep:, default
 	// fusebox.DefaultEventRetention).
 	HistoryKeep time.Duration
 	Circuits    map[string]*Circuit
-	Chains      map[string]*spec.Chain // Endpoints name circuits only: nested chains are inlined
+	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
 	// MQTT is the top-level mqtt: block: the broker notify: mqtt: and
 	// health: mqtt: use unless they name their own; nil when not set.
-	MQTT    *spec.MQTT
+	MQTT    *notify.MQTT
 	Secrets []string // every value that came from ${VAR}, ${file:...} or !secret
 	// defaultSources says where each policy key of defaults: was set.
 	defaultSources map[string]Source
@@ -51,18 +53,18 @@ type Circuit struct {
 	// (failure_rate as a whole). Zero fields still mean the built-in
 	// defaults: call WithDefaults to fill them.
 	Policy   fusebox.Policy
-	Endpoint *spec.Endpoint // nil without an http: block
+	Endpoint *httpcall.Endpoint // nil without an http: block
 	// Notify is defaults: notify: with the circuit's own notify: keys
 	// over it.
-	Notify spec.Rules
+	Notify notify.Rules
 	// SkipExit is the exit status of a run skipped because the circuit is
 	// open (skip_exit:), for a command whose own 75 means something; nil:
 	// 75.
 	SkipExit *int
 	// Watch is the circuit's health: mqtt: block; nil without one.
-	Watch *Watch
+	Watch *mqtt.Watch
 	// sources says where each of the circuit's own policy keys (and
-	// skip_exit) was set.
+	// skip_exit and health.mqtt.up) was set.
 	sources map[string]Source
 }
 
@@ -76,7 +78,8 @@ type Source struct {
 func (s Source) String() string { return fmt.Sprintf("%s:%d (%s)", s.File, s.Line, s.Key) }
 
 // PolicySource returns where the config sets policy key (a key of defaults:
-// such as "attempts" or "failure_rate.window", or "skip_exit") for the named
+// such as "attempts" or "failure_rate.window", or "skip_exit", or
+// "health.mqtt.up" for a watch's condition) for the named
 // circuit: in the circuit's own entry, else in defaults:. It reports false
 // when neither sets it.
 func (c *Config) PolicySource(name, key string) (Source, bool) {
@@ -261,9 +264,9 @@ func (c *Config) Policy(name string) fusebox.Policy {
 
 // Notify returns the notification rules of the named circuit: its own, or
 // the defaults' for a circuit the config does not name.
-func (c *Config) Notify(name string) spec.Rules {
+func (c *Config) Notify(name string) notify.Rules {
 	if c == nil {
-		return spec.Rules{}
+		return notify.Rules{}
 	}
 	if circ, ok := c.Circuits[name]; ok {
 		return circ.Notify
@@ -292,10 +295,11 @@ type loader struct {
 	dir           string // the config file's directory, for relative paths
 	secrets       []string
 	isSecret      map[string]bool
-	endpoint      *spec.Endpoint    // the endpoint being read, if any: it keeps its own secrets
-	secretValues  map[string]string // secrets.yaml, once read
-	secretsFailed bool              // secrets.yaml could not be read (reported once)
-	mqttBase      *spec.MQTT        // the top-level mqtt: block, read before the rest
+	endpoint      *httpcall.Endpoint // the endpoint being read, if any: it keeps its own secrets
+	secretValues  map[string]string  // secrets.yaml, once read
+	secretsFailed bool               // secrets.yaml could not be read (reported once)
+	mqttBase      *notify.MQTT       // the top-level mqtt: block, read before the rest
+	watchUp       *Source            // where the circuit being read sets health.mqtt.up, if it does
 }
 
 func (l *loader) config(path string) *Config {
@@ -305,7 +309,7 @@ func (l *loader) config(path string) *Config {
 		GCAfter:     fusebox.DefaultGCAfter,
 		HistoryKeep: fusebox.DefaultEventRetention,
 		Circuits:    map[string]*Circuit{},
-		Chains:      map[string]*spec.Chain{},
+		Chains:      map[string]*httpcall.Chain{},
 
 		chainSources: map[string]map[string]Source{},
 	}
@@ -386,9 +390,9 @@ func (l *loader) positive(e entry) (time.Duration, bool) {
 }
 
 // defaults reads the defaults: section over a zero Policy.
-func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, spec.Rules) {
+func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, notify.Rules) {
 	var p fusebox.Policy
-	var r spec.Rules
+	var r notify.Rules
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
 		switch {

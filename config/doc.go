@@ -1,6 +1,8 @@
-// Package config loads fusebox's YAML config file into policies and plain
-// specs (package spec) of HTTP endpoints, chains and notification rules. It
-// imports neither httpcall nor notify: they compile what it produces.
+// Package config loads fusebox's YAML config file into the types the
+// packages that act on it define: policies (fusebox.Policy), HTTP endpoints
+// and chains (httpcall.Endpoint, httpcall.Chain), notification rules
+// (notify.Rules) and MQTT health watches (mqtt.Watch). No library imports
+// config: a program may build those values without a config file.
 //
 // The file has six top-level keys, all optional:
 //

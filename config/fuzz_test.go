@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func FuzzParse(f *testing.F) {
@@ -104,29 +103,6 @@ func FuzzExpand(f *testing.F) {
 		escaped := strings.ReplaceAll(s, "$", "$$")
 		if out, values, errs := expand(escaped, env.Lookup, env.ReadFile); out != s || values != nil || errs != nil {
 			t.Errorf("expand(%q) = %q, %q, %v; want %q", escaped, out, values, errs, s)
-		}
-	})
-}
-
-func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"0", "30s", "1h30m", "7d", "1d12h", "1.5d", "-1d", "106751d", "1e3s", ".5d", "1d.", "µs", "1dµs"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := ParseDuration(s)
-		if err != nil {
-			return
-		}
-		if d < 0 {
-			t.Fatalf("ParseDuration(%q) = %v, negative", s, d)
-		}
-		if !strings.Contains(s, "d") {
-			if want, err := time.ParseDuration(s); err != nil || want != d {
-				t.Errorf("ParseDuration(%q) = %v; time.ParseDuration gives %v, %v", s, d, want, err)
-			}
-		}
-		if back, err := ParseDuration(d.String()); err != nil || back != d {
-			t.Errorf("ParseDuration(%q) = %v, but %q gives %v, %v", s, d, d.String(), back, err)
 		}
 	})
 }

@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // methods are the HTTP methods an endpoint may use.
@@ -17,8 +19,8 @@ var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS
 
 // httpEndpoint reads the http: block of the named circuit. Its timeout is
 // the circuit's, so it is set in p and recorded in refs.
-func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyRefs) *spec.Endpoint {
-	ep := &spec.Endpoint{Name: name, Method: "GET", RetryOn: spec.DefaultRetryOn(), MaxBody: spec.DefaultMaxBody}
+func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyRefs) *httpcall.Endpoint {
+	ep := &httpcall.Endpoint{Name: name, Method: "GET", RetryOn: httpcall.DefaultRetryOn(), MaxBody: httpcall.DefaultMaxBody}
 	l.endpoint = ep
 	defer func() { l.endpoint = nil }()
 	entries, ok := l.mapping(e.value, e.path)
@@ -86,8 +88,8 @@ func (l *loader) maxInFlight(e entry) (int, bool) {
 }
 
 // health reads an active health check: path, interval and expect.
-func (l *loader) health(e entry) *spec.Health {
-	h := &spec.Health{}
+func (l *loader) health(e entry) *httpcall.Health {
+	h := &httpcall.Health{}
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
 		switch f.name {
@@ -136,16 +138,16 @@ func (l *loader) url(e entry) (string, bool) {
 }
 
 // redirects reads which redirects the endpoint follows.
-func (l *loader) redirects(e entry) (spec.Redirects, bool) {
+func (l *loader) redirects(e entry) (redirect.Policy, bool) {
 	s, ok := l.text(e.value, e.path, "same-host, none or any")
 	if !ok {
 		return "", false
 	}
-	if r := spec.Redirects(s); slices.Contains(spec.RedirectPolicies, r) {
+	if r := redirect.Policy(s); slices.Contains(redirect.Policies, r) {
 		return r, true
 	}
-	names := make([]string, len(spec.RedirectPolicies))
-	for k, r := range spec.RedirectPolicies {
+	names := make([]string, len(redirect.Policies))
+	for k, r := range redirect.Policies {
 		names[k] = string(r)
 	}
 	if near := nearest(s, names); near != "" {
@@ -203,8 +205,8 @@ func isToken(s string) bool {
 
 // retryOn reads a list of failures to retry: connect, timeout, 5xx, 429 or
 // status codes.
-func (l *loader) retryOn(e entry) (spec.RetryOn, bool) {
-	var r spec.RetryOn
+func (l *loader) retryOn(e entry) (httpcall.RetryOn, bool) {
+	var r httpcall.RetryOn
 	items, ok := l.list(e.value, e.path, "failures to retry, like [connect, 5xx]")
 	for _, item := range items {
 		s, itemOK := l.text(item, e.path, "connect, timeout, 5xx, 429 or a status code")

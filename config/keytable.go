@@ -4,7 +4,10 @@ import (
 	"sync"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // The key table: every mapping of the config file, the keys it takes and
@@ -161,7 +164,7 @@ func newKeyTable() *keyTable {
 		doc: "fusebox serve probes the half-open circuit itself.",
 		keys: []key{
 			{name: "path", doc: "An absolute path on the URL's host, like /api/ (default: the URL's).", is: text(), example: "/api/"},
-			{name: "interval", doc: "How often.", is: positive(), def: formatDuration(spec.DefaultHealthInterval), example: "30s"},
+			{name: "interval", doc: "How often.", is: positive(), def: formatDuration(httpcall.DefaultHealthInterval), example: "30s"},
 			{name: "expect", block: expectBlock},
 		},
 	}
@@ -186,7 +189,7 @@ func newKeyTable() *keyTable {
 			{name: "expect", block: expectBlock},
 			{name: "extract", doc: "A jq expression: the answer is its result.", is: text(), example: ".main.temp"},
 			{name: "max_body", doc: "The largest response body read.", is: size(), def: "10MiB", example: "10MiB"},
-			{name: "redirects", is: redirectsSchema(), def: string(spec.RedirectPolicies[0]), example: "same-host"},
+			{name: "redirects", is: redirectsSchema(), def: string(redirect.Policies[0]), example: "same-host"},
 			{name: "max_in_flight", doc: "fusebox serve: calls in flight at most; more are answered 503 at once.", is: integer(num(1), nil), example: 4},
 			{name: "pass_query", doc: "fusebox serve: pass a caller's query on.", is: boolean(), def: false, example: true},
 			{name: "pass_body", doc: "fusebox serve: pass a caller's body on.", is: boolean(), def: false, example: false},
@@ -200,7 +203,7 @@ func newKeyTable() *keyTable {
 		doc: "A webhook POSTed on each transition.",
 		keys: []key{
 			{name: "url", doc: "Where the message is POSTed: an http:// or https:// URL.", is: text(), example: "https://ntfy.sh/my-home-alerts"},
-			{name: "format", doc: "The shape of the request: json, ntfy, gotify or homeassistant.", is: oneOfNames(spec.Formats), def: string(spec.JSON), example: "ntfy"},
+			{name: "format", doc: "The shape of the request: json, ntfy, gotify or homeassistant.", is: oneOfNames(notify.Formats), def: string(notify.JSON), example: "ntfy"},
 			{name: "headers", is: headersSchema(), example: map[string]string{"X-Token": "${NTFY_TOKEN}"}},
 			{name: "redirects", is: redirectsSchema(), example: "same-host"},
 		},
@@ -211,7 +214,7 @@ func newKeyTable() *keyTable {
 		doc: "A URL pinged after each run, so that a monitor notices when runs stop.",
 		keys: []key{
 			{name: "url", doc: "The URL pinged: an http:// or https:// URL.", is: text(), example: "https://hc-ping.com/your-uuid"},
-			{name: "kind", doc: "How the monitor is pinged: healthchecks (URL, or URL/fail with the reason) or uptime_kuma (status=up|down).", is: oneOfNames(spec.HeartbeatKinds), def: string(spec.Healthchecks), example: "uptime_kuma"},
+			{name: "kind", doc: "How the monitor is pinged: healthchecks (URL, or URL/fail with the reason) or uptime_kuma (status=up|down).", is: oneOfNames(notify.HeartbeatKinds), def: string(notify.Healthchecks), example: "uptime_kuma"},
 			{name: "redirects", is: redirectsSchema(), example: "same-host"},
 		},
 		required: []string{"url"},
@@ -227,7 +230,7 @@ func newKeyTable() *keyTable {
 			key{name: "discovery", doc: `Home Assistant's discovery prefix; "" turns discovery off.`, is: textMatching("^(" + topicPattern + ")?$"), def: "homeassistant", example: "homeassistant"},
 			key{name: "instance", doc: "The name of this host in Home Assistant (default: its host name).", is: func() *schema { s := textMatching(namePattern()); s.Not = &schema{Enum: []any{".", ".."}}; return s }(), example: "nas"},
 			key{name: "controls", doc: "fusebox serve: also publish a reset button, a trip button and a phase sensor per circuit, and apply their presses (the broker's ACL authorises a press).", is: boolean(), def: false, example: true},
-			key{name: "controls_trip_for", doc: "How long the trip button trips a circuit for.", is: positive(), def: formatDuration(spec.DefaultControlsTripFor), example: "1h"},
+			key{name: "controls_trip_for", doc: "How long the trip button trips a circuit for.", is: positive(), def: formatDuration(notify.DefaultControlsTripFor), example: "1h"},
 		),
 	}
 
@@ -236,7 +239,7 @@ func newKeyTable() *keyTable {
 		keys: []key{
 			{name: "after", doc: "Only outages that last this long.", is: duration(), example: "10m"},
 			{name: "probe_failed", doc: "Notify once more at this failed probe of an outage.", is: integer(num(1), nil), example: 6},
-			{name: "timeout", doc: "For each message, its one retry included.", is: positive(), def: formatDuration(spec.DefaultTimeout), example: "5s"},
+			{name: "timeout", doc: "For each message, its one retry included.", is: positive(), def: formatDuration(notify.DefaultTimeout), example: "5s"},
 			{name: "webhooks", items: webhookBlock},
 			{name: "on_open", doc: "A command run on opened and probe_failed, without a shell.", is: argvSchema(), example: []string{"/usr/local/bin/bridge-down", "--loud"}},
 			{name: "on_close", doc: "A command run on closed, without a shell.", is: argvSchema(), example: []string{"/usr/local/bin/bridge-up"}},
@@ -255,7 +258,7 @@ func newKeyTable() *keyTable {
 				is: textMatching(`^[^+#$\x00][^+#\x00]*$`), example: "zigbee2mqtt/bridge/state"},
 			{name: "up", doc: "A jq condition: true closes the circuit, false opens it. A message that is not JSON is read as a JSON string.",
 				is: func() *schema { s := text(); s.MinLength = 1; return s }(), example: `.state == "online"`},
-			{name: "settle", doc: "How long a new verdict must hold before it is applied; 0s applies each at once.", is: duration(), def: formatDuration(DefaultSettle), example: "2s"},
+			{name: "settle", doc: "How long a new verdict must hold before it is applied; 0s applies each at once.", is: duration(), def: formatDuration(mqtt.DefaultSettle), example: "2s"},
 		},
 		required: []string{"topic", "up"},
 	}
@@ -342,7 +345,7 @@ func headersSchema() *schema {
 }
 
 func redirectsSchema() *schema {
-	s := oneOfNames(spec.RedirectPolicies)
+	s := oneOfNames(redirect.Policies)
 	s.Description = "Which redirects are followed: same-host (the URL's scheme, host and port), none or any."
 	return s
 }

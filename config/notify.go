@@ -6,12 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox/spec"
+	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // notifyRules reads notify: over base (the defaults' rules, for a circuit):
 // each key set here replaces base's.
-func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
+func (l *loader) notifyRules(e entry, base notify.Rules) notify.Rules {
 	r := base
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
@@ -44,16 +45,16 @@ func (l *loader) notifyRules(e entry, base spec.Rules) spec.Rules {
 	return r
 }
 
-func (l *loader) webhooks(e entry) []spec.Webhook {
-	return urlItems(l, e, "webhooks", func(entries []entry) (spec.Webhook, bool) {
-		w, hasURL := spec.Webhook{Format: spec.JSON}, false
+func (l *loader) webhooks(e entry) []notify.Webhook {
+	return urlItems(l, e, "webhooks", func(entries []entry) (notify.Webhook, bool) {
+		w, hasURL := notify.Webhook{Format: notify.JSON}, false
 		for _, f := range entries {
 			switch f.name {
 			case "url":
 				set(&w.URL)(l.url(f))
 				hasURL = true
 			case "format":
-				set(&w.Format)(oneOf(l, f, spec.Formats))
+				set(&w.Format)(oneOf(l, f, notify.Formats))
 			case "headers":
 				w.Headers = l.headers(f)
 			case "redirects":
@@ -66,16 +67,16 @@ func (l *loader) webhooks(e entry) []spec.Webhook {
 	})
 }
 
-func (l *loader) heartbeats(e entry) []spec.Heartbeat {
-	return urlItems(l, e, "heartbeat URLs", func(entries []entry) (spec.Heartbeat, bool) {
-		hb, hasURL := spec.Heartbeat{Kind: spec.Healthchecks}, false
+func (l *loader) heartbeats(e entry) []notify.Heartbeat {
+	return urlItems(l, e, "heartbeat URLs", func(entries []entry) (notify.Heartbeat, bool) {
+		hb, hasURL := notify.Heartbeat{Kind: notify.Healthchecks}, false
 		for _, f := range entries {
 			switch f.name {
 			case "url":
 				set(&hb.URL)(l.url(f))
 				hasURL = true
 			case "kind":
-				set(&hb.Kind)(oneOf(l, f, spec.HeartbeatKinds))
+				set(&hb.Kind)(oneOf(l, f, notify.HeartbeatKinds))
 			case "redirects":
 				set(&hb.Redirects)(l.notifyRedirects(f))
 			default:
@@ -88,9 +89,9 @@ func (l *loader) heartbeats(e entry) []spec.Heartbeat {
 
 // notifyRedirects reads a webhook's or heartbeat's redirects: as an
 // endpoint's.
-func (l *loader) notifyRedirects(e entry) (spec.Redirects, bool) {
+func (l *loader) notifyRedirects(e entry) (redirect.Policy, bool) {
 	r, ok := l.redirects(e)
-	return spec.Redirects(r), ok
+	return redirect.Policy(r), ok
 }
 
 // urlItems reads a list of mappings, each read by read, which reports
@@ -114,12 +115,12 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-func (l *loader) mqtt(e entry) *spec.MQTT {
+func (l *loader) mqtt(e entry) *notify.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
 		return nil
 	}
-	m := &spec.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
+	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
 	var seen brokerKeys
 	for _, f := range entries {
 		if l.brokerKey(m, f, &seen) {
@@ -181,7 +182,7 @@ func (l *loader) instance(e entry) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if !spec.ValidInstance(s) {
+	if !notify.ValidInstance(s) {
 		l.errorf(e.value, e.path, "want a name of 1 to 64 letters, digits, '.', '_' or '-', like nas, got %q", s)
 		return "", false
 	}

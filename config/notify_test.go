@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
+	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 func TestParseNotifyMergesDefaultsAndCircuits(t *testing.T) {
@@ -45,13 +46,13 @@ circuits:
 		t.Errorf("history keep = %s", c.HistoryKeep)
 	}
 	def := c.Notify("unnamed")
-	want := spec.Rules{
+	want := notify.Rules{
 		After: 10 * time.Minute, ProbeFailed: 3,
-		Webhooks: []spec.Webhook{
-			{URL: "https://ntfy.sh/home-alerts", Format: spec.Ntfy},
-			{URL: "http://gotify.lan/message", Format: spec.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}, Redirects: spec.RedirectsAny},
+		Webhooks: []notify.Webhook{
+			{URL: "https://ntfy.sh/home-alerts", Format: notify.Ntfy},
+			{URL: "http://gotify.lan/message", Format: notify.Gotify, Headers: map[string]string{"X-Gotify-Key": "g-secret"}, Redirects: redirect.Any},
 		},
-		MQTT: &spec.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas.lan"},
+		MQTT: &notify.MQTT{Broker: "tcp://127.0.0.1:1883", Username: "fb", Password: "g-secret", Prefix: "fusebox", Discovery: "homeassistant", Instance: "nas.lan"},
 	}
 	if !reflect.DeepEqual(def, want) {
 		t.Errorf("defaults' rules = %+v, want %+v", def, want)
@@ -62,7 +63,7 @@ circuits:
 	b := c.Notify("bridge")
 	want.After = 0
 	want.OnOpen = []string{"/usr/local/bin/bridge-down", "--loud"}
-	want.Heartbeats = []spec.Heartbeat{{URL: "https://hc-ping.com/uuid", Kind: spec.Healthchecks}, {URL: "http://kuma.lan/api/push/abc", Kind: spec.UptimeKuma, Redirects: spec.RedirectsNone}}
+	want.Heartbeats = []notify.Heartbeat{{URL: "https://hc-ping.com/uuid", Kind: notify.Healthchecks}, {URL: "http://kuma.lan/api/push/abc", Kind: notify.UptimeKuma, Redirects: redirect.None}}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("bridge's rules = %+v, want %+v", b, want)
 	}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // referenceEnv is what testdata/reference.yaml needs.
@@ -65,14 +66,14 @@ func TestParseReference(t *testing.T) {
 	owm := defaults
 	owm.Retry.Attempts = 2
 	owm.Retry.Timeout = 5 * time.Second // from http.timeout
-	wantOWM := &spec.Endpoint{
+	wantOWM := &httpcall.Endpoint{
 		Name:    "openweather",
 		URL:     "https://api.openweathermap.org/data/2.5/weather?q=Berlin&appid=owm-key-123",
 		Method:  "GET",
 		Headers: map[string]string{"Authorization": "Bearer ha-token-456"},
 		Body:    "...",
-		RetryOn: spec.RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true, Codes: []int{502}},
-		Expect:  spec.Expect{Status: []int{200}, JQ: ".main.temp != null"},
+		RetryOn: httpcall.RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true, Codes: []int{502}},
+		Expect:  httpcall.Expect{Status: []int{200}, JQ: ".main.temp != null"},
 		Extract: ".main.temp",
 		MaxBody: 10 << 20,
 		Fresh:   10 * time.Minute,
@@ -87,11 +88,11 @@ func TestParseReference(t *testing.T) {
 	if wttr.Headers["X-Token"] != "wttr-789" || !slices.Equal(wttr.Secrets, []string{"wttr-789"}) {
 		t.Errorf("wttr: headers %v secrets %v", wttr.Headers, wttr.Secrets)
 	}
-	if wttr.Method != "GET" || !reflect.DeepEqual(wttr.RetryOn, spec.DefaultRetryOn()) || wttr.MaxBody != spec.DefaultMaxBody {
+	if wttr.Method != "GET" || !reflect.DeepEqual(wttr.RetryOn, httpcall.DefaultRetryOn()) || wttr.MaxBody != httpcall.DefaultMaxBody {
 		t.Errorf("wttr defaults: %+v", wttr)
 	}
 
-	wantChain := &spec.Chain{Name: "weather", Endpoints: []string{"openweather", "wttr"}, Fresh: 10 * time.Minute, Stale: 6 * time.Hour, Deadline: 20 * time.Second}
+	wantChain := &httpcall.Chain{Name: "weather", Endpoints: []string{"openweather", "wttr"}, Fresh: 10 * time.Minute, Stale: 6 * time.Hour, Deadline: 20 * time.Second}
 	if !reflect.DeepEqual(c.Chains["weather"], wantChain) {
 		t.Errorf("chain:\n got %+v\nwant %+v", c.Chains["weather"], wantChain)
 	}
@@ -207,10 +208,10 @@ circuits:
       retry_on: [429, timeout, 503, 503]
 `, func(t *testing.T, c *Config) {
 			a, b := c.Circuits["a"].Endpoint, c.Circuits["b"].Endpoint
-			if a.Method != "POST" || !reflect.DeepEqual(a.RetryOn, spec.RetryOn{}) || !a.RetryUnsafe || !a.TripOn4xx || a.MaxBody != 512000 || a.Redirects != spec.RedirectsAny {
+			if a.Method != "POST" || !reflect.DeepEqual(a.RetryOn, httpcall.RetryOn{}) || !a.RetryUnsafe || !a.TripOn4xx || a.MaxBody != 512000 || a.Redirects != redirect.Any {
 				t.Errorf("a: %+v", a)
 			}
-			if want := (spec.RetryOn{Timeout: true, TooManyRequests: true, Codes: []int{503}}); !reflect.DeepEqual(b.RetryOn, want) || b.MaxBody != 1024 || b.Redirects != "" {
+			if want := (httpcall.RetryOn{Timeout: true, TooManyRequests: true, Codes: []int{503}}); !reflect.DeepEqual(b.RetryOn, want) || b.MaxBody != 1024 || b.Redirects != "" {
 				t.Errorf("b: %+v", b)
 			}
 		}},
@@ -260,7 +261,7 @@ circuits:
       headers: *auth
 `, func(t *testing.T, c *Config) {
 			b := c.Circuits["b"].Endpoint
-			if b.URL != "https://api/b" || b.Headers["Authorization"] != "Bearer tok" || !reflect.DeepEqual(b.RetryOn, spec.RetryOn{Connect: true}) {
+			if b.URL != "https://api/b" || b.Headers["Authorization"] != "Bearer tok" || !reflect.DeepEqual(b.RetryOn, httpcall.RetryOn{Connect: true}) {
 				t.Errorf("b: %+v", b)
 			}
 			if c.Policy("b").Retry.Attempts != 0 {

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // keyRefs maps the policy keys set in one place (defaults: or a circuit),

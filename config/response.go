@@ -1,14 +1,15 @@
 package config
 
 import (
-	"github.com/fusebox-hq/fusebox/spec"
 	"github.com/itchyny/gojq"
+
+	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // expect reads what a good response looks like: status codes and a jq
 // condition.
-func (l *loader) expect(e entry) spec.Expect {
-	var x spec.Expect
+func (l *loader) expect(e entry) httpcall.Expect {
+	var x httpcall.Expect
 	entries, _ := l.mapping(e.value, e.path)
 	for _, f := range entries {
 		switch f.name {

@@ -14,9 +14,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestSchemaFileIsCurrent(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -37,12 +39,12 @@ func TestParseDuration(t *testing.T) {
 		{"106751d1000h", 0, "invalid duration"},
 	}
 	for _, tt := range tests {
-		got, err := ParseDuration(tt.in)
+		got, err := fusebox.ParseDuration(tt.in)
 		switch {
 		case tt.err == "" && (err != nil || got != tt.want):
-			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			t.Errorf("fusebox.ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-			t.Errorf("ParseDuration(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.err)
+			t.Errorf("fusebox.ParseDuration(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.err)
 		}
 	}
 }

@@ -4,35 +4,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
+	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
-
-// Watch is a circuit's health: mqtt: block: fusebox serve subscribes to
-// Topic on Broker and judges each message with the jq condition Up,
-// opening the circuit when it is false and closing it when it is true.
-type Watch struct {
-	Circuit string
-	Topic   string
-	Up      string // a jq condition; a message that is not JSON is read as a JSON string
-	// Settle is how long a new verdict must hold before it is applied
-	// (settle:, default DefaultSettle; 0 applies each at once): a topic
-	// that flaps faster changes nothing until it stops.
-	Settle time.Duration
-	// Broker is the top-level mqtt: block, as the notify: mqtt: of a
-	// circuit that names the same broker and credentials has it (so that
-	// the daemon holds one connection), else with notify's defaults.
-	Broker spec.MQTT
-	Policy fusebox.Policy // the circuit's: how long a down verdict opens it (open_max)
-	Source Source         // where up: is set
-}
-
-// DefaultSettle is a watch's settle: when it sets none: long enough that a
-// publisher flapping a topic opens and closes nothing, short enough that
-// a bridge going offline skips the next cron run.
-const DefaultSettle = 2 * time.Second
 
 // brokerKeys says which of topMQTTBlock's keys a block set.
 type brokerKeys struct{ broker, username, password bool }
@@ -40,7 +15,7 @@ type brokerKeys struct{ broker, username, password bool }
 // brokerKey reads f into m when it is one of topMQTTBlock's keys, those the
 // top-level mqtt: block and a notify: mqtt: block share, noting it in seen;
 // it reports whether it was.
-func (l *loader) brokerKey(m *spec.MQTT, f entry, seen *brokerKeys) bool {
+func (l *loader) brokerKey(m *notify.MQTT, f entry, seen *brokerKeys) bool {
 	switch f.name {
 	case "broker":
 		set(&m.Broker)(l.broker(f))
@@ -59,12 +34,12 @@ func (l *loader) brokerKey(m *spec.MQTT, f entry, seen *brokerKeys) bool {
 
 // topMQTT reads the top-level mqtt: block: the broker notifications and
 // health watches share unless they name their own.
-func (l *loader) topMQTT(e entry) *spec.MQTT {
+func (l *loader) topMQTT(e entry) *notify.MQTT {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
 		return nil
 	}
-	m := &spec.MQTT{}
+	m := &notify.MQTT{}
 	var seen brokerKeys
 	for _, f := range entries {
 		if !l.brokerKey(m, f, &seen) {
@@ -80,9 +55,9 @@ func (l *loader) topMQTT(e entry) *spec.MQTT {
 
 // circuitHealth reads a circuit's health: block, whose one form is mqtt: (an
 // endpoint's HTTP health check is its http: block's health:).
-func (l *loader) circuitHealth(e entry, circuit string) *Watch {
+func (l *loader) circuitHealth(e entry, circuit string) *mqtt.Watch {
 	entries, _ := l.mapping(e.value, e.path)
-	var w *Watch
+	var w *mqtt.Watch
 	for _, f := range entries {
 		switch f.name {
 		case "mqtt":
@@ -96,12 +71,12 @@ func (l *loader) circuitHealth(e entry, circuit string) *Watch {
 	return w
 }
 
-func (l *loader) watch(e entry, circuit string) *Watch {
+func (l *loader) watch(e entry, circuit string) *mqtt.Watch {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
 		return nil
 	}
-	w := &Watch{Circuit: circuit, Settle: DefaultSettle}
+	w := &mqtt.Watch{Circuit: circuit, Settle: mqtt.DefaultSettle}
 	hasTopic, hasUp, good := false, false, true
 	for _, f := range entries {
 		switch f.name {
@@ -115,7 +90,8 @@ func (l *loader) watch(e entry, circuit string) *Watch {
 				ok = false
 			}
 			w.Up, hasUp, good = s, true, good && ok
-			w.Source = l.sources(keyRefs{"up": f})["up"]
+			src := l.sources(keyRefs{"up": f})["up"]
+			l.watchUp = &src
 		case "settle":
 			d, ok := l.duration(f.value, f.path)
 			w.Settle, good = d, good && ok
@@ -150,7 +126,7 @@ func (l *loader) watchTopic(e entry) (string, bool) {
 // top-level mqtt: block: the broker, and the username and password unless
 // it sets its own or names another broker. It reports whether m has a
 // broker.
-func (l *loader) inheritMQTT(m *spec.MQTT, seen brokerKeys) bool {
+func (l *loader) inheritMQTT(m *notify.MQTT, seen brokerKeys) bool {
 	b := l.mqttBase
 	if b == nil {
 		return seen.broker
@@ -177,8 +153,8 @@ func watchBrokers(c *Config) {
 	if c.MQTT == nil {
 		return
 	}
-	broker := spec.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox", Discovery: "homeassistant"}
-	rules := []spec.Rules{c.DefaultNotify}
+	broker := notify.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox", Discovery: "homeassistant"}
+	rules := []notify.Rules{c.DefaultNotify}
 	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
 		rules = append(rules, c.Circuits[name].Notify)
 	}
@@ -197,11 +173,11 @@ func watchBrokers(c *Config) {
 }
 
 // Watches returns the circuits' health watches, sorted by circuit.
-func (c *Config) Watches() []Watch {
+func (c *Config) Watches() []mqtt.Watch {
 	if c == nil {
 		return nil
 	}
-	var out []Watch
+	var out []mqtt.Watch
 	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
 		if w := c.Circuits[name].Watch; w != nil {
 			out = append(out, *w)
@@ -211,7 +187,7 @@ func (c *Config) Watches() []Watch {
 }
 
 // Watch returns the named circuit's health watch, nil when it has none.
-func (c *Config) Watch(name string) *Watch {
+func (c *Config) Watch(name string) *mqtt.Watch {
 	if c == nil || c.Circuits[name] == nil {
 		return nil
 	}

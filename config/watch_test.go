@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 func TestParseMQTTHealthSharesTheTopLevelBroker(t *testing.T) {
@@ -42,11 +43,11 @@ circuits:
 	if w.Circuit != "zigbee" || w.Topic != "zigbee2mqtt/bridge/state" || w.Up != `.state == "online"` || w.Broker != inherited {
 		t.Errorf("watch = %+v, want zigbee's topic and up on the notify connection %+v", w, inherited)
 	}
-	if w.Settle != DefaultSettle {
-		t.Errorf("settle = %s, want the default %s", w.Settle, DefaultSettle)
+	if w.Settle != mqtt.DefaultSettle {
+		t.Errorf("settle = %s, want the default %s", w.Settle, mqtt.DefaultSettle)
 	}
-	if w.Source.Line != 8 || w.Source.Key != "circuits.zigbee.health.mqtt.up" {
-		t.Errorf("watch source = %+v, want line 8", w.Source)
+	if src, ok := c.PolicySource("zigbee", "health.mqtt.up"); !ok || src.Line != 8 || src.Key != "circuits.zigbee.health.mqtt.up" {
+		t.Errorf("watch source = %+v, %v; want line 8", src, ok)
 	}
 	if !reflect.DeepEqual(c.Secrets, []string{"s3cret"}) {
 		t.Errorf("secrets = %q, want the top-level password", c.Secrets)

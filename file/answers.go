@@ -8,7 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 )
 
 // SaveAnswer replaces answers/KEY.json. The rename makes it atomic, so it

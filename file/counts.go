@@ -12,8 +12,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/fusebox-hq/fusebox"
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // A circuit's counters live in .counts/NAME.counts: four 64-bit words in the

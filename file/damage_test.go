@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/file"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
 )
 
 var damaged = []struct {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/file"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 

@@ -13,8 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 const (

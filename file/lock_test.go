@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
-	"golang.org/x/sys/unix"
 )
 
 // holdLock takes the flock on path the way another process would, and

@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/fusebox-hq/fusebox"
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // Load returns the circuit's state from DIR/NAME.json without a lock: one

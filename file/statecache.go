@@ -4,8 +4,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/fusebox-hq/fusebox"
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox"
 )
 
 // A Store keeps the State it last read or wrote of each circuit, decoded,

@@ -35,7 +35,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 )
 
 var (

@@ -150,7 +150,7 @@ func TestAClockSteppedBackDuringAnOutageEndsIt(t *testing.T) {
 		},
 		"redis": func(t *testing.T) fusebox.Admin {
 			// Generous timeouts: the machine is shared and slow; the budget
-			// is tested in failopen.
+			// is tested in statestore.
 			s, err := redis.Open(redistest.Start(t).URL(), redis.WithTimeouts(2*time.Second, 2*time.Second))
 			if err != nil {
 				t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 )
 
 // Sources of a Result answered from the stored response rather than by an
@@ -56,7 +56,7 @@ type CallOptions struct {
 
 	// BeforeRequest, when set, runs before every attempt's request, on the
 	// goroutine of Call: fusebox call watches for signals only from there
-	// on (command.LazyInterrupt), so a call that every open circuit or a
+	// on (runner.LazyInterrupt), so a call that every open circuit or a
 	// stored answer ends first pays nothing for them. In a chain with a
 	// Hedge it runs on the goroutine of each endpoint's attempts, so it
 	// must be safe for concurrent use there.

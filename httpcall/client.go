@@ -23,8 +23,9 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/redact"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // Client calls the endpoints and chains it was made with. It is safe for
@@ -308,7 +309,7 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 	} else {
 		ep.parsed = u
 	}
-	if ep.Redirects != "" && !slices.Contains(RedirectPolicies, ep.Redirects) {
+	if ep.Redirects != "" && !slices.Contains(redirect.Policies, ep.Redirects) {
 		bad("redirects %q: want one of %s", e.Redirects, joinPolicies())
 	}
 	if !validMethod(ep.Method) {

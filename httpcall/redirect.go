@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox/internal/redirect"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // checkRedirect is ep's http.Client.CheckRedirect: it follows a hop only as
@@ -21,8 +21,8 @@ func (ep *endpoint) refusedRedirect(resp *http.Response, redact func(string) str
 }
 
 func joinPolicies() string {
-	s := make([]string, len(RedirectPolicies))
-	for k, p := range RedirectPolicies {
+	s := make([]string, len(redirect.Policies))
+	for k, p := range redirect.Policies {
 		s[k] = string(p)
 	}
 	return strings.Join(s, ", ")

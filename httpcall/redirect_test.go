@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/mem"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // seen is what a server was sent.
@@ -52,7 +53,7 @@ const secretKey = "k3y-CANARY-0123"
 func TestRedirectsNeverCarrySecretsToAnotherHost(t *testing.T) {
 	tests := []struct {
 		name      string
-		redirects httpcall.Redirects
+		redirects redirect.Policy
 		to        string // where api.test/start redirects
 		wantBody  string // "" when the call must fail
 		wantEvil  int    // requests evil.test must get
@@ -61,14 +62,14 @@ func TestRedirectsNeverCarrySecretsToAnotherHost(t *testing.T) {
 	}{
 		{"default: a hop to another host is not followed", "", "http://evil.test/steal", "", 0, 1,
 			"status 302: redirect to http://evil.test/steal not followed (redirects: same-host)"},
-		{"same-host: a hop to another port of the same host is not followed", httpcall.RedirectsSameHost, "http://api.test:81/steal", "", 0, 1,
+		{"same-host: a hop to another port of the same host is not followed", redirect.SameHost, "http://api.test:81/steal", "", 0, 1,
 			"redirect to http://api.test:81/steal not followed"},
-		{"same-host: a hop to https on the same host is not followed", httpcall.RedirectsSameHost, "https://api.test/steal", "", 0, 1,
+		{"same-host: a hop to https on the same host is not followed", redirect.SameHost, "https://api.test/steal", "", 0, 1,
 			"redirect to https://api.test/steal not followed"},
 		{"default: a hop within the host is followed, headers kept", "", "/next", "api next", 0, 2, ""},
-		{"none: not even a hop within the host", httpcall.RedirectsNone, "/next", "", 0, 1,
+		{"none: not even a hop within the host", redirect.None, "/next", "", 0, 1,
 			"redirect to http://api.test/next not followed (redirects: none)"},
-		{"any: followed to another host, without the configured headers", httpcall.RedirectsAny, "http://evil.test/steal", "evil", 1, 1, ""},
+		{"any: followed to another host, without the configured headers", redirect.Any, "http://evil.test/steal", "evil", 1, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

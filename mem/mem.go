@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 )
 
 var (

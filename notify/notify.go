@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/spec"
 )
 
 // Kind is what a Message announces.
@@ -106,51 +105,6 @@ func round(d time.Duration) time.Duration {
 	}
 	return d.Round(100 * time.Millisecond)
 }
-
-// The notification rules and their parts are the plain specs config
-// produces (package spec); notify and notify/mqtt act on them.
-type (
-	Rules         = spec.Rules
-	MQTT          = spec.MQTT
-	Webhook       = spec.Webhook
-	Format        = spec.Format
-	Heartbeat     = spec.Heartbeat
-	HeartbeatKind = spec.HeartbeatKind
-	Redirects     = spec.Redirects
-)
-
-// DefaultTimeout bounds a message's delivery when Rules.Timeout is zero.
-const DefaultTimeout = spec.DefaultTimeout
-
-// The webhook formats (spec.Format).
-const (
-	JSON          = spec.JSON
-	Ntfy          = spec.Ntfy
-	Gotify        = spec.Gotify
-	HomeAssistant = spec.HomeAssistant
-)
-
-// The heartbeat kinds (spec.HeartbeatKind).
-const (
-	Healthchecks = spec.Healthchecks
-	UptimeKuma   = spec.UptimeKuma
-)
-
-// The redirect policies (spec.Redirects).
-const (
-	RedirectsSameHost = spec.RedirectsSameHost
-	RedirectsNone     = spec.RedirectsNone
-	RedirectsAny      = spec.RedirectsAny
-)
-
-// Formats and HeartbeatKinds list the values, for config errors.
-var (
-	Formats        = spec.Formats
-	HeartbeatKinds = spec.HeartbeatKinds
-)
-
-// ValidInstance reports whether s can be an MQTT.Instance (spec.ValidInstance).
-func ValidInstance(s string) bool { return spec.ValidInstance(s) }
 
 // believable is the earliest time an outage's start is taken for: a clock
 // that says year 1 or 1970 tells no duration (history ignores such times too).

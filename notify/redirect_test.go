@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox/notify"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 const hookKey = "h00k-CANARY-key"
@@ -36,16 +37,16 @@ func redirector(t *testing.T, where func(r *http.Request) string) *receiver {
 func TestWebhookRedirectsFollowTheEndpointsPolicy(t *testing.T) {
 	tests := []struct {
 		name        string
-		redirects   notify.Redirects
+		redirects   redirect.Policy
 		offOrigin   bool // the redirect points at the other server
 		wantOther   int  // requests the other server must get
 		wantFirst   int  // requests the first must get
 		wantFailure string
 	}{
 		{"default: a hop to another server is not followed", "", true, 0, 1, "redirect to http://127.0.0.1:"},
-		{"none: not even a hop within the host", notify.RedirectsNone, false, 0, 1, "(redirects: none)"},
+		{"none: not even a hop within the host", redirect.None, false, 0, 1, "(redirects: none)"},
 		{"default: a hop within the host is followed, headers kept", "", false, 0, 2, ""},
-		{"any: followed to the other server, without the configured header", notify.RedirectsAny, true, 1, 1, ""},
+		{"any: followed to the other server, without the configured header", redirect.Any, true, 1, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

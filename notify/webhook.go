@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/internal/redirect"
+	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // WebhookBody is the JSON object of the json and homeassistant formats.
@@ -74,7 +74,7 @@ func (w *webhookSink) Send(ctx context.Context, _ fusebox.Event, m *Message) err
 
 // send sends req with client under the redirect policy p (headers being
 // the configured ones) and wants a 2xx.
-func send(client *http.Client, req *http.Request, p Redirects, headers map[string]string) error {
+func send(client *http.Client, req *http.Request, p redirect.Policy, headers map[string]string) error {
 	hc := *client
 	hc.CheckRedirect = redirect.Check(p, headers)
 	resp, err := hc.Do(req)

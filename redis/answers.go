@@ -12,7 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 )
 
 // SaveAnswer replaces the key's answer, with the store's TTL. The last

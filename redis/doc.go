@@ -58,7 +58,7 @@
 // on 2 cores at a load average of 60, about 1 in 100 missed a 2s bound.
 // Answered tells the errors of a Redis that answered (a per-record problem)
 // from those of one that is unavailable. Falling back to the local replica
-// when Redis is unavailable is package failopen's job, not this package's.
+// when Redis is unavailable is package statestore's job, not this package's.
 //
 // # Damaged keys
 //

@@ -15,7 +15,7 @@ import (
 // changed, the time (Unix ms, the writer's clock) of the latest state write
 // by any host. Every read returns both, in the script that reads the state:
 // a host that knew another id, or one, knows the data it saw is gone, and
-// how recent the last change it saw anywhere was (package failopen decides
+// how recent the last change it saw anywhere was (package statestore decides
 // what of its replica to restore from that).
 
 // epoch is a dataset's epoch as a read found it.

@@ -33,7 +33,7 @@ var prefixes atomic.Int64
 func open(t *testing.T, srv *redistest.Server, opts ...redis.Option) *redis.Store {
 	t.Helper()
 	opts = append([]redis.Option{redis.WithPrefix("t" + strconv.FormatInt(prefixes.Add(1), 10) + ":"),
-		// Generous: the machine is shared and slow; the budget is tested in failopen.
+		// Generous: the machine is shared and slow; the budget is tested in statestore.
 		redis.WithTimeouts(2*time.Second, 2*time.Second)}, opts...)
 	s, err := redis.Open(srv.URL(), opts...)
 	if err != nil {

@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
+	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -58,7 +57,7 @@ func (s *Server) handleTrip(w http.ResponseWriter, r *http.Request) {
 	var d time.Duration
 	if v := r.URL.Query().Get("for"); v != "" {
 		var err error
-		if d, err = config.ParseDuration(v); err != nil || d <= 0 {
+		if d, err = fusebox.ParseDuration(v); err != nil || d <= 0 {
 			refuse(w, http.StatusBadRequest, "for: want a duration like 10m")
 			return
 		}

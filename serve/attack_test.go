@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
@@ -65,7 +64,7 @@ func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
 			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED")
 		}
 	})
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("a", "http://"+addr+"/a"),
 		endpoint("b", "http://"+addr+"/b"),
 	}}, serve.Options{})
@@ -94,7 +93,7 @@ func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
 // written.
 func TestARefusedRequestIsAnsweredAndClosedWithoutItsBody(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassBody = true })}},
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassBody = true })}},
 		serve.Options{Token: "s3cret", ReadTimeout: time.Hour})
 	for _, size := range []int{100000, 300000, 1000000} {
 		c := dialDaemon(t, d)
@@ -147,7 +146,7 @@ func firstLine(b []byte) string {
 func TestSlowBodiesDoNotStarveOtherCallers(t *testing.T) {
 	u := newUpstream(t, "u")
 	const maxConns = 8
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
 		e.PassBody = true
 		e.Method = "POST"
 	})}}, serve.Options{Token: "s3cret", MaxConns: maxConns, ReadHeaderTimeout: 100 * time.Millisecond, ReadTimeout: 100 * time.Millisecond})
@@ -191,7 +190,7 @@ func TestCallersThatNeverReadShareOneAnswer(t *testing.T) {
 		<-release
 		w.Write(body)
 	})
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("big", up, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("big", up, func(e *httpcall.Endpoint) {
 		e.MaxBody = 2 * size
 		slowMachine(e)
 	})}}, serve.Options{WriteTimeout: time.Hour})
@@ -228,7 +227,7 @@ func TestAnAnswerIsWrittenUnderAWriteDeadline(t *testing.T) {
 	const size = 32 << 20
 	body := bytes.Repeat([]byte("x"), size)
 	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) { w.Write(body) })
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("big", up, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("big", up, func(e *httpcall.Endpoint) {
 		e.MaxBody = 2 * size
 		slowMachine(e)
 	})}}, serve.Options{WriteTimeout: 100 * time.Millisecond})
@@ -275,7 +274,7 @@ func slowMachine(e *httpcall.Endpoint) {
 // first as soon as it is served.
 func TestPipelinedRequestsAreAnsweredInOrder(t *testing.T) {
 	a, b := newUpstream(t, "a"), newUpstream(t, "b")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("a", a.URL), endpoint("b", b.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("a", a.URL), endpoint("b", b.URL)}}, serve.Options{})
 	c := dialDaemon(t, d)
 	fmt.Fprintf(c, "GET /call/a HTTP/1.1\r\nHost: %[1]s\r\n\r\nGET /call/b HTTP/1.1\r\nHost: %[1]s\r\n\r\n", d.addr)
 	br := bufio.NewReader(c)
@@ -300,7 +299,7 @@ func TestPipelinedRequestsAreAnsweredInOrder(t *testing.T) {
 func TestACallThatSendsAPostUpstreamNeedsAPost(t *testing.T) {
 	g := newGate(t)
 	g.open()
-	d := start(t, config.Targets{
+	d := start(t, serve.Targets{
 		Endpoints: []*httpcall.Endpoint{endpoint("hook", g.URL, func(e *httpcall.Endpoint) {
 			e.Method = "POST"
 			e.Headers = map[string]string{"Authorization": "Bearer upstream-secret"}
@@ -348,7 +347,7 @@ func TestACallFromAnotherSiteIsRefusedAndNoCORSGrantIsRelayed(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"temp":21.5}`))
 	})
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up, func(e *httpcall.Endpoint) {
 		e.Headers = map[string]string{"Authorization": "Bearer upstream-secret"}
 	})}}, serve.Options{})
 	browser := func(site, origin string) func(*http.Request) {
@@ -406,7 +405,7 @@ func TestACallFromAnotherSiteIsRefusedAndNoCORSGrantIsRelayed(t *testing.T) {
 func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
 	g := newGate(t)
 	g.open()
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("ha", g.URL+"/api?appid=mine", func(e *httpcall.Endpoint) { e.AllowSubpath, e.PassQuery = true, true }),
 		endpoint("owm", g.URL+"/data?app_id=mine", func(e *httpcall.Endpoint) { e.PassQuery = true }),
 	}}, serve.Options{})

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -23,7 +22,7 @@ import (
 // than the wall time.
 func BenchmarkCallThroughTheDaemon(b *testing.B) {
 	u := newUpstream(b, "u")
-	d := start(b, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassQuery = true })}}, serve.Options{})
+	d := start(b, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassQuery = true })}}, serve.Options{})
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}
@@ -63,7 +62,7 @@ func BenchmarkDaemonOwnWork(b *testing.B) {
 		return &http.Response{StatusCode: 200, ProtoMajor: 1, ProtoMinor: 1, Request: r, ContentLength: int64(len(body)),
 			Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
 	})
-	d := start(b, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", "http://upstream.test/", func(e *httpcall.Endpoint) { e.PassQuery = true })}},
+	d := start(b, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", "http://upstream.test/", func(e *httpcall.Endpoint) { e.PassQuery = true })}},
 		serve.Options{ClientOptions: []httpcall.Option{httpcall.WithTransport(up)}})
 	h := d.Handler()
 	b.ReportAllocs()

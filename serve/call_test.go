@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
@@ -45,7 +44,7 @@ func newUpstream(t testing.TB, name string) *upstream {
 func TestChainFallsBackThroughTheDaemon(t *testing.T) {
 	primary, backup := newUpstream(t, "primary"), newUpstream(t, "backup")
 	primary.down.Store(true)
-	d := start(t, config.Targets{
+	d := start(t, serve.Targets{
 		Endpoints: []*httpcall.Endpoint{endpoint("primary", primary.URL), endpoint("backup", backup.URL)},
 		Chains:    []*httpcall.Chain{{Name: "weather", Endpoints: []string{"primary", "backup"}}},
 	}, serve.Options{})
@@ -81,7 +80,7 @@ func TestEverythingOpenIs503WithRetryAfter(t *testing.T) {
 	a, b := newUpstream(t, "a"), newUpstream(t, "b")
 	a.down.Store(true)
 	b.down.Store(true)
-	d := start(t, config.Targets{
+	d := start(t, serve.Targets{
 		Endpoints: []*httpcall.Endpoint{endpoint("a", a.URL), endpoint("b", b.URL, func(e *httpcall.Endpoint) {
 			e.Policy.Breaker.OpenFor = 10 * time.Minute
 		})},
@@ -118,7 +117,7 @@ func TestEverythingOpenIs503WithRetryAfter(t *testing.T) {
 
 func TestUnknownNameIs404AndNothingIsCalled(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
 	if r := d.get(t, "/call/u/extra"); r.code != http.StatusForbidden || !strings.Contains(r.body, "allow_subpath") {
 		t.Errorf("a subpath the endpoint does not allow: %d %s", r.code, r.body)
 	}
@@ -134,7 +133,7 @@ func TestUnknownNameIs404AndNothingIsCalled(t *testing.T) {
 
 func TestExtractionAnswersAsJSON(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("temp", u.URL, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("temp", u.URL, func(e *httpcall.Endpoint) {
 		e.Extract = ".temp"
 	})}}, serve.Options{})
 	r := d.get(t, "/call/temp")
@@ -149,7 +148,7 @@ func TestExtractionAnswersAsJSON(t *testing.T) {
 func TestStaleAnswerSaysItsAge(t *testing.T) {
 	u := newUpstream(t, "u")
 	clk := testenv.NewClock(fusebox.WallClock{}.Now())
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
 		e.Stale = time.Hour
 	})}}, serve.Options{Clock: clk})
 	if r := d.get(t, "/call/u"); r.code != 200 {
@@ -171,7 +170,7 @@ func TestStaleAnswerSaysItsAge(t *testing.T) {
 
 func TestTripAndResetOverTheAPI(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
 	if r := d.do(t, "POST", "/api/circuits/u/trip?for=10m"); r.code != 200 || r.json(t)["state"] != "forced_open" {
 		t.Fatalf("trip: %d %s", r.code, r.body)
 	}

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -31,7 +30,7 @@ func TestCallsReuseUpstreamConnections(t *testing.T) {
 	}
 	up.Start()
 	t.Cleanup(up.Close)
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("u", up.URL, func(e *httpcall.Endpoint) { e.PassQuery = true }),
 	}}, serve.Options{})
 

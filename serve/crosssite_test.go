@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
@@ -33,7 +32,7 @@ func TestACrossSitePageCannotReadACall(t *testing.T) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		w.Write([]byte(`{"secret":"the upstream's answer"}`))
 	})
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up)}}, serve.Options{})
 	page := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<!doctype html><title>waiting</title><script>

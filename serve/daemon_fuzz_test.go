@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -50,7 +49,7 @@ func FuzzDaemon(f *testing.F) {
 		io.Copy(io.Discard, r.Body)
 		w.Write([]byte("ok"))
 	})
-	d := start(f, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("ha", up+"/base?key=mine", func(e *httpcall.Endpoint) {
+	d := start(f, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("ha", up+"/base?key=mine", func(e *httpcall.Endpoint) {
 		e.AllowSubpath, e.PassQuery, e.PassBody = true, true, true
 	})}}, serve.Options{ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second})
 

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -33,7 +32,7 @@ func TestContentEncodingThroughTheDaemon(t *testing.T) {
 	u := httptest.NewServer(up)
 	t.Cleanup(u.Close)
 	asksGzip := func(e *httpcall.Endpoint) { e.Headers = map[string]string{"Accept-Encoding": "gzip"} }
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("gz", u.URL, asksGzip),
 		endpoint("br", u.URL+"?ce=br"),
 	}}, serve.Options{})

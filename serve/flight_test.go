@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -61,7 +60,7 @@ func (g *gate) open() { close(g.release) }
 
 func TestCallersAtTheSameMomentShareOneUpstreamCall(t *testing.T) {
 	g := newGate(t)
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("slow", g.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("slow", g.URL)}}, serve.Options{})
 	const n = 8
 	var wg sync.WaitGroup
 	replies := make([]reply, n)
@@ -95,7 +94,7 @@ func TestCallersAtTheSameMomentShareOneUpstreamCall(t *testing.T) {
 
 func TestPostsAreNotShared(t *testing.T) {
 	g := newGate(t)
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("hook", g.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("hook", g.URL)}}, serve.Options{})
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() { d.do(t, "POST", "/call/hook") })
@@ -109,7 +108,7 @@ func TestPostsAreNotShared(t *testing.T) {
 
 func TestMaxInFlightAgainstAHangingUpstream(t *testing.T) {
 	g := newGate(t)
-	d := start(t, config.Targets{
+	d := start(t, serve.Targets{
 		Endpoints: []*httpcall.Endpoint{
 			endpoint("hang", g.URL, func(e *httpcall.Endpoint) { e.MaxInFlight = 2; e.Method = "POST" }),
 			endpoint("other", newUpstream(t, "other").URL),
@@ -159,7 +158,7 @@ func TestRequestPartsPassOnlyWhereAllowed(t *testing.T) {
 	g := newGate(t)
 	g.open()
 	allow := func(e *httpcall.Endpoint) { e.AllowSubpath, e.PassQuery, e.PassBody = true, true, true }
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("ha", g.URL+"/api?token=cfg", allow, func(e *httpcall.Endpoint) { e.Method = "POST" }),
 		endpoint("ha-get", g.URL+"/api", allow),
 		endpoint("closed", g.URL+"/fixed?a=1", func(e *httpcall.Endpoint) { e.Method = "POST" }),

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
@@ -170,7 +169,7 @@ func floodChild(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	srv, err := serve.New(config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", upstream)}}, serve.Options{
+	srv, err := serve.New(serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", upstream)}}, serve.Options{
 		Listen: ln.Addr().String(), Token: "s3cret", Store: store, ReadHeaderTimeout: time.Second, ReadTimeout: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
@@ -201,7 +200,7 @@ func TestAConnectionCapAboveTheOpenFileLimitIsLowered(t *testing.T) {
 	defer store.Close()
 	var logged testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
-	srv, err := serve.New(config.Targets{}, serve.Options{Store: store, Logger: log, MaxConns: 1 << 30})
+	srv, err := serve.New(serve.Targets{}, serve.Options{Store: store, Logger: log, MaxConns: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +210,7 @@ func TestAConnectionCapAboveTheOpenFileLimitIsLowered(t *testing.T) {
 	if w := logged.Lines("level=WARN", "open-file limit"); len(w) != 1 {
 		t.Errorf("want one WARN saying so, got %q", logged.String())
 	}
-	def, err := serve.New(config.Targets{}, serve.Options{Store: store, Logger: log})
+	def, err := serve.New(serve.Targets{}, serve.Options{Store: store, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

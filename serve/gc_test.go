@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -26,7 +25,7 @@ func gcSettings() (percent int, limit int64) {
 func TestServingLeavesTheGCAlone(t *testing.T) {
 	percent, limit := gcSettings()
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
 	if r := d.get(t, "/call/u"); r.code != 200 { // Serve is serving
 		t.Fatalf("call: %d %s", r.code, r.body)
 	}
@@ -45,7 +44,7 @@ func TestJQGarbageUnderTheDaemonsGCIsNotTakenForGrowth(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	ballast := make([]byte, 64<<20)
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
 		e.Extract = `reduce range(30000) as $i (0; . + ("x" * 10000 | length))` // 300 MB made, none kept
 		e.Policy.Retry.Attempts = 1
 		e.Policy.Retry.Timeout = 30 * time.Second
@@ -63,7 +62,7 @@ func TestJQGarbageUnderTheDaemonsGCIsNotTakenForGrowth(t *testing.T) {
 // answered. A reload keeps the same bound.
 func TestTheDaemonsJQProgramsShareOneBound(t *testing.T) {
 	u := newUpstream(t, "u")
-	targets := config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
+	targets := serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
 		e.PassQuery = true
 		e.Extract = `.from * 1000 | length`
 		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net for a busy machine

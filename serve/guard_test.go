@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
 func TestNoOpenProxy(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
 	upHost := strings.TrimPrefix(u.URL, "http://")
 	cases := []struct{ name, target string }{
 		{"absolute-form URL of the upstream", "http://" + upHost + "/"},
@@ -62,7 +61,7 @@ func TestNoOpenProxy(t *testing.T) {
 
 func TestHostHeaderMustNameTheDaemon(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{Hosts: []string{"nas.lan"}})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{Hosts: []string{"nas.lan"}})
 	_, port, _ := net.SplitHostPort(d.addr)
 	for host, want := range map[string]int{
 		d.addr:                 200,
@@ -85,24 +84,24 @@ func TestHostHeaderMustNameTheDaemon(t *testing.T) {
 }
 
 func TestTokenIsRequiredOffLoopback(t *testing.T) {
-	_, err := serve.New(config.Targets{}, serve.Options{Listen: "0.0.0.0:8417", Store: nil})
+	_, err := serve.New(serve.Targets{}, serve.Options{Listen: "0.0.0.0:8417", Store: nil})
 	if err == nil {
 		t.Fatal("no store accepted")
 	}
 	dir := t.TempDir()
-	d := startIn(t, dir, config.Targets{}, serve.Options{})
-	_, err = serve.New(config.Targets{}, serve.Options{Listen: "0.0.0.0:8417", Store: d.store})
+	d := startIn(t, dir, serve.Targets{}, serve.Options{})
+	_, err = serve.New(serve.Targets{}, serve.Options{Listen: "0.0.0.0:8417", Store: d.store})
 	if !errors.Is(err, serve.ErrNeedToken) {
 		t.Fatalf("0.0.0.0 without a token: %v, want ErrNeedToken", err)
 	}
-	if _, err := serve.New(config.Targets{}, serve.Options{Listen: "192.168.1.5:8417", Store: d.store, Token: "s3cret"}); err != nil {
+	if _, err := serve.New(serve.Targets{}, serve.Options{Listen: "192.168.1.5:8417", Store: d.store, Token: "s3cret"}); err != nil {
 		t.Fatalf("with a token: %v", err)
 	}
 }
 
 func TestTokenIsCheckedOnEveryRequest(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{Token: "s3cret-token"})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{Token: "s3cret-token"})
 	for name, c := range map[string]struct {
 		header, value string
 		want          int
@@ -133,7 +132,7 @@ func TestTokenIsCheckedOnEveryRequest(t *testing.T) {
 
 func TestCrossOriginPostIsRefused(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{})
 	r := d.do(t, "POST", "/api/circuits/u/trip", func(r *http.Request) {
 		r.Header.Set("Sec-Fetch-Site", "cross-site")
 		r.Header.Set("Origin", "https://evil.example")
@@ -147,7 +146,7 @@ func TestCrossOriginPostIsRefused(t *testing.T) {
 }
 
 func TestSlowClientIsTimedOut(t *testing.T) {
-	d := start(t, config.Targets{}, serve.Options{ReadHeaderTimeout: 50 * time.Millisecond})
+	d := start(t, serve.Targets{}, serve.Options{ReadHeaderTimeout: 50 * time.Millisecond})
 	c, err := net.Dial("tcp", d.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +170,7 @@ func TestSlowClientIsTimedOut(t *testing.T) {
 
 func TestRequestBodyTooLarge(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{MaxRequestBody: 1024})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{MaxRequestBody: 1024})
 	big := strings.Repeat("x", 4096)
 	r := d.do(t, "POST", "/call/u", func(r *http.Request) {
 		r.Body = io.NopCloser(strings.NewReader(big))

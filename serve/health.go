@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -21,7 +20,7 @@ type healthCheck struct {
 // probe is made with: the same name, so the same circuit and its probe
 // lease; one attempt; the health path and expect when given; no stored
 // answers.
-func probes(t config.Targets) ([]*httpcall.Endpoint, []healthCheck) {
+func probes(t Targets) ([]*httpcall.Endpoint, []healthCheck) {
 	var eps []*httpcall.Endpoint
 	var checks []healthCheck
 	for _, ep := range t.Endpoints {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
@@ -82,7 +81,7 @@ func withHealth(path string) func(*httpcall.Endpoint) {
 func TestHealthCheckClosesACircuitWithoutAnyCaller(t *testing.T) {
 	svc := newService(t, nil)
 	clk := testenv.NewClock(fusebox.WallClock{}.Now())
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data?key=1", withHealth("/health")),
 	}}, serve.Options{Clock: clk})
 
@@ -116,7 +115,7 @@ func TestHealthCheckClosesACircuitWithoutAnyCaller(t *testing.T) {
 func TestHealthCheckOfTheEndpointItself(t *testing.T) {
 	svc := newService(t, nil)
 	clk := testenv.NewClock(fusebox.WallClock{}.Now())
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data", func(e *httpcall.Endpoint) {
 			e.Health = &httpcall.Health{Interval: 5 * time.Millisecond}
 		}),
@@ -136,7 +135,7 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 	hold := make(chan struct{})
 	svc := newService(t, hold)
 	clk := testenv.NewClock(fusebox.WallClock{}.Now())
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data", withHealth("/health")),
 	}}, serve.Options{Clock: clk})
 	svc.down.Store(true)
@@ -172,13 +171,13 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 func TestHealthChecksFollowAReload(t *testing.T) {
 	svc := newService(t, nil)
 	clk := testenv.NewClock(fusebox.WallClock{}.Now())
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data")}}, serve.Options{Clock: clk})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data")}}, serve.Options{Clock: clk})
 	svc.down.Store(true)
 	d.get(t, "/call/api")
 	svc.down.Store(false)
 	clk.Advance(61 * time.Second)
 	// No health check configured: half-open, and nobody probes.
-	if err := d.Reload(config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data", withHealth("/health"))}}); err != nil {
+	if err := d.Reload(serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data", withHealth("/health"))}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the reloaded health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
@@ -190,7 +189,7 @@ func TestHealthChecksFollowAReload(t *testing.T) {
 func TestHealthCheckClosesACircuitBeforeItsOpenPeriodEnds(t *testing.T) {
 	svc := newService(t, nil)
 	clk := testenv.NewClock(fusebox.WallClock{}.Now())
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
 		endpoint("api", svc.URL+"/data", withHealth("/health")),
 	}}, serve.Options{Clock: clk})
 	svc.down.Store(true)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -31,7 +30,7 @@ func TestHedgedChainThroughTheDaemon(t *testing.T) {
 		e.Policy.Retry.Timeout = time.Hour
 		e.Policy.Retry.Deadline = 2 * time.Hour
 	}
-	d := start(t, config.Targets{
+	d := start(t, serve.Targets{
 		Endpoints: []*httpcall.Endpoint{endpoint("primary", primary.URL, patient), endpoint("secondary", secondary.URL, patient)},
 		Chains:    []*httpcall.Chain{{Name: "c", Endpoints: []string{"primary", "secondary"}, Hedge: time.Millisecond}},
 	}, serve.Options{})

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -29,7 +28,7 @@ func TestAnswerDropsTheUpstreamsHopHeaders(t *testing.T) {
 		return &http.Response{StatusCode: 200, ProtoMajor: 1, ProtoMinor: 1, Request: r, ContentLength: int64(len(body)),
 			Header: h, Body: io.NopCloser(bytes.NewReader(body))}, nil
 	})
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", "http://upstream.test/")}},
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", "http://upstream.test/")}},
 		serve.Options{ClientOptions: []httpcall.Option{httpcall.WithTransport(up)}})
 	r := httptest.NewRequest(http.MethodGet, "/call/u", nil)
 	r.Host = d.addr

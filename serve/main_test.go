@@ -15,7 +15,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
@@ -59,13 +58,13 @@ type daemon struct {
 
 // start serves targets from a file store in a fresh dir (or dir, when given
 // in o.Store's place by startIn) until the test ends.
-func start(t testing.TB, targets config.Targets, o serve.Options) *daemon {
+func start(t testing.TB, targets serve.Targets, o serve.Options) *daemon {
 	t.Helper()
 	dir := t.TempDir()
 	return startIn(t, dir, targets, o)
 }
 
-func startIn(t testing.TB, dir string, targets config.Targets, o serve.Options) *daemon {
+func startIn(t testing.TB, dir string, targets serve.Targets, o serve.Options) *daemon {
 	t.Helper()
 	store, err := file.Open(dir)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/metrics"
+	"github.com/fusebox-hq/fusebox/statestore"
 )
 
 // durationBuckets are the bounds, in seconds, of fusebox_call_duration_seconds.
@@ -128,7 +128,7 @@ func (s *Server) stored(ctx context.Context) []*metrics.Family {
 	rows, err := s.Snapshot(ctx)
 	// Down, not Reason: a Redis store standing in with the host's replica
 	// is not up.
-	up := err == nil && failopen.Down(s.o.Store) == nil
+	up := err == nil && statestore.Down(s.o.Store) == nil
 	fams := metrics.Circuits(rows, up)
 	if !up {
 		return fams

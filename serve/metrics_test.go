@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
@@ -75,7 +74,7 @@ next:
 func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 	primary, backup := newUpstream(t, "primary"), newUpstream(t, "backup")
 	primary.down.Store(true)
-	d := start(t, config.Targets{
+	d := start(t, serve.Targets{
 		Endpoints: []*httpcall.Endpoint{endpoint("primary", primary.URL), endpoint("backup", backup.URL)},
 		Chains:    []*httpcall.Chain{{Name: "weather", Endpoints: []string{"primary", "backup"}}},
 	}, serve.Options{})
@@ -89,7 +88,7 @@ func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 	cron := fusebox.New(cli, fusebox.WithPolicy(fastPolicy()))
 	// Two failed attempts open it (fastPolicy); the next run is skipped.
 	_ = cron.Do(context.Background(), "nas-backup", func(context.Context) error {
-		return &fusebox.Failure{Err: errors.New("exit status 3"), Cause: fusebox.CauseExit} // as package command fails
+		return &fusebox.Failure{Err: errors.New("exit status 3"), Cause: fusebox.CauseExit} // as package runner fails
 	})
 	_ = cron.Do(context.Background(), "nas-backup", func(context.Context) error { return nil }) // skipped: open
 
@@ -154,7 +153,7 @@ func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 
 func TestMetricsCountStaleAnswers(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.Stale = 1 << 62 })}}, serve.Options{})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.Stale = 1 << 62 })}}, serve.Options{})
 	d.get(t, "/call/u")
 	u.down.Store(true)
 	if r := d.get(t, "/call/u"); r.header.Get(serve.HeaderSource) != "stale" {

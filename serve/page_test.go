@@ -5,14 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
 func TestStatusPageIsServedFromTheBinaryWithATightPolicy(t *testing.T) {
 	u := newUpstream(t, "u")
-	d := start(t, config.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{Token: "tok"})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{Token: "tok"})
 	for path, ctype := range map[string]string{"/": "text/html", "/app.js": "text/javascript", "/style.css": "text/css"} {
 		r := d.get(t, path) // no token: the page's own files hold no data
 		if r.code != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), ctype) {

@@ -14,12 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/status"
-	"golang.org/x/net/netutil"
 )
 
 // Defaults of Options' zero fields.
@@ -77,7 +78,7 @@ type Options struct {
 	// Subscribe has fn hear every message of a health: mqtt: watch's
 	// topic, retained ones at each connection included, until stop; it is
 	// required when the targets hold a watch. fn must be quick.
-	Subscribe func(w config.Watch, fn func(payload []byte)) (stop func(), err error)
+	Subscribe func(w mqtt.Watch, fn func(payload []byte)) (stop func(), err error)
 }
 
 // Server is the daemon. It is safe for concurrent use; Reload may be called
@@ -103,7 +104,7 @@ type Server struct {
 // replaced whole on Reload, so a request sees one config throughout.
 type world struct {
 	client  *httpcall.Client
-	targets config.Targets
+	targets Targets
 	catalog status.Catalog
 	longest time.Duration     // the longest deadline of any endpoint or chain
 	limits  map[string]int    // max_in_flight by endpoint
@@ -122,7 +123,7 @@ func (w *world) endpointsOf(name string) []string {
 }
 
 // New returns a Server for targets, refusing an unsafe listen address.
-func New(targets config.Targets, o Options) (*Server, error) {
+func New(targets Targets, o Options) (*Server, error) {
 	if o.Store == nil {
 		return nil, errors.New("serve: no store")
 	}
@@ -189,7 +190,7 @@ func New(targets config.Targets, o Options) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) build(t config.Targets) (*world, error) {
+func (s *Server) build(t Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
 		httpcall.WithSyncListener(s.counters.listen), httpcall.WithTransport(s.transport), httpcall.WithJQMemory(s.jqMemory),
@@ -248,7 +249,7 @@ func (s *Server) build(t config.Targets) (*world, error) {
 // Reload replaces the endpoints and chains served. When targets are bad the
 // old ones stay and the error says why. Calls already running finish with
 // the config they started with.
-func (s *Server) Reload(targets config.Targets) error {
+func (s *Server) Reload(targets Targets) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
 	w, err := s.build(targets)

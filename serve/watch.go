@@ -6,18 +6,18 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 // watch is one circuit's health: mqtt: block, its condition compiled.
 type watch struct {
-	cfg    config.Watch
+	cfg    mqtt.Watch
 	up     *httpcall.Condition
 	policy fusebox.BreakerPolicy
 }
 
-func compileWatches(ws []config.Watch) ([]watch, error) {
+func compileWatches(ws []mqtt.Watch) ([]watch, error) {
 	var out []watch
 	for _, w := range ws {
 		up, err := httpcall.CompileCondition(w.Up)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/failopen"
+	"github.com/fusebox-hq/fusebox/statestore"
 )
 
 // nameArg accepts exactly one valid circuit name.
@@ -151,7 +151,7 @@ itself, at most once an hour, so there is rarely a need to run it.`,
 				return fmt.Errorf("gc: %w", err)
 			}
 			where := "" // the store named; said only when it was not the one used
-			if f, ok := store.(*failopen.Fallback); ok && f.OnLocal() {
+			if f, ok := store.(*statestore.Fallback); ok && f.OnLocal() {
 				where = " in the local replica " + a.localDir() + " (the shared state store is unreachable)"
 			}
 			fmt.Fprintf(a.stdout, "removed %d circuit(s), %d answer(s), %d event(s)%s\n", len(r.Circuits), len(r.Answers), r.Events, where)

@@ -12,11 +12,11 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
-	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/logging"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/redis"
+	"github.com/fusebox-hq/fusebox/statestore"
 	"github.com/fusebox-hq/fusebox/sysclock"
 )
 
@@ -172,16 +172,16 @@ func (a *app) stateShown(cfg *config.Config) string {
 	return state
 }
 
-// openStore opens the state store, failing open (see package failopen).
+// openStore opens the state store, failing open (see package statestore).
 func (a *app) openStore(cfg *config.Config) fusebox.Admin {
-	o := failopen.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
+	o := statestore.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
 	if redis.IsURL(o.Dir) {
 		o.LocalDir = a.localDir()
 	}
 	if cfg != nil {
 		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep
 	}
-	return failopen.Open(o)
+	return statestore.Open(o)
 }
 
 // circuits returns the breakers of a command, kept in store.

@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/command"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/runner"
 )
 
 type callOptions struct {
@@ -93,7 +93,7 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	if err != nil {
 		return err
 	}
-	targets, err := callTargets(cfg, o)
+	endpoints, chains, err := callTargets(cfg, o)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	defer store.Close()
 	n := a.newNotifier(cfg, store)
 	logger, held := a.logger, (*heldLog)(nil)
-	if hasFallback(targets, o.name) && !a.logger.Enabled(ctx, slog.LevelInfo) {
+	if hasFallback(endpoints, chains, o.name) && !a.logger.Enabled(ctx, slog.LevelInfo) {
 		// Without -v, which shows every line as it comes: an endpoint's
 		// transitions behind an answered fallback are not this call's news.
 		logger, held = holdTransitions(a.logger)
@@ -110,7 +110,7 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 	if n != nil {
 		opts = append(opts, httpcall.WithListener(n.sender.Listen))
 	}
-	client, err := httpcall.New(store, targets.Endpoints, targets.Chains, opts...)
+	client, err := httpcall.New(store, endpoints, chains, opts...)
 	if err != nil {
 		return &configError{err: err}
 	}
@@ -125,13 +125,13 @@ func runCall(ctx context.Context, a *app, o *callOptions) error {
 
 // hasFallback reports whether name is a chain, or an endpoint with stale:,
 // whose call something else may answer when an endpoint fails.
-func hasFallback(t config.Targets, name string) bool {
-	for _, ch := range t.Chains {
+func hasFallback(endpoints []*httpcall.Endpoint, chains []*httpcall.Chain, name string) bool {
+	for _, ch := range chains {
 		if ch.Name == name {
 			return true
 		}
 	}
-	for _, ep := range t.Endpoints {
+	for _, ep := range endpoints {
 		if ep.Name == name {
 			return ep.Stale > 0
 		}
@@ -145,7 +145,7 @@ func hasFallback(t config.Targets, name string) bool {
 func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions, held *heldLog) error {
 	// Signals matter once a request is made (or a probe lease held for
 	// it): a call every open circuit skips installs no handler.
-	ctx, sig, arm, stop := command.LazyInterrupt(ctx)
+	ctx, sig, arm, stop := runner.LazyInterrupt(ctx)
 	if !a.exits {
 		// Stopping costs a round trip with the runtime's signal thread for
 		// each signal: a process that exits next keeps watching to the end.
@@ -156,7 +156,7 @@ func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions,
 		held.release(err != nil)
 	}
 	if s, ok := sig(); ok {
-		return &command.Interrupted{Signal: s}
+		return &runner.Interrupted{Signal: s}
 	}
 	if o.asJSON && res != nil {
 		env, jerr := res.Envelope()
@@ -189,31 +189,31 @@ func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions,
 
 // callTargets returns the endpoints and chains a call may use: those of the
 // config, with policy flags applied, or the ad-hoc --url endpoint.
-func callTargets(cfg *config.Config, o *callOptions) (config.Targets, error) {
+func callTargets(cfg *config.Config, o *callOptions) ([]*httpcall.Endpoint, []*httpcall.Chain, error) {
 	if o.url != "" {
 		u, err := url.Parse(o.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return config.Targets{}, usageErrorf("--url: want an http:// or https:// URL, got %q", o.url)
+			return nil, nil, usageErrorf("--url: want an http:// or https:// URL, got %q", o.url)
 		}
 		policy := o.policy.apply(cfg.Policy(o.name))
 		if err := o.policy.validate(policy); err != nil {
-			return config.Targets{}, err
+			return nil, nil, err
 		}
 		ep := &httpcall.Endpoint{
 			Name: o.name, URL: o.url, Method: "GET", RetryOn: httpcall.DefaultRetryOn(),
 			MaxBody: httpcall.DefaultMaxBody, Policy: policy,
 		}
-		return config.Targets{Endpoints: []*httpcall.Endpoint{ep}}, nil
+		return []*httpcall.Endpoint{ep}, nil, nil
 	}
 	if err := cfg.Callable(o.name); err != nil {
-		return config.Targets{}, &usageError{msg: err.Error()}
+		return nil, nil, &usageError{msg: err.Error()}
 	}
-	t := cfg.Targets()
-	for _, ep := range t.Endpoints {
+	endpoints, chains := cfg.Callables()
+	for _, ep := range endpoints {
 		ep.Policy = o.policy.apply(ep.Policy)
 		if err := o.policy.validate(ep.Policy); err != nil {
-			return config.Targets{}, err
+			return nil, nil, err
 		}
 	}
-	return t, nil
+	return endpoints, chains, nil
 }

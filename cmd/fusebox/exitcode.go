@@ -7,23 +7,23 @@ import (
 	"syscall"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/command"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/runner"
 )
 
 // Exit statuses. They are an interface: scripts test them, so they never
 // change once documented (README "Exit status").
 const (
 	exitOK          = 0
-	exitUnavailable = 69                   // call: every endpoint failed (EX_UNAVAILABLE)
-	exitTimeout     = command.ExitTimeout  // run: the last attempt hit --timeout, as timeout(1)
-	exitNotExec     = command.ExitNotExec  // run: the command cannot be executed
-	exitNotFound    = command.ExitNotFound // run: the command was not found
-	exitUsage       = 64                   // bad flags or arguments (EX_USAGE)
-	exitOpen        = 75                   // the circuit is open; nothing was run (EX_TEMPFAIL)
-	exitConfig      = 78                   // the config is invalid (EX_CONFIG)
-	exitInterrupted = 128                  // + the signal number: 129 SIGHUP, 130 SIGINT, 131 SIGQUIT, 141 SIGPIPE, 143 SIGTERM
+	exitUnavailable = 69                  // call: every endpoint failed (EX_UNAVAILABLE)
+	exitTimeout     = runner.ExitTimeout  // run: the last attempt hit --timeout, as timeout(1)
+	exitNotExec     = runner.ExitNotExec  // run: the command cannot be executed
+	exitNotFound    = runner.ExitNotFound // run: the command was not found
+	exitUsage       = 64                  // bad flags or arguments (EX_USAGE)
+	exitOpen        = 75                  // the circuit is open; nothing was run (EX_TEMPFAIL)
+	exitConfig      = 78                  // the config is invalid (EX_CONFIG)
+	exitInterrupted = 128                 // + the signal number: 129 SIGHUP, 130 SIGINT, 131 SIGQUIT, 141 SIGPIPE, 143 SIGTERM
 )
 
 // usageError is a mistake in the command line.
@@ -60,8 +60,8 @@ func exitCode(err error) (code int, print bool) {
 		ce  *config.Error
 		cfe *configError
 		se  *skipError
-		ie  *command.Interrupted
-		ae  *command.ExitError
+		ie  *runner.Interrupted
+		ae  *runner.ExitError
 		cle *httpcall.CallError
 	)
 	switch {

@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/command"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/runner"
 )
 
 // TestExitCodes: every status README "Exit status" and fusebox --help
 // document, from the errors that produce it, bare and wrapped as the
 // commands return them; and whether main still prints the error.
 func TestExitCodes(t *testing.T) {
-	// exhausted is how command.Run returns a failed call: Do's error around
+	// exhausted is how runner.Run returns a failed call: Do's error around
 	// the last attempt's.
 	exhausted := func(err error) error {
 		return &fusebox.ExhaustedError{Name: "x", Attempts: 3, Stop: fusebox.StopAttempts,
@@ -34,14 +34,14 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"success", nil, 0, false},
 
-		{"run: the command's own status", exhausted(&command.ExitError{Code: 3, Reason: "exit status 3"}), 3, false},
-		{"run: the command's own status, bare", &command.ExitError{Code: 3, Reason: "exit status 3"}, 3, false},
+		{"run: the command's own status", exhausted(&runner.ExitError{Code: 3, Reason: "exit status 3"}), 3, false},
+		{"run: the command's own status, bare", &runner.ExitError{Code: 3, Reason: "exit status 3"}, 3, false},
 		{"run: a permanent failure keeps the command's status",
-			exhausted(&fusebox.Failure{Err: &command.ExitError{Code: 2, Reason: "exit status 2"}, Permanent: true}), 2, false},
-		{"run: killed by a signal", exhausted(&command.ExitError{Code: 137, Reason: "killed by signal 9 (SIGKILL)"}), 137, false},
-		{"run: the last attempt hit --timeout", exhausted(&command.ExitError{Code: command.ExitTimeout, Reason: "timeout after 200ms"}), 124, false},
-		{"run: cannot be executed", exhausted(&fusebox.Failure{Err: &command.ExitError{Code: command.ExitNotExec}, Permanent: true, Neutral: true}), 126, false},
-		{"run: not found", exhausted(&fusebox.Failure{Err: &command.ExitError{Code: command.ExitNotFound}, Permanent: true, Neutral: true}), 127, false},
+			exhausted(&fusebox.Failure{Err: &runner.ExitError{Code: 2, Reason: "exit status 2"}, Permanent: true}), 2, false},
+		{"run: killed by a signal", exhausted(&runner.ExitError{Code: 137, Reason: "killed by signal 9 (SIGKILL)"}), 137, false},
+		{"run: the last attempt hit --timeout", exhausted(&runner.ExitError{Code: runner.ExitTimeout, Reason: "timeout after 200ms"}), 124, false},
+		{"run: cannot be executed", exhausted(&fusebox.Failure{Err: &runner.ExitError{Code: runner.ExitNotExec}, Permanent: true, Neutral: true}), 126, false},
+		{"run: not found", exhausted(&fusebox.Failure{Err: &runner.ExitError{Code: runner.ExitNotFound}, Permanent: true, Neutral: true}), 127, false},
 
 		{"usage error", usageErrorf("unknown command %q", "x"), 64, true},
 		{"usage error, wrapped", fmt.Errorf("parse: %w", usageErrorf("bad")), 64, true},
@@ -66,13 +66,13 @@ func TestExitCodes(t *testing.T) {
 		{"config missing", &configError{err: errors.New("open c.yaml: no such file or directory")}, 78, true},
 		{"config error, wrapped", fmt.Errorf("load: %w", &configError{err: errors.New("unreadable")}), 78, true},
 
-		{"interrupted by SIGINT", &command.Interrupted{Signal: syscall.SIGINT}, 130, false},
-		{"interrupted by SIGTERM", &command.Interrupted{Signal: syscall.SIGTERM}, 143, false},
-		{"interrupted, wrapped", fmt.Errorf("run: %w", &command.Interrupted{Signal: syscall.SIGTERM}), 143, false},
+		{"interrupted by SIGINT", &runner.Interrupted{Signal: syscall.SIGINT}, 130, false},
+		{"interrupted by SIGTERM", &runner.Interrupted{Signal: syscall.SIGTERM}, 143, false},
+		{"interrupted, wrapped", fmt.Errorf("run: %w", &runner.Interrupted{Signal: syscall.SIGTERM}), 143, false},
 		{"interrupted beats the command's status", fmt.Errorf("%w", errors.Join(
-			&command.Interrupted{Signal: syscall.SIGINT}, &command.ExitError{Code: 9})), 130, false},
+			&runner.Interrupted{Signal: syscall.SIGINT}, &runner.ExitError{Code: 9})), 130, false},
 		{"canceled counts as SIGINT", fmt.Errorf("gc: %w", context.Canceled), 130, false},
-		{"interrupted by SIGHUP", &command.Interrupted{Signal: syscall.SIGHUP}, 129, false},
+		{"interrupted by SIGHUP", &runner.Interrupted{Signal: syscall.SIGHUP}, 129, false},
 		{"stdout is a closed pipe", &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}, 141, false},
 
 		{"anything else", errors.New("gc: disk on fire"), 1, true},

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config"
-	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/statestore"
 )
 
 type explainOptions struct {
@@ -128,7 +128,7 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 	}
 	opened := a.openStore(cfg)
 	defer opened.Close()
-	if err := failopen.Reason(opened); err != nil {
+	if err := statestore.Reason(opened); err != nil {
 		return fmt.Errorf("state store: %w (a run would go on without circuit protection)", err)
 	}
 	store := readOnly{opened}
@@ -194,7 +194,8 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 		e.SkipExit = &code
 		e.Policy = append(e.Policy, skipExitSource(cfg, o, code))
 		if w := cfg.Watch(o.name); w != nil {
-			e.Watched = &watched{Topic: w.Topic, Up: w.Up, File: w.Source.File, Line: w.Source.Line}
+			src, _ := cfg.PolicySource(o.name, "health.mqtt.up")
+			e.Watched = &watched{Topic: w.Topic, Up: w.Up, File: src.File, Line: src.Line}
 		}
 	}
 	if o.json {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/history"
+	"github.com/fusebox-hq/fusebox/statestore"
 )
 
 type historyOpts struct {
@@ -69,7 +69,7 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	if err := failopen.Reason(store); err != nil {
+	if err := statestore.Reason(store); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	// Every stored event of the circuits asked for (of all, without

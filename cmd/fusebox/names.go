@@ -70,11 +70,11 @@ func completeNames(a *app, callable, many bool) cobra.CompletionFunc {
 		cfg, _ := a.loadConfig()
 		var names []string
 		if callable {
-			t := cfg.Targets()
-			for _, ep := range t.Endpoints {
+			endpoints, chains := cfg.Callables()
+			for _, ep := range endpoints {
 				names = append(names, ep.Name)
 			}
-			for _, ch := range t.Chains {
+			for _, ch := range chains {
 				names = append(names, ch.Name)
 			}
 			slices.Sort(names)

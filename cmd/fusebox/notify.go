@@ -215,7 +215,7 @@ func (d *daemonNotifier) control(srv *serve.Server) {
 
 // subscribe is serve.Options.Subscribe: a health watch's topic, on the
 // connection the daemon holds to its broker.
-func (d *daemonNotifier) subscribe(w config.Watch, fn func([]byte)) (func(), error) {
+func (d *daemonNotifier) subscribe(w mqtt.Watch, fn func([]byte)) (func(), error) {
 	return d.pool.Subscribe(w.Broker, w.Topic, fn)
 }
 

@@ -22,7 +22,7 @@ func (v durationValue) String() string {
 	return v.d.String()
 }
 func (v durationValue) Set(s string) error {
-	d, err := config.ParseDuration(s)
+	d, err := fusebox.ParseDuration(s)
 	if err != nil {
 		return err
 	}

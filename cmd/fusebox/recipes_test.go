@@ -334,7 +334,8 @@ func TestREADMEHomeAssistantCommandLineSensor(t *testing.T) {
 	}
 	chain := strings.Fields(sensor.Command)[len(strings.Fields(sensor.Command))-1]
 	var deadline time.Duration
-	for _, ch := range example.Targets().Chains {
+	_, chains := example.Callables()
+	for _, ch := range chains {
 		if ch.Name == chain {
 			deadline = ch.TotalDeadline(example.Policy)
 		}

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/failopen"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/redis"
+	"github.com/fusebox-hq/fusebox/statestore"
 )
 
 // host is one machine sharing circuits through Redis: a local state dir of
@@ -71,7 +71,7 @@ func statusOfEnv(t *testing.T, stateDir string, env []string, name string) map[s
 // availability circuit, in the local state dir, never recorded a failure.
 func (h host) neverFellBack(t *testing.T) {
 	t.Helper()
-	if b, err := os.ReadFile(filepath.Join(h.local, failopen.HealthDir, "events", "primary.jsonl")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(h.local, statestore.HealthDir, "events", "primary.jsonl")); err == nil {
 		t.Errorf("host %s found Redis unavailable and used its local replica:\n%s", h.local, b)
 	}
 }
@@ -79,7 +79,7 @@ func (h host) neverFellBack(t *testing.T) {
 // availability is the state of h's availability circuit of Redis.
 func (h host) availability(t *testing.T) string {
 	t.Helper()
-	st, _ := statusOfEnv(t, filepath.Join(h.local, failopen.HealthDir), nil, "primary")["state"].(string)
+	st, _ := statusOfEnv(t, filepath.Join(h.local, statestore.HealthDir), nil, "primary")["state"].(string)
 	return st
 }
 

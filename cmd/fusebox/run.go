@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/command"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/logging"
+	"github.com/fusebox-hq/fusebox/runner"
 )
 
 type runOptions struct {
@@ -24,7 +24,7 @@ type runOptions struct {
 	stream   bool
 	skipExit int
 	skipTold bool
-	exits    command.ExitCodes
+	exits    runner.ExitCodes
 	policy   *policyFlags
 }
 
@@ -85,7 +85,7 @@ built-in defaults and the flags given.`,
 	return cmd
 }
 
-// splitRunArgs splits what follows run's flags into NAME and the command.
+// splitRunArgs splits what follows run's flags into NAME and the runner.
 // Flags may also stand between NAME and "--" (fusebox run x --attempts 2 --
 // cmd): they are parsed into fs as if they came before NAME. Without "--",
 // or when the word after NAME is not a flag, everything after NAME is the
@@ -129,7 +129,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	cfg, err := a.loadConfig()
 	if cfe := (*configError)(nil); errors.As(err, &cfe) {
 		// fusebox never loses a call because of itself: a broken config
-		// costs the config, not the command.
+		// costs the config, not the runner.
 		logConfigFallback(a, cfe)
 		cfg, err = nil, nil
 	}
@@ -149,7 +149,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	circuits := fusebox.New(store, append(n.listener(),
 		fusebox.WithPolicy(policy), fusebox.WithClock(a.clock), fusebox.WithLogger(a.logger))...)
 
-	ctx, sig, stop := command.NotifyInterrupt(ctx)
+	ctx, sig, stop := runner.NotifyInterrupt(ctx)
 	if !a.exits {
 		// Stopping costs a round trip with the runtime's signal thread for
 		// each signal: a process that exits next keeps watching to the end.
@@ -160,7 +160,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 		// Redacting compiles the credential patterns: only for a line printed.
 		a.logger.Debug("running", "circuit", o.name, "command", strings.Join(a.redactor.Args(o.argv), " "))
 	}
-	err = command.Run(ctx, circuits, o.name, command.Spec{
+	err = runner.Run(ctx, circuits, o.name, runner.Spec{
 		Argv: o.argv, Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr,
 		Stream: o.stream, StderrLive: isTerminal(a.stderrFile), Trouble: func(err error) {
 			a.logger.Error("cannot hold the command's output; passing it through as it comes", "circuit", o.name, "err", err)

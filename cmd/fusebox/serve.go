@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -108,7 +109,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	n := a.newDaemonNotifier(cfg, store)
 	defer n.close() // on SIGTERM, after the calls in flight: their transitions are queued
-	srv, err := serve.New(cfg.Targets(), serve.Options{
+	srv, err := serve.New(targets(cfg), serve.Options{
 		Listen: net.JoinHostPort(host, port), Hosts: o.hosts, Token: token,
 		Store: store, Clock: a.clock, Logger: a.logger, Redactor: a.redactor,
 		ClientOptions: n.clientOptions(), OnCall: n.ran, Subscribe: n.subscribe,
@@ -158,12 +159,18 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 func (a *app) reloadServe(srv *serve.Server, n *daemonNotifier) {
 	cfg, err := readConfig(a.configFlag, a.getenv, a.home, "", nil)
 	if err == nil {
-		err = srv.Reload(cfg.Targets())
+		err = srv.Reload(targets(cfg))
 	}
 	if err != nil {
 		a.logger.Error("config not reloaded; still serving the old one: "+a.redactor.Secrets(err.Error()), "reload", "failed")
 		return
 	}
 	n.reload(cfg)
-	a.logger.Log(context.Background(), fusebox.LevelNotice, "config reloaded", "reload", "ok", "endpoints", len(cfg.Targets().Endpoints))
+	a.logger.Log(context.Background(), fusebox.LevelNotice, "config reloaded", "reload", "ok", "endpoints", len(targets(cfg).Endpoints))
+}
+
+// targets are what the daemon serves of cfg.
+func targets(cfg *config.Config) serve.Targets {
+	endpoints, chains := cfg.Callables()
+	return serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches()}
 }

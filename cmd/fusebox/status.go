@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/config"
-	"github.com/fusebox-hq/fusebox/failopen"
-	"github.com/fusebox-hq/fusebox/httpcall/answers"
 	"github.com/fusebox-hq/fusebox/metrics"
+	"github.com/fusebox-hq/fusebox/statestore"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -94,7 +94,7 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 	}
 	store := a.openStore(cfg)
 	defer store.Close()
-	if err := failopen.Reason(store); err != nil {
+	if err := statestore.Reason(store); err != nil {
 		return fmt.Errorf("state store: %w", err)
 	}
 	for _, n := range names {
@@ -118,7 +118,7 @@ func runStatus(ctx context.Context, a *app, o statusOpts) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(rows)
 		case "prometheus":
-			return metrics.Write(w, metrics.Circuits(rows, failopen.Down(store) == nil))
+			return metrics.Write(w, metrics.Circuits(rows, statestore.Down(store) == nil))
 		}
 		return status.WriteTable(w, rows, now.Wall)
 	}
@@ -179,12 +179,12 @@ func writeFileAtomically(path string, write func(io.Writer) error) error {
 
 // catalog says which names the config defines as endpoints and chains.
 func catalog(cfg *config.Config) status.Catalog {
-	t := cfg.Targets()
+	endpoints, chains := cfg.Callables()
 	cat := status.Catalog{Chains: map[string][]string{}}
-	for _, ep := range t.Endpoints {
+	for _, ep := range endpoints {
 		cat.Endpoints = append(cat.Endpoints, ep.Name)
 	}
-	for _, ch := range t.Chains {
+	for _, ch := range chains {
 		cat.Chains[ch.Name] = ch.Endpoints
 	}
 	return cat

@@ -1,0 +1,186 @@
+package runner
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is a started attempt: a child in its own process group, and the
+// goroutines copying its pipes. It is what os/exec's Cmd does for fusebox,
+// without the pidfd probe os.StartProcess makes at its first use in a
+// process (on Linux, a clone of a throwaway child: about a quarter of a
+// millisecond of every run). The group is signalled with kill(2) on -pid,
+// as before; pidfds would only guard the signal to the child itself.
+type proc struct {
+	pid    int
+	parent []*os.File     // fusebox's ends of the pipes: closed when the drain runs out
+	copies sync.WaitGroup // one per pipe
+	mu     sync.Mutex
+	ioErr  error // the first error copying a pipe
+}
+
+// startProc starts argv (argv[0] looked up in $PATH unless it holds a
+// slash, as exec.Command does) in a process group of its own. A nil stdin
+// reads /dev/null and a nil stdout discards; an *os.File is handed to the
+// child as it is, anything else is fed through a pipe.
+func startProc(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*proc, error) {
+	path := argv[0]
+	if filepath.Base(path) == path {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return nil, err // an *exec.Error: not found, or found only in "."
+		}
+		path = lp
+	}
+	p := &proc{}
+	var child []*os.File // the child's ends, closed once it has them
+	defer func() {
+		for _, f := range child {
+			f.Close()
+		}
+	}()
+	fail := func(err error) (*proc, error) {
+		p.closePipes()
+		p.copies.Wait()
+		return nil, err
+	}
+	in, err := p.reader(stdin, &child)
+	if err != nil {
+		return fail(err)
+	}
+	out, err := p.writer(stdout, &child)
+	if err != nil {
+		return fail(err)
+	}
+	errf, err := p.writer(stderr, &child)
+	if err != nil {
+		return fail(err)
+	}
+	attr := &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{in.Fd(), out.Fd(), errf.Fd()},
+		Sys:   procAttr(),
+	}
+	pid, err := syscall.ForkExec(path, argv, attr)
+	runtime.KeepAlive(in)
+	runtime.KeepAlive(out)
+	runtime.KeepAlive(errf)
+	if err != nil {
+		return fail(&os.PathError{Op: "fork/exec", Path: path, Err: err}) // as os.StartProcess words it
+	}
+	p.pid = pid
+	return p, nil
+}
+
+// reader is the child's stdin for r.
+func (p *proc) reader(r io.Reader, child *[]*os.File) (*os.File, error) {
+	if r == nil {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		*child = append(*child, f)
+		return f, nil
+	}
+	if f, ok := r.(*os.File); ok {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	*child = append(*child, pr)
+	p.parent = append(p.parent, pw)
+	p.copy(func() error {
+		_, err := io.Copy(pw, r)
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, fs.ErrClosed) {
+			err = nil // the command exited without reading it all
+		}
+		if cerr := pw.Close(); err == nil && !errors.Is(cerr, fs.ErrClosed) {
+			err = cerr
+		}
+		return err
+	})
+	return pr, nil
+}
+
+// writer is the child's stdout or stderr for w.
+func (p *proc) writer(w io.Writer, child *[]*os.File) (*os.File, error) {
+	if w == nil {
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		*child = append(*child, f)
+		return f, nil
+	}
+	if f, ok := w.(*os.File); ok {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	*child = append(*child, pw)
+	p.parent = append(p.parent, pr)
+	p.copy(func() error {
+		_, err := io.Copy(w, pr)
+		pr.Close() // a write error: the command gets EPIPE rather than a full pipe
+		return err
+	})
+	return pw, nil
+}
+
+func (p *proc) copy(f func() error) {
+	p.copies.Go(func() {
+		if err := f(); err != nil {
+			p.mu.Lock()
+			if p.ioErr == nil {
+				p.ioErr = err
+			}
+			p.mu.Unlock()
+		}
+	})
+}
+
+func (p *proc) closePipes() {
+	for _, f := range p.parent {
+		f.Close()
+	}
+}
+
+// wait reaps the child, then gives its pipes drain to reach EOF: a
+// background job it started may hold them open for hours, and its output
+// past drain is cut off. reaped is false when the child could not be
+// waited for (err says why); else err is the first error copying its pipes
+// (none when the drain ran out).
+func (p *proc) wait(drain time.Duration) (ws syscall.WaitStatus, reaped bool, err error) {
+	for {
+		_, err = syscall.Wait4(p.pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		err = os.NewSyscallError("wait", err)
+	}
+	reaped = err == nil
+	// Waited for here, with a timer to cut the drain short, rather than in a
+	// goroutine racing a timer: a goroutine started wakes another thread.
+	cut := time.AfterFunc(drain, p.closePipes)
+	p.copies.Wait()
+	if cut.Stop() && err == nil { // else the errors are those of the closing
+		p.mu.Lock()
+		err = p.ioErr
+		p.mu.Unlock()
+	}
+	return ws, reaped, err
+}

@@ -1,0 +1,23 @@
+package serve
+
+import (
+	"slices"
+
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/notify/mqtt"
+)
+
+// Targets are what the daemon serves: the endpoints and chains a caller may
+// call (config.Config.Callables) and the circuits whose health an MQTT topic
+// tells (config.Config.Watches).
+type Targets struct {
+	Endpoints []*httpcall.Endpoint // sorted by name
+	Chains    []*httpcall.Chain    // sorted by name
+	Watches   []mqtt.Watch         // sorted by circuit
+}
+
+// Has reports whether name is one of the endpoints or chains.
+func (t Targets) Has(name string) bool {
+	return slices.ContainsFunc(t.Endpoints, func(e *httpcall.Endpoint) bool { return e.Name == name }) ||
+		slices.ContainsFunc(t.Chains, func(c *httpcall.Chain) bool { return c.Name == name })
+}

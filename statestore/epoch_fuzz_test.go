@@ -1,0 +1,34 @@
+package statestore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The host's epoch file is read back exactly as written, and anything else
+// in its place (a person's edit, a truncated write) reads as some epoch
+// without failing: at worst one restore pass too many, or none.
+func FuzzEpochFile(f *testing.F) {
+	f.Add("3f2a9c0d1e4b5a6978877665544332211", int64(1733130000000), []byte("x 12\n"))
+	f.Add("", int64(0), []byte(""))
+	f.Add("a", int64(-1), []byte("\x00 \n\n99999999999999999999999"))
+	f.Fuzz(func(t *testing.T, id string, changed int64, raw []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, ".redis-epoch")
+		if !strings.ContainsAny(id, " \t\r\n\v\f\x85\xa0") && strings.TrimSpace(id) == id {
+			want := knownEpoch{id, changed}
+			if err := writeEpoch(path, want); err != nil {
+				t.Fatal(err)
+			}
+			if got := readEpoch(path); got != want && id != "" {
+				t.Fatalf("wrote %+v, read %+v", want, got)
+			}
+		}
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		readEpoch(path)
+	})
+}

@@ -1,0 +1,195 @@
+// Package statestore opens the state store a front end (fusebox run, call,
+// status, the daemon) works with, so that every one of them fails open the
+// same way: when the store cannot be opened, Open still returns a Store,
+// whose every method fails with the reason. fusebox.Circuits.Do then warns
+// once, naming the reason (a state dir refused as unsafe says what to
+// change), and runs the call as if its circuit were closed: fusebox itself
+// never loses a call.
+//
+// A state kept in Redis (a redis:// URL) is opened as a Fallback: while Redis
+// answers every process on every host shares its circuits, and each host
+// keeps a replica of them in its local state dir; while it does not, every
+// process of the host uses the replica, after one warning for the host, and
+// what they record is merged into Redis when it is back. The local state dir
+// then holds, beside the replica:
+//
+//	DIR/.redis-up/        the availability circuit of Redis (a state dir of its own)
+//	DIR/.redis-merged/    per circuit: the shared state last copied, and what was merged back
+//	DIR/.redis-epoch      the epoch of Redis's dataset last seen, to notice it lost its data
+package statestore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/redis"
+)
+
+// Options say where the state lives and how it is kept.
+type Options struct {
+	// Dir is the state dir (file.ResolveDir finds it), or a
+	// redis://[user:pass@]host:port/db (rediss:// for TLS) URL of a store
+	// shared across hosts; LocalDir is then the state dir a process falls
+	// back to while Redis does not answer.
+	Dir       string
+	LocalDir  string
+	Fsync     bool          // flush every state write to disk (see file.WithFsync)
+	GCAfter   time.Duration // remove circuits unused this long; 0: fusebox.DefaultGCAfter
+	EventsFor time.Duration // keep events this long; 0: fusebox.DefaultEventRetention
+	Logger    *slog.Logger  // for the store's own warnings; nil: none
+
+	Clock fusebox.Clock // times the availability circuit of Redis; nil: fusebox.WallClock
+
+	// The bound of each Redis command: to connect and to answer (0: the
+	// defaults of package redis, 2s and 5s; the URL's dial_timeout,
+	// read_timeout and write_timeout win).
+	DialTimeout, CommandTimeout time.Duration
+	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
+}
+
+// Local state dirs beside the replica (see the package doc).
+const (
+	HealthDir = ".redis-up"
+	MergedDir = ".redis-merged"
+	EpochFile = ".redis-epoch"
+)
+
+// Open opens the store o names. It never fails: a store that cannot be
+// opened is returned as Unavailable, which Reason reports.
+//
+// A Redis store comes wrapped in a Fallback to the file store in LocalDir.
+func Open(o Options) fusebox.Admin {
+	if redis.IsURL(o.Dir) {
+		return openRedis(o)
+	}
+	s, err := openFile(o, o.Dir)
+	if err != nil {
+		return Unavailable{Err: err}
+	}
+	return s
+}
+
+func openFile(o Options, dir string) (fusebox.Admin, error) {
+	opts := []file.Option{file.WithFsync(o.Fsync), file.WithRetention(o.GCAfter, o.EventsFor)}
+	if o.Logger != nil {
+		opts = append(opts, file.WithLogger(o.Logger))
+	}
+	return file.Open(dir, opts...)
+}
+
+func openRedis(o Options) fusebox.Admin {
+	opts := []redis.Option{redis.WithTTL(o.GCAfter)}
+	if o.DialTimeout > 0 || o.CommandTimeout > 0 {
+		dial, command := cmp.Or(o.DialTimeout, redis.DefaultDialTimeout), cmp.Or(o.CommandTimeout, redis.DefaultCommandTimeout)
+		opts = append(opts, redis.WithTimeouts(dial, command))
+	}
+	if o.Prefix != "" {
+		opts = append(opts, redis.WithPrefix(o.Prefix))
+	}
+	if o.Logger != nil {
+		opts = append(opts, redis.WithLogger(o.Logger))
+	}
+	local := func() (Local, error) {
+		if o.LocalDir == "" {
+			return Local{}, errors.New("no local state dir to fall back to")
+		}
+		s, err := openFile(o, o.LocalDir)
+		if err != nil {
+			return Local{}, err
+		}
+		l := Local{Store: s}
+		// Without its bookkeeping the replica still serves an outage; the
+		// availability circuit is then each process's own.
+		if m, err := openFile(o, filepath.Join(o.LocalDir, MergedDir)); err == nil {
+			l.Merged = m
+		}
+		if h, err := openFile(o, filepath.Join(o.LocalDir, HealthDir)); err == nil {
+			l.Health = h
+		}
+		l.EpochFile = filepath.Join(o.LocalDir, EpochFile)
+		return l, nil
+	}
+	primary, err := redis.Open(o.Dir, opts...)
+	if err != nil {
+		return Unavailable{Err: err}
+	}
+	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Clock: o.Clock, Answered: redis.Answered, Refused: redis.Refused})
+}
+
+// Reason returns why s is Unavailable, or nil when it is a working store: a
+// front end that only reads state (fusebox status) says so instead of
+// showing nothing.
+func Reason(s fusebox.Admin) error {
+	if u, ok := s.(Unavailable); ok {
+		return u.Err
+	}
+	return nil
+}
+
+// Down returns why s cannot be used as asked: Reason, or why a Fallback is
+// on its local replica (the shared store is unreachable); nil when s is in
+// use as asked. It is what fusebox_state_store_up reports.
+func Down(s fusebox.Admin) error {
+	if f, ok := s.(*Fallback); ok {
+		return f.Down()
+	}
+	return Reason(s)
+}
+
+var (
+	_ fusebox.Admin = Unavailable{}
+	_ answers.Store = Unavailable{}
+)
+
+// Unavailable is the Store of a state store that could not be opened: every
+// method returns Err, and Close does nothing.
+type Unavailable struct{ Err error }
+
+func (u Unavailable) Load(context.Context, string) (fusebox.State, error) {
+	return fusebox.State{}, u.Err
+}
+
+func (u Unavailable) Update(context.Context, string, func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	return fusebox.State{}, u.Err
+}
+
+func (u Unavailable) Count(context.Context, string, fusebox.Counts) error { return u.Err }
+
+func (u Unavailable) Counts(context.Context, string) (fusebox.Counts, error) {
+	return fusebox.Counts{}, u.Err
+}
+
+func (u Unavailable) Names(context.Context) ([]string, error) { return nil, u.Err }
+
+func (u Unavailable) Events(context.Context, string, time.Time) ([]fusebox.Event, error) {
+	return nil, u.Err
+}
+
+func (u Unavailable) AllEvents(context.Context, time.Time) ([]fusebox.Event, error) {
+	return nil, u.Err
+}
+
+func (u Unavailable) GC(context.Context, time.Time, time.Duration, time.Duration) (fusebox.GCReport, error) {
+	return fusebox.GCReport{}, u.Err
+}
+
+func (u Unavailable) SaveAnswer(context.Context, string, answers.Answer) error { return u.Err }
+
+func (u Unavailable) LoadAnswer(context.Context, string) (answers.Answer, bool, error) {
+	return answers.Answer{}, false, u.Err
+}
+
+func (u Unavailable) Exclusive(context.Context, string, func() error) error { return u.Err }
+
+func (u Unavailable) SpendBudget(context.Context, string, fusebox.RetryBudget, time.Time, bool) (fusebox.BudgetSpend, error) {
+	return fusebox.BudgetSpend{}, u.Err
+}
+
+func (u Unavailable) Close() error { return nil }
