@@ -32,12 +32,14 @@ func (p publisher) press(t testing.TB, topic, payload string) {
 	}
 }
 
-// discovered reads the retained discovery config at topic.
-func discovered(t *testing.T, addr, topic string) map[string]any {
+// discovered waits for the discovery config at topic, as sub hears it:
+// the daemon announces its circuits one after another, so one circuit's
+// phase is no sign that another's entities are out yet.
+func discovered(t *testing.T, sub *testenv.MQTTSubscriber, topic string) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal([]byte(testenv.Retained(t, addr, topic)), &m); err != nil {
-		t.Fatalf("discovery at %s: %v (none published?)", topic, err)
+	if err := json.Unmarshal(sub.Wait(t, topic, "").Payload, &m); err != nil {
+		t.Fatalf("discovery at %s: %v", topic, err)
 	}
 	return m
 }
@@ -89,18 +91,19 @@ circuits:
 	}
 	t.Cleanup(func() { store.Close() })
 	sub := testenv.Subscribe(t, addr, "fusebox/#")
+	hass := testenv.Subscribe(t, addr, "homeassistant/#")
 	d := startServe(t, state, filepath.Join(dir, "config.yaml"))
 
 	// At start: the entities, and the phase as it is.
 	sub.Wait(t, "fusebox/bridge/phase", "open")
-	reset := discovered(t, addr, "homeassistant/button/fusebox_test/circuit_bridge_reset/config")
-	trip := discovered(t, addr, "homeassistant/button/fusebox_test/circuit_plug_trip/config")
-	sensor := discovered(t, addr, "homeassistant/sensor/fusebox_test/circuit_bridge/config")
+	reset := discovered(t, hass, "homeassistant/button/fusebox_test/circuit_bridge_reset/config")
+	trip := discovered(t, hass, "homeassistant/button/fusebox_test/circuit_plug_trip/config")
+	sensor := discovered(t, hass, "homeassistant/sensor/fusebox_test/circuit_bridge/config")
 	if sensor["state_topic"] != "fusebox/bridge/phase" || sensor["json_attributes_topic"] != "fusebox/bridge/phase/attributes" {
 		t.Errorf("the sensor reads %v and %v", sensor["state_topic"], sensor["json_attributes_topic"])
 	}
 	var attrs map[string]any
-	json.Unmarshal([]byte(testenv.Retained(t, addr, "fusebox/bridge/phase/attributes")), &attrs)
+	json.Unmarshal(sub.Wait(t, "fusebox/bridge/phase/attributes", "").Payload, &attrs)
 	if attrs["failures"] != 1.0 || attrs["last_failure"] == nil || attrs["open_until"] == nil || attrs["reason"] == nil {
 		t.Errorf("the open circuit's attributes: %v", attrs)
 	}
