@@ -113,17 +113,23 @@ func runConcurrently(t *testing.T, n, circuits int) {
 	for c := range circuits {
 		name := circuit(c)
 		// What the processes' exits say they recorded: a timed-out
-		// attempt (124) is a failure too; one that gave up on the store
-		// recorded nothing.
-		var wantOK, wantFailed uint64
+		// attempt (124) is a failure too. One that gave up on the store
+		// recorded no event; its failure is counted all the same when it
+		// gave up on the lock after its command ran, as a failure is
+		// counted before the lock is taken (a count without its event,
+		// never an event without its count).
+		var wantOK, wantFailed, mayHaveCounted uint64
 		for i := range n {
-			if circuit(i) != name || unrecorded[i] {
+			if circuit(i) != name {
 				continue
 			}
-			switch exits[i] {
-			case 0:
+			switch {
+			case unrecorded[i] && (exits[i] == 3 || exits[i] == 124):
+				mayHaveCounted++
+			case unrecorded[i]:
+			case exits[i] == 0:
 				wantOK++
-			case 3, 124:
+			case exits[i] == 3 || exits[i] == 124:
 				wantFailed++
 			}
 		}
@@ -131,9 +137,9 @@ func runConcurrently(t *testing.T, n, circuits int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Successes != wantOK || c.Failures != wantFailed {
-			t.Errorf("%s: %d successes and %d failures counted, where the processes' exits recorded %d and %d: lost updates",
-				name, c.Successes, c.Failures, wantOK, wantFailed)
+		if c.Successes != wantOK || c.Failures < wantFailed || c.Failures > wantFailed+mayHaveCounted {
+			t.Errorf("%s: %d successes and %d failures counted, where the processes' exits recorded %d and %d (and %d more failures that may be counted): lost updates",
+				name, c.Successes, c.Failures, wantOK, wantFailed, mayHaveCounted)
 		}
 		events, err := decodeEvents(filepath.Join(state, "events", name+".jsonl"))
 		if err != nil {
