@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	cfgexplain "github.com/fusebox-hq/fusebox/config/explain"
 )
 
 func TestExplainSaysWhyARunWouldSkip(t *testing.T) {
@@ -69,14 +71,14 @@ chains:
 
 	// Flags as the run would take them; --json for scripts.
 	p = explain("bridge", "--attempts", "5", "--skip-exit", "70", "--json")
-	var e explanation
+	var e cfgexplain.Explanation
 	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
 		t.Fatalf("--json: %v\n%s", err, p.stdout)
 	}
 	if e.Action != "skip" || e.Phase != "open" || e.Until == nil || *e.SkipExit != 70 || !strings.Contains(e.Why, "bridge offline") {
 		t.Errorf("--json: %+v", e)
 	}
-	got := map[string]policyValue{}
+	got := map[string]cfgexplain.PolicyValue{}
 	for _, v := range e.Policy {
 		got[v.Key] = v
 	}
@@ -152,7 +154,7 @@ func TestExplainShowsALearnedOpenPeriod(t *testing.T) {
 		t.Fatalf("the probe: exit %d %s", p.code, p.stderr)
 	}
 	p = inprocEnv(t, state, env, "explain", "bridge", "--json")
-	var e explanation
+	var e cfgexplain.Explanation
 	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
 		t.Fatal(err)
 	}

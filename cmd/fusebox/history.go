@@ -11,7 +11,6 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/history"
-	"github.com/fusebox-hq/fusebox/statestore"
 )
 
 type historyOpts struct {
@@ -63,15 +62,11 @@ prints the numbers.`,
 }
 
 func runHistory(ctx context.Context, a *app, o historyOpts) error {
-	cfg, err := a.loadConfig()
+	cfg, store, err := a.readState("")
 	if err != nil {
 		return err
 	}
-	store := a.openStore(cfg)
 	defer store.Close()
-	if err := statestore.Reason(store); err != nil {
-		return fmt.Errorf("state store: %w", err)
-	}
 	// Every stored event of the circuits asked for (of all, without
 	// names): an outage may have begun before --since.
 	var events []fusebox.Event

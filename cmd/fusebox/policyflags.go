@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,7 +160,7 @@ func (v *budgetValue) String() string {
 	case v.off:
 		return "off"
 	}
-	return fmtFloat(v.percent*100) + "%"
+	return strconv.FormatFloat(v.percent*100, 'f', -1, 64) + "%"
 }
 
 func (v *budgetValue) Set(s string) error {

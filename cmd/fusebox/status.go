@@ -88,15 +88,11 @@ type statusOpts struct {
 
 func runStatus(ctx context.Context, a *app, o statusOpts) error {
 	names := o.names
-	cfg, err := a.loadConfig()
+	cfg, store, err := a.readState("")
 	if err != nil {
 		return err
 	}
-	store := a.openStore(cfg)
 	defer store.Close()
-	if err := statestore.Reason(store); err != nil {
-		return fmt.Errorf("state store: %w", err)
-	}
 	for _, n := range names {
 		if err := unknownName(ctx, cfg, store, n, ""); err != nil {
 			return err
