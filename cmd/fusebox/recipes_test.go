@@ -422,9 +422,9 @@ func TestREADMEPrometheusScrapesEachFamilyOnce(t *testing.T) {
 	inproc(t, state, "run", "--attempts", "1", "--trip-after", "1", "garage", "--", "false")
 	p := inproc(t, state, "status", "--format", "prometheus")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(p.stdout))
-	if p.code != 0 || err != nil || len(fams) == 0 {
-		t.Fatalf("status --format prometheus: exit %d, %v:\n%s", p.code, err, p.stdout)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(p.Stdout))
+	if p.Code != 0 || err != nil || len(fams) == 0 {
+		t.Fatalf("status --format prometheus: exit %d, %v:\n%s", p.Code, err, p.Stdout)
 	}
 	for name := range fams {
 		if dropped("fusebox", name) {
