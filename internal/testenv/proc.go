@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,11 @@ func Run(t testing.TB, cmd *exec.Cmd) Proc {
 	p := Finished(cmd, time.Since(start))
 	p.Stdout, p.Stderr = out.String(), errb.String()
 	if err != nil && cmd.ProcessState == nil {
-		t.Fatalf("%q: %v", cmd.Args, err)
+		as := ""
+		if a := cmd.SysProcAttr; a != nil && a.Credential != nil {
+			as = fmt.Sprintf(" as uid %d", a.Credential.Uid)
+		}
+		t.Fatalf("%q%s: %v", cmd.Args, as, err)
 	}
 	return p
 }
