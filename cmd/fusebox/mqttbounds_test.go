@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,21 +21,11 @@ import (
 // kernel keeps it, so a reading after the fact sees any peak before it.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		testenv.Skip(t, "no /proc status to read the daemon's peak memory from: %v", err)
+	hwm := testenv.StatusField(pid, "VmHWM")
+	if hwm == 0 {
+		testenv.Skip(t, "no VmHWM in /proc/%d/status to read the daemon's peak memory from", pid)
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
+	return hwm
 }
 
 // A 30 MB message on a watched topic (anyone on the LAN may publish one,
