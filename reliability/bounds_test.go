@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestDamagedInputsCostLittle puts an oversized or irregular input where
@@ -86,8 +88,8 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 			write(t, filepath.Join(cfgDir, "config.yaml"), []byte(healthyConfig+"  h:\n    http: {url: 'https://x/', headers: {Authorization: !secret t}}\n"))
 		}, 0, "not a regular file (a FIFO)", false, "h"},
 	}
-	run := func(t *testing.T, in input) proc {
-		var runs []proc
+	run := func(t *testing.T, in input) testenv.Proc {
+		var runs []testenv.Proc
 		for range 3 {
 			state := filepath.Join(t.TempDir(), "state")
 			cfgDir := t.TempDir()
@@ -95,7 +97,7 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 			if in.setup != nil {
 				in.setup(t, state, cfgDir)
 			}
-			args, wantOut := runArgs(cmp.Or(in.circuit, "c"), nil, "echo", "ran"), "ran\n"
+			args, wantOut := testenv.RunArgs(cmp.Or(in.circuit, "c"), nil, "echo", "ran"), "ran\n"
 			if in.call {
 				args, wantOut = []string{"call", "w"}, "21\n"
 			}
@@ -103,31 +105,31 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() }) // a FIFO read blocks forever
-			p, err := runWatched(cmd)
+			p, err := testenv.RunWatched(cmd, nil)
 			blocked := !timer.Stop()
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.stdout, p.stderr = out.String(), errb.String()
+			p.Stdout, p.Stderr = out.String(), errb.String()
 			if blocked {
-				t.Fatalf("blocked: killed after a minute (stdout %q)\n%s", p.stdout, p.stderr)
+				t.Fatalf("blocked: killed after a minute (stdout %q)\n%s", p.Stdout, p.Stderr)
 			}
-			if p.code != in.code || in.code == 0 && p.stdout != wantOut || !strings.Contains(p.stderr, in.want) {
-				t.Fatalf("exit %d (signal %v) after %s, stdout %q; want exit %d and %q in:\n%s", p.code, p.signal, p.took, p.stdout, in.code, in.want, p.stderr)
+			if p.Code != in.code || in.code == 0 && p.Stdout != wantOut || !strings.Contains(p.Stderr, in.want) {
+				t.Fatalf("exit %d (signal %v) after %s, stdout %q; want exit %d and %q in:\n%s", p.Code, p.Signal, p.Took, p.Stdout, in.code, in.want, p.Stderr)
 			}
 			runs = append(runs, p)
 		}
-		slices.SortFunc(runs, func(a, b proc) int { return int(a.cpu - b.cpu) })
+		slices.SortFunc(runs, func(a, b testenv.Proc) int { return int(a.CPU - b.CPU) })
 		med := runs[1]
 		for _, p := range runs {
-			med.hwm = max(med.hwm, p.hwm)
+			med.HWM = max(med.HWM, p.HWM)
 		}
 		return med
 	}
 	healthy := run(t, input{name: "healthy", want: ""})
-	t.Logf("healthy run: %s of CPU in %s, peak RSS %s", healthy.cpu.Round(100*time.Microsecond), healthy.took.Round(100*time.Microsecond), mib(healthy.hwm))
+	t.Logf("healthy run: %s of CPU in %s, peak RSS %s", healthy.CPU.Round(100*time.Microsecond), healthy.Took.Round(100*time.Microsecond), mib(healthy.HWM))
 	healthyCall := run(t, input{name: "healthy call", want: "", call: true})
-	t.Logf("healthy call: %s of CPU in %s, peak RSS %s", healthyCall.cpu.Round(100*time.Microsecond), healthyCall.took.Round(100*time.Microsecond), mib(healthyCall.hwm))
+	t.Logf("healthy call: %s of CPU in %s, peak RSS %s", healthyCall.CPU.Round(100*time.Microsecond), healthyCall.Took.Round(100*time.Microsecond), mib(healthyCall.HWM))
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
 			p := run(t, in)
@@ -135,9 +137,9 @@ func TestDamagedInputsCostLittle(t *testing.T) {
 			if in.call {
 				healthy = healthyCall
 			}
-			addedRSS, addedCPU := p.hwm-healthy.hwm, p.cpu-healthy.cpu
-			t.Logf("%s: exit %d, %s of CPU (%+.1fms) in %s, peak RSS %s (%+.1f MiB)", in.name, p.code, p.cpu.Round(100*time.Microsecond),
-				float64(addedCPU)/float64(time.Millisecond), p.took.Round(100*time.Microsecond), mib(p.hwm), float64(addedRSS)/(1<<20))
+			addedRSS, addedCPU := p.HWM-healthy.HWM, p.CPU-healthy.CPU
+			t.Logf("%s: exit %d, %s of CPU (%+.1fms) in %s, peak RSS %s (%+.1f MiB)", in.name, p.Code, p.CPU.Round(100*time.Microsecond),
+				float64(addedCPU)/float64(time.Millisecond), p.Took.Round(100*time.Microsecond), mib(p.HWM), float64(addedRSS)/(1<<20))
 			// Generous bounds, far below the seconds of CPU and the
 			// gigabytes an unbounded read of a gigabyte costs.
 			if addedRSS > 8<<20 || addedCPU > 250*time.Millisecond {

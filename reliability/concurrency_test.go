@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestConcurrentProcesses starts n fusebox processes whose commands all
@@ -63,7 +64,7 @@ func runConcurrently(t *testing.T, n, circuits int) {
 		if fails(i) {
 			code = "3"
 		}
-		cmd := fbCmd(state, nil, runArgs(circuit(i), policy, "sh", "-c", script, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
+		cmd := fbCmd(state, nil, testenv.RunArgs(circuit(i), policy, "sh", "-c", script, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
 		cmd.Stdin, cmd.Stderr = barrier, &stderr[i]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -81,16 +82,16 @@ func runConcurrently(t *testing.T, n, circuits int) {
 	unrecorded := make([]bool, n) // gave up on the store: ran unprotected, recorded nothing
 	lockWaits := 0
 	for i, cmd := range cmds {
-		err := cmd.Wait()
+		cmd.Wait()
 		slowest = max(slowest, time.Since(start))
 		want := 0
 		if fails(i) {
 			want = 3
 		}
-		p := finished(cmd, err, 0)
-		exits[i] = p.code
-		if p.code != want {
-			t.Errorf("process %d: exit %d (%s), want %d:\n%s", i, p.code, exitMeaning(p.code), want, stderr[i].String())
+		p := testenv.Finished(cmd, 0)
+		exits[i] = p.Code
+		if p.Code != want {
+			t.Errorf("process %d: exit %d (%s), want %d:\n%s", i, p.Code, testenv.ExitMeaning(p.Code), want, stderr[i].String())
 		}
 		lines := logLines(stderr[i].String())
 		unrecorded[i] = strings.Contains(stderr[i].String(), "state store unusable")

@@ -82,12 +82,12 @@ func TestMalformedConfig(t *testing.T) {
 				{"trip", "--config", path, cmp.Or(strings.Join(named, ""), "x")},
 			} {
 				p := fb(t, state, args...)
-				lines := logLines(p.stderr)
-				if p.code != 78 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], tc.msg) {
-					t.Errorf("fusebox %s: exit %d, stderr:\n%s\nwant exit 78 and one line %q…%q", args[0], p.code, p.stderr, want, tc.msg)
+				lines := logLines(p.Stderr)
+				if p.Code != 78 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], tc.msg) {
+					t.Errorf("fusebox %s: exit %d, stderr:\n%s\nwant exit 78 and one line %q…%q", args[0], p.Code, p.Stderr, want, tc.msg)
 				}
-				if p.stdout != "" {
-					t.Errorf("fusebox %s: stdout %q", args[0], p.stdout)
+				if p.Stdout != "" {
+					t.Errorf("fusebox %s: stdout %q", args[0], p.Stdout)
 				}
 			}
 			if got := tree(t, state); got != nil {
@@ -100,14 +100,14 @@ func TestMalformedConfig(t *testing.T) {
 			if tc.run != "-" {
 				name := cmp.Or(tc.run, "x")
 				p := fb(t, state, "run", "--log-format", "json", "--config", path, name, "--", "touch", marker)
-				lines := logLines(p.stderr)
+				lines := logLines(p.Stderr)
 				var m map[string]any
 				if len(lines) == 1 {
 					json.Unmarshal([]byte(lines[0]), &m)
 				}
 				problem, _ := m["problem"].(string)
-				if p.code != 0 || !exists(marker) || m["level"] != "ERROR" || !strings.HasPrefix(problem, path+":"+tc.at) || !strings.Contains(problem, tc.msg) {
-					t.Errorf("fusebox run %s: exit %d, stderr:\n%s\nwant the command run and one ERROR line whose problem is %q…%q", name, p.code, p.stderr, path+":"+tc.at, tc.msg)
+				if p.Code != 0 || !exists(marker) || m["level"] != "ERROR" || !strings.HasPrefix(problem, path+":"+tc.at) || !strings.Contains(problem, tc.msg) {
+					t.Errorf("fusebox run %s: exit %d, stderr:\n%s\nwant the command run and one ERROR line whose problem is %q…%q", name, p.Code, p.Stderr, path+":"+tc.at, tc.msg)
 				}
 				os.Remove(marker)
 			}
@@ -126,9 +126,9 @@ func TestMalformedConfig(t *testing.T) {
 				}
 				first := fb(t, state, "run", "--config", path, "own", "--", "false")
 				second := fb(t, state, "run", "--config", path, "own", "--", "touch", marker)
-				if first.code != 1 || second.code != 75 || exists(marker) || second.stderr != "" {
+				if first.Code != 1 || second.Code != 75 || exists(marker) || second.Stderr != "" {
 					t.Errorf("fusebox run own twice: exit %d then %d (stderr %q, %q), want 1 then 75, silent, under its own trip_after 1",
-						first.code, second.code, first.stderr, second.stderr)
+						first.Code, second.Code, first.Stderr, second.Stderr)
 				}
 			}
 		})
@@ -149,7 +149,7 @@ func TestConfigErrorAboutASecretIsReadable(t *testing.T) {
 	}
 	p := fb(t, filepath.Join(dir, "state"), "validate", "--config", path)
 	want := "circuits.ha.http.headers.Authorization: !secret ha_token: no key ha_token in " + filepath.Join(dir, "secrets.yaml")
-	if p.code != 78 || !strings.Contains(p.stderr, want) {
-		t.Errorf("exit %d, stderr:\n%s\nwant 78 and %q", p.code, p.stderr, want)
+	if p.Code != 78 || !strings.Contains(p.Stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant 78 and %q", p.Code, p.Stderr, want)
 	}
 }

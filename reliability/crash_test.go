@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // killsEnv sets how many runs the kill loop kills (default 500, 100 with
@@ -106,7 +107,7 @@ func TestSIGKILLLoop(t *testing.T) {
 				if good {
 					command = "true"
 				}
-				cmd := fbCmd(state, nil, runArgs(name, policy, command)...)
+				cmd := fbCmd(state, nil, testenv.RunArgs(name, policy, command)...)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				kill := rand.Float64() < 0.7
@@ -122,41 +123,41 @@ func TestSIGKILLLoop(t *testing.T) {
 				if kill {
 					timer = time.AfterFunc(delay, func() { cmd.Process.Kill() })
 				}
-				err := cmd.Wait()
+				cmd.Wait()
 				took := time.Since(start)
 				if timer != nil {
 					timer.Stop()
 				}
-				p := finished(cmd, err, took)
+				p := testenv.Finished(cmd, took)
 
 				mu.Lock()
 				runs++
 				lastEnd = time.Now()
 				tl := tallies[name]
 				switch {
-				case p.signal == syscall.SIGKILL:
+				case p.Signal == syscall.SIGKILL:
 					killed++
 					if good {
 						tl.killedOK++
 					} else {
 						tl.killedBad++
 					}
-				case p.code == 0 && good:
+				case p.Code == 0 && good:
 					tl.ok++
-				case p.code == 1 && !good:
+				case p.Code == 1 && !good:
 					tl.failed++
-				case p.code == 75 && name == "probe":
+				case p.Code == 75 && name == "probe":
 					tl.skipped++
 				default:
 					mu.Unlock()
-					problem("%s -- %s: exit %d (%s), signal %v:\n%s", name, command, p.code, exitMeaning(p.code), p.signal, stderr.String())
+					problem("%s -- %s: exit %d (%s), signal %v:\n%s", name, command, p.Code, testenv.ExitMeaning(p.Code), p.Signal, stderr.String())
 					continue
 				}
-				if p.signal == 0 {
+				if p.Signal == 0 {
 					durs = append(durs, took)
 				}
 				mu.Unlock()
-				if p.signal == 0 {
+				if p.Signal == 0 {
 					for _, bad := range []string{"timed out", "unusable", "level=ERROR", "damaged", "corrupt"} {
 						if strings.Contains(stderr.String(), bad) {
 							problem("%s -- %s logged %q:\n%s", name, command, bad, stderr.String())
@@ -240,13 +241,13 @@ func TestSIGKILLLoop(t *testing.T) {
 		}
 		start := time.Now()
 		for {
-			p := fb(t, state, runArgs(name, policy, "true")...)
-			if p.code == 0 {
+			p := fb(t, state, testenv.RunArgs(name, policy, "true")...)
+			if p.Code == 0 {
 				break
 			}
-			if p.code != 75 || time.Since(start) > wedged {
+			if p.Code != 75 || time.Since(start) > wedged {
 				t.Fatalf("%s still refuses calls %s after the loop (a lease lasts %s): exit %d (%s)\n%s",
-					name, time.Since(start).Round(time.Millisecond), probeTimeout+leaseSlack, p.code, exitMeaning(p.code), p.stderr)
+					name, time.Since(start).Round(time.Millisecond), probeTimeout+leaseSlack, p.Code, testenv.ExitMeaning(p.Code), p.Stderr)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -297,16 +298,16 @@ func checkGCSweepsTemps(t *testing.T, state string, temps []string) {
 	plant(aged[len(aged)-1])
 	age(old, aged...)
 	age(time.Now().Add(-2*time.Hour), filepath.Join(state, ".gc"))
-	if p := fb(t, state, runArgs("count-0", []string{"--attempts", "1", "--trip-after", "1000000"}, "true")...); p.code != 0 {
-		t.Fatalf("exit %d\n%s", p.code, p.stderr)
+	if p := fb(t, state, testenv.RunArgs("count-0", []string{"--attempts", "1", "--trip-after", "1000000"}, "true")...); p.Code != 0 {
+		t.Fatalf("exit %d\n%s", p.Code, p.Stderr)
 	}
 	check("the automatic gc")
 
 	aged = []string{filepath.Join(state, "events", ".count-0.jsonl.tmp-1-aged"), filepath.Join(state, ".probe.json.tmp-1-aged")}
 	plant(aged...)
 	age(old, aged...)
-	if p := fb(t, state, "gc"); p.code != 0 {
-		t.Fatalf("gc: exit %d\n%s", p.code, p.stderr)
+	if p := fb(t, state, "gc"); p.Code != 0 {
+		t.Fatalf("gc: exit %d\n%s", p.Code, p.Stderr)
 	}
 	check("fusebox gc")
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // damages are what a crash without fsync, a full disk or a person's edit
@@ -33,11 +35,11 @@ func TestDamagedFilesAreMovedAside(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			path := filepath.Join(state, "c.json")
 			write(t, path, d.state)
-			p := fb(t, state, runArgs("c", nil, "echo", "ran")...)
-			if p.code != 0 || p.stdout != "ran\n" {
-				t.Fatalf("exit %d, stdout %q; want the command run\n%s", p.code, p.stdout, p.stderr)
+			p := fb(t, state, testenv.RunArgs("c", nil, "echo", "ran")...)
+			if p.Code != 0 || p.Stdout != "ran\n" {
+				t.Fatalf("exit %d, stdout %q; want the command run\n%s", p.Code, p.Stdout, p.Stderr)
 			}
-			checkMovedAside(t, p.stderr, path, d.state, d.problem)
+			checkMovedAside(t, p.Stderr, path, d.state, d.problem)
 			if st, err := decodeState(path); err == nil && (st.Generation != 0 || st.ConsecutiveFailures != 0) || err != nil && !os.IsNotExist(err) {
 				t.Errorf("state after the run: %+v, %v; want a fresh one (or none: a success is only counted)", st, err)
 			}
@@ -52,11 +54,11 @@ func TestDamagedFilesAreMovedAside(t *testing.T) {
 			// Fails once (an event to append), then succeeds.
 			flag := filepath.Join(t.TempDir(), "flag")
 			script := fmt.Sprintf(`if [ -e %[1]s ]; then echo ran; else touch %[1]s; exit 1; fi`, flag)
-			p := fb(t, state, runArgs("c", []string{"--backoff", "1ms"}, "sh", "-c", script)...)
-			if p.code != 0 || p.stdout != "ran\n" {
-				t.Fatalf("exit %d, stdout %q; want the call to go through\n%s", p.code, p.stdout, p.stderr)
+			p := fb(t, state, testenv.RunArgs("c", []string{"--backoff", "1ms"}, "sh", "-c", script)...)
+			if p.Code != 0 || p.Stdout != "ran\n" {
+				t.Fatalf("exit %d, stdout %q; want the call to go through\n%s", p.Code, p.Stdout, p.Stderr)
 			}
-			checkMovedAside(t, p.stderr, path, d.log, d.problem)
+			checkMovedAside(t, p.Stderr, path, d.log, d.problem)
 			events, err := decodeEvents(path)
 			if err != nil || len(events) != 1 || events[0].Reason != "exit status 1" {
 				t.Errorf("event log after the run: %+v, %v; want a fresh one holding this run's failure", events, err)
@@ -111,9 +113,9 @@ func TestEventLogWithWholeGarbageLines(t *testing.T) {
 			if !gcDue {
 				write(t, filepath.Join(state, ".gc"), nil) // gc ran just now
 			}
-			p := fb(t, state, runArgs("c", []string{"-v", "--attempts", "1"}, failing...)...) // -v: gc's INFO line
-			if p.code != 1 || p.stdout != "ran\n" || len(storeWarnings(p.stderr)) != 0 {
-				t.Fatalf("exit %d, stdout %q; want the command run and no warning about the store\n%s", p.code, p.stdout, p.stderr)
+			p := fb(t, state, testenv.RunArgs("c", []string{"-v", "--attempts", "1"}, failing...)...) // -v: gc's INFO line
+			if p.Code != 1 || p.Stdout != "ran\n" || len(storeWarnings(p.Stderr)) != 0 {
+				t.Fatalf("exit %d, stdout %q; want the command run and no warning about the store\n%s", p.Code, p.Stdout, p.Stderr)
 			}
 			b, _ := os.ReadFile(path)
 			rest, kept := bytes.CutPrefix(b, garbage)
@@ -123,8 +125,8 @@ func TestEventLogWithWholeGarbageLines(t *testing.T) {
 			if events, err := decodeEvents(writeTemp(t, rest)); err != nil || len(events) != 1 {
 				t.Errorf("appended %q: %v; want one whole event", rest, err)
 			}
-			if gcDue && !strings.Contains(p.stderr, `level=INFO msg="automatic gc removed unused state"`) {
-				t.Errorf("gc dropped the garbage lines without a word:\n%s", p.stderr)
+			if gcDue && !strings.Contains(p.Stderr, `level=INFO msg="automatic gc removed unused state"`) {
+				t.Errorf("gc dropped the garbage lines without a word:\n%s", p.Stderr)
 			}
 			if _, corrupt := leftovers(t, state); len(corrupt) > 0 {
 				t.Errorf("moved aside: %v", corrupt)
@@ -149,8 +151,8 @@ func writeTemp(t *testing.T, b []byte) string {
 func TestStateFileCannotHoldACircuitOpenForCenturies(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	write(t, filepath.Join(state, "c.json"), []byte(`{"name":"c","state":"open","open_period":"-1s"}`))
-	p := fb(t, state, runArgs("c", nil, "echo", "ran")...)
-	if p.code != 0 || p.stdout != "ran\n" {
-		t.Errorf("exit %d, stdout %q; want the call to go through (the period is over)\n%s", p.code, p.stdout, p.stderr)
+	p := fb(t, state, testenv.RunArgs("c", nil, "echo", "ran")...)
+	if p.Code != 0 || p.Stdout != "ran\n" {
+		t.Errorf("exit %d, stdout %q; want the call to go through (the period is over)\n%s", p.Code, p.Stdout, p.Stderr)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestGCKeepsATripInForce: `fusebox trip maint --for 720h`, then eight days
@@ -13,11 +15,11 @@ import (
 // A circuit left alone as long without a trip is removed, as before.
 func TestGCKeepsATripInForce(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	if p := fb(t, state, "trip", "--new", "maint", "--for", "720h"); p.code != 0 {
-		t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
+	if p := fb(t, state, "trip", "--new", "maint", "--for", "720h"); p.Code != 0 {
+		t.Fatalf("trip: exit %d\n%s", p.Code, p.Stderr)
 	}
-	if p := fb(t, state, runArgs("idle", []string{"--attempts", "1"}, "false")...); p.code != 1 {
-		t.Fatalf("failing run: exit %d\n%s", p.code, p.stderr)
+	if p := fb(t, state, testenv.RunArgs("idle", []string{"--attempts", "1"}, "false")...); p.Code != 1 {
+		t.Fatalf("failing run: exit %d\n%s", p.Code, p.Stderr)
 	}
 	eightDaysAgo := time.Now().Add(-8 * 24 * time.Hour)
 	for _, name := range []string{"maint", "idle"} {
@@ -27,8 +29,8 @@ func TestGCKeepsATripInForce(t *testing.T) {
 			}
 		}
 	}
-	if p := fb(t, state, "gc"); p.code != 0 {
-		t.Fatalf("gc: exit %d\n%s", p.code, p.stderr)
+	if p := fb(t, state, "gc"); p.Code != 0 {
+		t.Fatalf("gc: exit %d\n%s", p.Code, p.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(state, "idle.json")); !os.IsNotExist(err) {
 		t.Errorf("the idle circuit was not removed (%v): the test did not make it look unused", err)
@@ -36,7 +38,7 @@ func TestGCKeepsATripInForce(t *testing.T) {
 	if st := statusOf(t, state, "maint"); st["state"] != "forced_open" {
 		t.Fatalf("after gc maint is %v, want forced_open: gc removed a trip still in force", st["state"])
 	}
-	if p := fb(t, state, runArgs("maint", nil, "echo", "ran")...); p.code != 75 || p.stdout != "" {
-		t.Errorf("the job during its maintenance window: exit %d, stdout %q; want 75 and nothing run", p.code, p.stdout)
+	if p := fb(t, state, testenv.RunArgs("maint", nil, "echo", "ran")...); p.Code != 75 || p.Stdout != "" {
+		t.Errorf("the job during its maintenance window: exit %d, stdout %q; want 75 and nothing run", p.Code, p.Stdout)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // jqMemory is httpcall's bound on one jq evaluation's memory.
@@ -50,7 +52,7 @@ func TestHostileJQStaysInItsBound(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	write(t, cfg, []byte(config))
-	call := func(t *testing.T, name string) (proc, treeUse) {
+	call := func(t *testing.T, name string) (testenv.Proc, treeUse) {
 		cmd := fbCmd(filepath.Join(t.TempDir(), "state"), []string{"FUSEBOX_CONFIG=" + cfg}, "call", name)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -58,26 +60,26 @@ func TestHostileJQStaysInItsBound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.stdout, p.stderr = out.String(), errb.String()
+		p.Stdout, p.Stderr = out.String(), errb.String()
 		return p, use
 	}
 	healthy, healthyUse := call(t, "healthy")
-	if healthy.code != 0 || healthy.stdout != "21.5\n" {
-		t.Fatalf("healthy call: exit %d, stdout %q\n%s", healthy.code, healthy.stdout, healthy.stderr)
+	if healthy.Code != 0 || healthy.Stdout != "21.5\n" {
+		t.Fatalf("healthy call: exit %d, stdout %q\n%s", healthy.Code, healthy.Stdout, healthy.Stderr)
 	}
-	t.Logf("healthy call: peak RSS %s in %s", mib(healthy.hwm), healthy.took.Round(time.Millisecond))
+	t.Logf("healthy call: peak RSS %s in %s", mib(healthy.HWM), healthy.Took.Round(time.Millisecond))
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, use := call(t, fmt.Sprintf("hostile-%d", i))
 			added := use.peak - healthyUse.peak
 			t.Logf("%s: exit %d in %s; peak RSS of fusebox %s (%+.1f MiB over a healthy call), of its jq child %s; of both at once %+.1f MiB over a healthy call",
-				c.name, p.code, p.took.Round(time.Millisecond), mib(p.hwm), float64(p.hwm-healthy.hwm)/(1<<20), mib(use.child), float64(added)/(1<<20))
-			if p.code != 69 || !strings.Contains(p.stderr, c.reason) {
-				t.Errorf("exit %d, want 69 and %q in:\n%s", p.code, c.reason, p.stderr)
+				c.name, p.Code, p.Took.Round(time.Millisecond), mib(p.HWM), float64(p.HWM-healthy.HWM)/(1<<20), mib(use.child), float64(added)/(1<<20))
+			if p.Code != 69 || !strings.Contains(p.Stderr, c.reason) {
+				t.Errorf("exit %d, want 69 and %q in:\n%s", p.Code, c.reason, p.Stderr)
 			}
-			if added > jqMemory || p.hwm-healthy.hwm > jqMemory {
+			if added > jqMemory || p.HWM-healthy.HWM > jqMemory {
 				t.Errorf("fusebox and its child took %s more than a healthy call (fusebox alone %s): more than jq's bound of %s",
-					mib(added), mib(p.hwm-healthy.hwm), mib(jqMemory))
+					mib(added), mib(p.HWM-healthy.HWM), mib(jqMemory))
 			}
 		})
 	}
@@ -91,7 +93,7 @@ type treeUse struct {
 
 // runWatchedTree is runWatched, also summing the resident sets of cmd's
 // process and its children every millisecond.
-func runWatchedTree(cmd *exec.Cmd) (proc, treeUse, error) {
+func runWatchedTree(cmd *exec.Cmd) (testenv.Proc, treeUse, error) {
 	stop := make(chan struct{})
 	used := make(chan treeUse, 1)
 	started := make(chan int, 1)
@@ -99,10 +101,10 @@ func runWatchedTree(cmd *exec.Cmd) (proc, treeUse, error) {
 		pid := <-started
 		var use treeUse
 		for {
-			sum := statusField(pid, "VmRSS")
+			sum := testenv.StatusField(pid, "VmRSS")
 			for _, c := range children(pid) {
-				sum += statusField(c, "VmRSS")
-				use.child = max(use.child, statusField(c, "VmHWM"))
+				sum += testenv.StatusField(c, "VmRSS")
+				use.child = max(use.child, testenv.StatusField(c, "VmHWM"))
 			}
 			use.peak = max(use.peak, sum)
 			select {
@@ -113,14 +115,14 @@ func runWatchedTree(cmd *exec.Cmd) (proc, treeUse, error) {
 			}
 		}
 	}()
-	p, err := runWatchedStarted(cmd, func(pid int) { started <- pid })
+	p, err := testenv.RunWatched(cmd, func(pid int) { started <- pid })
 	if err != nil {
 		close(stop)
 		return p, treeUse{}, err
 	}
 	close(stop)
 	use := <-used
-	use.peak = max(use.peak, p.hwm) // the process's own exact peak, when larger
+	use.peak = max(use.peak, p.HWM) // the process's own exact peak, when larger
 	return p, use, nil
 }
 

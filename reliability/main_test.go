@@ -11,11 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,44 +28,16 @@ var fuseboxBin string
 
 func TestMain(m *testing.M) { os.Exit(testenv.RunWithFusebox(m, &fuseboxBin)) }
 
-// proc is one finished fusebox process.
-type proc struct {
-	code   int            // exit status; -1 when killed by a signal
-	signal syscall.Signal // the signal that killed it, or 0
-	stdout string
-	stderr string
-	took   time.Duration
-	// maxRSS is rusage's peak resident set, in bytes. On Linux it is the
-	// largest of the process's own, its waited-for children's, and the
-	// resident set of the process that started it at the time of the exec:
-	// os/exec starts children with CLONE_VM|CLONE_VFORK, so exec records the
-	// parent's high-water mark as the child's. An upper bound only; hwm is
-	// fusebox's own (when watched).
-	maxRSS int64
-	hwm    int64         // the process's own peak resident set (VmHWM), in bytes; 0 when not watched
-	cpu    time.Duration // user and system time: the work it did, whatever else the machine ran
-}
-
 // fb runs the fusebox binary with a clean environment: state in stateDir, no
 // config unless the test adds one.
-func fb(t testing.TB, stateDir string, args ...string) proc {
+func fb(t testing.TB, stateDir string, args ...string) testenv.Proc {
 	t.Helper()
 	return fbEnv(t, stateDir, nil, args...)
 }
 
-func fbEnv(t testing.TB, stateDir string, env []string, args ...string) proc {
+func fbEnv(t testing.TB, stateDir string, env []string, args ...string) testenv.Proc {
 	t.Helper()
-	cmd := fbCmd(stateDir, env, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	p := finished(cmd, err, time.Since(start))
-	p.stdout, p.stderr = out.String(), errb.String()
-	if err != nil && cmd.ProcessState == nil {
-		t.Fatalf("fusebox %q: %v", args, err)
-	}
-	return p
+	return testenv.Run(t, fbCmd(stateDir, env, args...))
 }
 
 // fbCmd returns the command running fusebox with args, as
@@ -76,92 +46,16 @@ func fbCmd(stateDir string, env []string, args ...string) *exec.Cmd {
 	return testenv.FuseboxCmd(fuseboxBin, stateDir, env, args...)
 }
 
-// finished describes a command that has been waited for.
-func finished(cmd *exec.Cmd, err error, took time.Duration) proc {
-	p := proc{code: -1, took: took}
-	ps := cmd.ProcessState
-	if ps == nil {
-		return p
-	}
-	p.code = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		p.signal = ws.Signal()
-	}
-	p.cpu = ps.UserTime() + ps.SystemTime()
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		p.maxRSS = int64(ru.Maxrss) * 1024 // kilobytes on Linux (an int32 on 32-bit ARM)
-	}
-	return p
-}
-
-// runWatched runs cmd, polling its VmHWM (the peak resident set of its own
-// address space, which exec starts afresh) every millisecond until it exits.
-// The peak is kept until exit, so the last reading misses only growth in the
-// last millisecond of the process's life.
-func runWatched(cmd *exec.Cmd) (proc, error) { return runWatchedStarted(cmd, nil) }
-
-// runWatchedStarted is runWatched, handing the process's pid to started
-// (when not nil) once it runs.
-func runWatchedStarted(cmd *exec.Cmd, started func(pid int)) (proc, error) {
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return proc{}, err
-	}
-	if started != nil {
-		started(cmd.Process.Pid)
-	}
-	stop := make(chan struct{})
-	peak := make(chan int64, 1)
-	go func() {
-		var hwm int64
-		for {
-			hwm = max(hwm, statusField(cmd.Process.Pid, "VmHWM"))
-			select {
-			case <-stop:
-				peak <- hwm
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(stop)
-	p := finished(cmd, err, time.Since(start))
-	p.hwm = <-peak
-	return p, nil
-}
-
-// statusField returns a kB field of /proc/PID/status in bytes, or 0.
-func statusField(pid int, name string) int64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, name+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
-}
-
-func runArgs(name string, policy []string, command ...string) []string {
-	args := append([]string{"run"}, policy...)
-	args = append(args, name, "--")
-	return append(args, command...)
-}
-
 // statusOf returns the --json status row of one circuit.
 func statusOf(t testing.TB, stateDir, name string) map[string]any {
 	t.Helper()
 	p := fb(t, stateDir, "status", "--json", name)
-	if p.code != 0 {
-		t.Fatalf("status: exit %d: %s", p.code, p.stderr)
+	if p.Code != 0 {
+		t.Fatalf("status: exit %d: %s", p.Code, p.Stderr)
 	}
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
-		t.Fatalf("status --json: %v: %q", err, p.stdout)
+	if err := json.Unmarshal([]byte(p.Stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json: %v: %q", err, p.Stdout)
 	}
 	return rows[0]
 }
@@ -188,19 +82,6 @@ func warnings(stderr string) []string {
 	return out
 }
 
-func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	for !cond() {
-		if ctx.Err() != nil {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-		runtime.Gosched()
-	}
-}
-
 // waitProgress waits until done() reaches n, failing only once it has not
 // grown for stall: a busy machine is slow, a stuck one makes no progress.
 func waitProgress(t testing.TB, what string, n int, stall time.Duration, done func() int) {
@@ -218,19 +99,6 @@ func waitProgress(t testing.TB, what string, n int, stall time.Duration, done fu
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// exitMeaning says what a fusebox exit status means, for a failure message.
-func exitMeaning(code int) string {
-	switch code {
-	case -1:
-		return "killed by a signal"
-	case 124:
-		return "the attempt timed out: a bound the machine missed, not a lost update"
-	case 75:
-		return "skipped: the circuit was open"
-	}
-	return "the command's or fusebox's own status"
 }
 
 func exists(path string) bool {
@@ -365,13 +233,6 @@ func groupMembers(pgid int) []string {
 		}
 	}
 	return out
-}
-
-// mountTmpfs mounts a tmpfs with opts on dir until the test ends; a machine
-// where that is impossible (not root, no CAP_SYS_ADMIN) skips loudly.
-func mountTmpfs(t testing.TB, dir, opts string) {
-	t.Helper()
-	testenv.MountTmpfs(t, dir, opts)
 }
 
 // needRoot skips loudly unless the test runs as root.

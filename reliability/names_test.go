@@ -14,6 +14,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -32,7 +33,7 @@ func TestHostileCircuitNames(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	for _, name := range hostileNames {
 		for _, args := range [][]string{
-			runArgs(name, nil, "touch", marker),
+			testenv.RunArgs(name, nil, "touch", marker),
 			{"call", "--url", "http://127.0.0.1:9/", name},
 			{"status", name},
 			{"status", "--json", name},
@@ -40,11 +41,11 @@ func TestHostileCircuitNames(t *testing.T) {
 			{"reset", name},
 		} {
 			p := fb(t, state, args...)
-			if p.code != 64 || p.stdout != "" || !strings.HasPrefix(p.stderr, "fusebox: ") {
-				t.Errorf("fusebox %q: exit %d, stdout %q, stderr %q; want a usage error (64)", args, p.code, p.stdout, p.stderr)
+			if p.Code != 64 || p.Stdout != "" || !strings.HasPrefix(p.Stderr, "fusebox: ") {
+				t.Errorf("fusebox %q: exit %d, stdout %q, stderr %q; want a usage error (64)", args, p.Code, p.Stdout, p.Stderr)
 			}
-			if strings.Count(p.stderr, "\n") > 2 {
-				t.Errorf("fusebox %q: the error runs over lines: %q", args, p.stderr)
+			if strings.Count(p.Stderr, "\n") > 2 {
+				t.Errorf("fusebox %q: the error runs over lines: %q", args, p.Stderr)
 			}
 		}
 	}
@@ -54,8 +55,8 @@ func TestHostileCircuitNames(t *testing.T) {
 	if exists(state) {
 		t.Errorf("the state dir was created: %v", tree(t, state))
 	}
-	if p := fb(t, state, runArgs(strings.Repeat("a", 64), nil, "true")...); p.code != 0 {
-		t.Errorf("a name of 64 characters: exit %d, want 0 (the longest allowed)\n%s", p.code, p.stderr)
+	if p := fb(t, state, testenv.RunArgs(strings.Repeat("a", 64), nil, "true")...); p.Code != 0 {
+		t.Errorf("a name of 64 characters: exit %d, want 0 (the longest allowed)\n%s", p.Code, p.Stderr)
 	}
 }
 
@@ -121,27 +122,27 @@ func TestArgumentsAreExecutedLiterally(t *testing.T) {
 		"| tee " + m("5"), "> " + m("6"), "$HOME", "${PATH}", "*", "~", `\`, "line1\nline2", "",
 		"--state=" + m("7"), "-v", "--", "NAME=value", "ünïcode 名前",
 	}
-	p := fb(t, state, runArgs("literal", nil, append([]string{"printf", "[%s]\n"}, args...)...)...)
-	if p.code != 0 {
-		t.Fatalf("exit %d\n%s", p.code, p.stderr)
+	p := fb(t, state, testenv.RunArgs("literal", nil, append([]string{"printf", "[%s]\n"}, args...)...)...)
+	if p.Code != 0 {
+		t.Fatalf("exit %d\n%s", p.Code, p.Stderr)
 	}
 	var want strings.Builder
 	for _, a := range args {
 		want.WriteString("[" + a + "]\n")
 	}
-	if p.stdout != want.String() {
-		t.Errorf("the command got\n%s\nwant\n%s", p.stdout, want.String())
+	if p.Stdout != want.String() {
+		t.Errorf("the command got\n%s\nwant\n%s", p.Stdout, want.String())
 	}
 
 	// No "--": everything after NAME is still the command's.
 	p = fb(t, state, "run", "literal", "printf", "%s\n", "--state="+m("8"), "--attempts", "9")
-	if p.code != 0 || p.stdout != "--state="+m("8")+"\n--attempts\n9\n" {
-		t.Errorf("exit %d, stdout %q: flags after the name were not left to the command\n%s", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || p.Stdout != "--state="+m("8")+"\n--attempts\n9\n" {
+		t.Errorf("exit %d, stdout %q: flags after the name were not left to the command\n%s", p.Code, p.Stdout, p.Stderr)
 	}
 
 	// A command line is not split: "echo hi" is one (missing) program.
-	if p := fb(t, state, runArgs("literal", nil, "echo hi")...); p.code != 127 || p.stdout != "" {
-		t.Errorf(`"echo hi": exit %d, stdout %q; want 127 (no such command), not a shell running it`, p.code, p.stdout)
+	if p := fb(t, state, testenv.RunArgs("literal", nil, "echo hi")...); p.Code != 127 || p.Stdout != "" {
+		t.Errorf(`"echo hi": exit %d, stdout %q; want 127 (no such command), not a shell running it`, p.Code, p.Stdout)
 	}
 
 	// A program whose path holds spaces and quotes runs as it is named.
@@ -153,8 +154,8 @@ func TestArgumentsAreExecutedLiterally(t *testing.T) {
 	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho \"ok:$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if p := fb(t, state, runArgs("literal", nil, prog, "x y")...); p.code != 0 || p.stdout != "ok:x y\n" {
-		t.Errorf("exit %d, stdout %q; want the program at %q run\n%s", p.code, p.stdout, prog, p.stderr)
+	if p := fb(t, state, testenv.RunArgs("literal", nil, prog, "x y")...); p.Code != 0 || p.Stdout != "ok:x y\n" {
+		t.Errorf("exit %d, stdout %q; want the program at %q run\n%s", p.Code, p.Stdout, prog, p.Stderr)
 	}
 
 	for n := range 9 {
@@ -184,7 +185,7 @@ func TestCommandLeavingABackgroundProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := fbCmd(state, nil, runArgs("bg", policy, "sh", "-c", `sh -c 'echo $$ > "$1"; exec sleep 600' sh "$1" & echo hi`, "sh", pidFile)...)
+		cmd := fbCmd(state, nil, testenv.RunArgs("bg", policy, "sh", "-c", `sh -c 'echo $$ > "$1"; exec sleep 600' sh "$1" & echo hi`, "sh", pidFile)...)
 		cmd.Stdout = out
 		bgPid := func() int { // the background process's, once it has written it
 			b, err := os.ReadFile(pidFile)
@@ -203,17 +204,17 @@ func TestCommandLeavingABackgroundProcess(t *testing.T) {
 		start := time.Now()
 		err = cmd.Run()
 		waited := !guard.Stop()
-		p := finished(cmd, err, time.Since(start))
+		p := testenv.Finished(cmd, time.Since(start))
 		out.Close()
 		got, _ := os.ReadFile(out.Name())
-		waitFor(t, "the background process to write its pid", time.Minute, func() bool { return bgPid() > 0 })
+		testenv.WaitFor(t, "the background process to write its pid", func() bool { return bgPid() > 0 })
 		alive := syscall.Kill(bgPid(), 0) == nil
 		stopBG()
 		if waited || !alive {
-			t.Errorf("%v: fusebox returned only once the background process had ended (after %s)", stream, p.took.Round(time.Millisecond))
+			t.Errorf("%v: fusebox returned only once the background process had ended (after %s)", stream, p.Took.Round(time.Millisecond))
 		}
-		if p.code != 0 || string(got) != "hi\n" {
-			t.Errorf("%v: exit %d, stdout %q; want 0 and hi", stream, p.code, got)
+		if p.Code != 0 || string(got) != "hi\n" {
+			t.Errorf("%v: exit %d, stdout %q; want 0 and hi", stream, p.Code, got)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestASIGKILLedRunTakesItsCommandWithIt: a `fusebox run` killed by SIGKILL
@@ -25,7 +27,7 @@ func TestASIGKILLedRunTakesItsCommandWithIt(t *testing.T) {
 	// The command is sleep itself (the shell execs it): the child
 	// fusebox started, which is what the parent-death signal reaches. Left
 	// alone it would run 300s, ten times its --timeout.
-	cmd := fbCmd(state, nil, runArgs("x", []string{"--timeout", "30s"}, "sh", "-c", `echo $$ > "$0"; exec sleep 300`, pidFile)...)
+	cmd := fbCmd(state, nil, testenv.RunArgs("x", []string{"--timeout", "30s"}, "sh", "-c", `echo $$ > "$0"; exec sleep 300`, pidFile)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestASIGKILLedRunTakesItsCommandWithIt(t *testing.T) {
 		}
 	})
 	var pid int
-	waitFor(t, "the command to exec sleep", time.Minute, func() bool {
+	testenv.WaitFor(t, "the command to exec sleep", func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false

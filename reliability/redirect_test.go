@@ -60,11 +60,11 @@ func TestRedirectCarriesNoSecretToAnotherHost(t *testing.T) {
 `, home.URL, canaryQuery, canaryHeader, canaryEnv, policy)
 			write(t, filepath.Join(dir, "config.yaml"), []byte(cfg))
 			p := fbEnv(t, filepath.Join(dir, "state"), []string{"FUSEBOX_CONFIG=" + filepath.Join(dir, "config.yaml")}, "call", "weather")
-			if p.code != tt.code {
-				t.Fatalf("exit %d, want %d\n%s", p.code, tt.code, p.stderr)
+			if p.Code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s", p.Code, tt.code, p.Stderr)
 			}
-			if tt.code != 0 && !strings.Contains(p.stderr, "redirect to "+otherURL+" not followed") {
-				t.Errorf("stderr does not say where the redirect pointed:\n%s", p.stderr)
+			if tt.code != 0 && !strings.Contains(p.Stderr, "redirect to "+otherURL+" not followed") {
+				t.Errorf("stderr does not say where the redirect pointed:\n%s", p.Stderr)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -82,8 +82,8 @@ func TestRedirectCarriesNoSecretToAnotherHost(t *testing.T) {
 				}
 			}
 			for _, c := range canaries {
-				if strings.Contains(p.stdout+p.stderr, c) {
-					t.Errorf("fusebox printed canary %s:\n%s%s", c, p.stdout, p.stderr)
+				if strings.Contains(p.Stdout+p.Stderr, c) {
+					t.Errorf("fusebox printed canary %s:\n%s%s", c, p.Stdout, p.Stderr)
 				}
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Issue 27 item 7: what another host writes into Redis is bounded as the
@@ -25,44 +26,44 @@ func TestRedisRecordsFromAnotherHostAreBounded(t *testing.T) {
 	home := t.TempDir()
 	local := filepath.Join(home, "local-state")
 	env := []string{"HOME=" + home, "STATE_DIRECTORY=" + local, "FUSEBOX_STATE_DIR=" + srv.URL()}
-	run := func(args ...string) proc {
+	run := func(args ...string) testenv.Proc {
 		t.Helper()
-		p, err := runWatched(fbCmd(filepath.Join(home, "unused"), env, args...))
+		p, err := testenv.RunWatched(fbCmd(filepath.Join(home, "unused"), env, args...), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	var stdout, stderr strings.Builder
-	watched := func(args ...string) proc {
+	watched := func(args ...string) testenv.Proc {
 		t.Helper()
 		stdout.Reset()
 		stderr.Reset()
 		cmd := fbCmd(filepath.Join(home, "unused"), env, args...)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		p, err := runWatched(cmd)
+		p, err := testenv.RunWatched(cmd, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.stdout, p.stderr = stdout.String(), stderr.String()
+		p.Stdout, p.Stderr = stdout.String(), stderr.String()
 		return p
 	}
 	const limit = 100 << 20
 
 	healthy := run("run", "ok", "--", "true")
-	if healthy.code != 0 {
-		t.Fatalf("healthy run: exit %d", healthy.code)
+	if healthy.Code != 0 {
+		t.Fatalf("healthy run: exit %d", healthy.Code)
 	}
 	plantRedis(t, srv, `redis.call('HSET', KEYS[1], 'v', '3', 'state', string.rep('x', 40000000))`, []string{"fusebox:s:api"})
 	p := watched("run", "api", "--", "true")
 	t.Logf("run over a 40 MB state: exit %d, %s, peak %s (VmHWM), cpu %s; a healthy run: %s, peak %s, cpu %s",
-		p.code, p.took.Round(time.Millisecond), mib(p.hwm), p.cpu.Round(time.Millisecond),
-		healthy.took.Round(time.Millisecond), mib(healthy.hwm), healthy.cpu.Round(time.Millisecond))
-	if p.code != 0 || p.hwm > limit {
-		t.Errorf("run over a 40 MB state: exit %d, peak %s; want 0 and at most %s:\n%s", p.code, mib(p.hwm), mib(limit), p.stderr)
+		p.Code, p.Took.Round(time.Millisecond), mib(p.HWM), p.CPU.Round(time.Millisecond),
+		healthy.Took.Round(time.Millisecond), mib(healthy.HWM), healthy.CPU.Round(time.Millisecond))
+	if p.Code != 0 || p.HWM > limit {
+		t.Errorf("run over a 40 MB state: exit %d, peak %s; want 0 and at most %s:\n%s", p.Code, mib(p.HWM), mib(limit), p.Stderr)
 	}
-	if strings.Count(p.stderr, "level=ERROR") != 1 || !strings.Contains(p.stderr, "redis=fusebox:s:api") {
-		t.Errorf("want one ERROR naming the key moved aside, got:\n%s", p.stderr)
+	if strings.Count(p.Stderr, "level=ERROR") != 1 || !strings.Contains(p.Stderr, "redis=fusebox:s:api") {
+		t.Errorf("want one ERROR naming the key moved aside, got:\n%s", p.Stderr)
 	}
 
 	// 100 MB of events, each near the 64 KiB an event may be, with
@@ -79,15 +80,15 @@ for i = 1, 3 do redis.call('XADD', KEYS[1], '*', 'e', ev(ARGV[3], 'failure', ',"
 return 1`, []string{"fusebox:e:api", "fusebox:names"},
 		now.Add(-3*time.Hour).Format(time.RFC3339), now.Add(-2*time.Hour).Format(time.RFC3339), now.Add(-time.Hour).Format(time.RFC3339))
 	p = watched("history", "api", "--json")
-	t.Logf("history over 104 MB of events: exit %d, %s, peak %s (VmHWM), %d bytes out", p.code, p.took.Round(time.Millisecond), mib(p.hwm), len(p.stdout))
-	if p.code != 0 || p.hwm > limit {
-		t.Errorf("history over 104 MB of events: exit %d, peak %s; want 0 and at most %s:\n%s", p.code, mib(p.hwm), mib(limit), p.stderr)
+	t.Logf("history over 104 MB of events: exit %d, %s, peak %s (VmHWM), %d bytes out", p.Code, p.Took.Round(time.Millisecond), mib(p.HWM), len(p.Stdout))
+	if p.Code != 0 || p.HWM > limit {
+		t.Errorf("history over 104 MB of events: exit %d, peak %s; want 0 and at most %s:\n%s", p.Code, mib(p.HWM), mib(limit), p.Stderr)
 	}
-	if !strings.Contains(p.stdout, `"reason": "rrrr`) && !strings.Contains(p.stdout, `"reason":"rrrr`) {
-		t.Errorf("history shows no reason of the planted failures:\n%.2000s", p.stdout)
+	if !strings.Contains(p.Stdout, `"reason": "rrrr`) && !strings.Contains(p.Stdout, `"reason":"rrrr`) {
+		t.Errorf("history shows no reason of the planted failures:\n%.2000s", p.Stdout)
 	}
-	if strings.Contains(p.stdout, strings.Repeat("r", 200)) {
-		t.Errorf("history printed 200 bytes or more of one reason:\n%.600s", p.stdout)
+	if strings.Contains(p.Stdout, strings.Repeat("r", 200)) {
+		t.Errorf("history printed 200 bytes or more of one reason:\n%.600s", p.Stdout)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Canaries: one secret per way a secret reaches fusebox. Letters, digits and
@@ -119,8 +121,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 		{[]string{"call", "-v", "--json", "dead"}, 69},
 		{[]string{"call", "-v", "--attempts", "2", "--backoff", "1ms", "--trip-after", "100", "--url", adhoc, "adhoc"}, 69},
 		{[]string{"call", "-v", "--attempts", "2", "--backoff", "1ms", "--trip-after", "100", "--log-format", "json", "--json", "--url", adhoc, "adhoc"}, 69},
-		{runArgs("job", []string{"-v"}, "sh", "-c", "exit 3", "sh", "Authorization: Bearer "+canaryHeader, "https://h/?appid="+canaryQuery, canaryEnv, canarySecret, canaryFile), 3},
-		{runArgs("job", []string{"-v", "--log-format", "json"}, "sh", "-c", "exit 0", "sh", "--token="+canaryQuery, canaryEnv), 0},
+		{testenv.RunArgs("job", []string{"-v"}, "sh", "-c", "exit 3", "sh", "Authorization: Bearer "+canaryHeader, "https://h/?appid="+canaryQuery, canaryEnv, canarySecret, canaryFile), 3},
+		{testenv.RunArgs("job", []string{"-v", "--log-format", "json"}, "sh", "-c", "exit 0", "sh", "--token="+canaryQuery, canaryEnv), 0},
 		{[]string{"status"}, 0},
 		{[]string{"status", "--json"}, 0},
 		{[]string{"status", "--json", "api", "broken", "weather"}, 0},
@@ -135,12 +137,12 @@ func TestSecretsNeverLeak(t *testing.T) {
 	} {
 		p := fbEnv(t, state, env, c.args...)
 		commands++
-		if p.code != c.code {
-			t.Errorf("command %d (fusebox %s): exit %d, want %d\n%s%s", i, c.args[0], p.code, c.code, p.stdout, p.stderr)
+		if p.Code != c.code {
+			t.Errorf("command %d (fusebox %s): exit %d, want %d\n%s%s", i, c.args[0], p.Code, c.code, p.Stdout, p.Stderr)
 		}
 		// The commands' arguments hold canaries: the transcript numbers them.
-		fmt.Fprintf(&out, "$ command %d (fusebox %s)\n%s%s", i, c.args[0], p.stdout, p.stderr)
-		redacted += strings.Count(p.stdout+p.stderr, "REDACTED")
+		fmt.Fprintf(&out, "$ command %d (fusebox %s)\n%s%s", i, c.args[0], p.Stdout, p.Stderr)
+		redacted += strings.Count(p.Stdout+p.Stderr, "REDACTED")
 	}
 	if redacted == 0 {
 		t.Error("nothing was redacted: the secrets never reached a log line, so this test proves nothing")

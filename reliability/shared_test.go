@@ -1,22 +1,16 @@
 package reliability
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -81,19 +75,9 @@ func (d *sharedDir) cmd(u testenv.User, args ...string) *exec.Cmd {
 }
 
 // run runs fusebox with args as u, waiting for it.
-func (d *sharedDir) run(u testenv.User, args ...string) proc {
+func (d *sharedDir) run(u testenv.User, args ...string) testenv.Proc {
 	d.t.Helper()
-	cmd := d.cmd(u, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	if err != nil && cmd.ProcessState == nil {
-		d.t.Fatalf("%s: fusebox %q: %v", u.Name, args, err)
-	}
-	p := finished(cmd, err, time.Since(start))
-	p.stdout, p.stderr = out.String(), errb.String()
-	return p
+	return testenv.Run(d.t, d.cmd(u, args...))
 }
 
 // plant changes the file rel of the shared dir, as root, with make, then
@@ -110,74 +94,11 @@ func (d *sharedDir) plant(rel string, u testenv.User, make func(path string) err
 	return path
 }
 
-// daemon is `fusebox serve` running as a user on the shared dir.
-type daemon struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *testenv.Buffer
-	done   chan struct{}
-}
-
-var listenAddr = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
-
-func (d *sharedDir) serve(u testenv.User) *daemon {
+// serve starts `fusebox serve` as u on the shared dir; it is killed when
+// the test ends if it is still running.
+func (d *sharedDir) serve(u testenv.User) *testenv.Daemon {
 	d.t.Helper()
-	dm := &daemon{cmd: d.cmd(u, "serve", "--listen", "127.0.0.1:0"), stderr: &testenv.Buffer{}, done: make(chan struct{})}
-	pipe, err := dm.cmd.StderrPipe()
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	if err := dm.cmd.Start(); err != nil {
-		d.t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			fmt.Fprintln(dm.stderr, sc.Text())
-			if m := listenAddr.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		dm.cmd.Wait()
-		close(dm.done)
-	}()
-	d.t.Cleanup(func() { dm.stop() })
-	select {
-	case dm.addr = <-found:
-	case <-dm.done:
-		d.t.Fatalf("fusebox serve exited before it listened:\n%s", dm.stderr)
-	}
-	return dm
-}
-
-// stop ends the daemon with SIGTERM and returns its stderr.
-func (dm *daemon) stop() string {
-	select {
-	case <-dm.done:
-	default:
-		dm.cmd.Process.Signal(syscall.SIGTERM)
-		<-dm.done
-	}
-	return dm.stderr.String()
-}
-
-// get returns the status and body of GET path.
-func (dm *daemon) get(t *testing.T, path string) (int, []byte) {
-	t.Helper()
-	resp, err := http.Get("http://" + dm.addr + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	return resp.StatusCode, b
+	return testenv.StartDaemon(d.t, d.cmd(u, "serve", "--listen", "127.0.0.1:0"))
 }
 
 // circuitNames returns the circuit names of an /api/circuits or status
@@ -278,9 +199,9 @@ func TestSharedDirDefendsItself(t *testing.T) {
 			d := h.dir(t, fmt.Sprintf("state-%d", i))
 			// a's circuits: c with every file (counts, lock, state, events)
 			// and closed, other healthy.
-			for _, args := range [][]string{runArgs("c", nil, "true"), {"trip", "c"}, {"reset", "c"}, runArgs("other", nil, "true")} {
-				if p := d.run(a, args...); p.code != 0 {
-					t.Fatalf("%s: fusebox %q: exit %d\n%s", a.Name, args, p.code, p.stderr)
+			for _, args := range [][]string{testenv.RunArgs("c", nil, "true"), {"trip", "c"}, {"reset", "c"}, testenv.RunArgs("other", nil, "true")} {
+				if p := d.run(a, args...); p.Code != 0 {
+					t.Fatalf("%s: fusebox %q: exit %d\n%s", a.Name, args, p.Code, p.Stderr)
 				}
 			}
 			path := d.plant(tc.rel, a, tc.plant)
@@ -288,32 +209,32 @@ func TestSharedDirDefendsItself(t *testing.T) {
 
 			dm := d.serve(b)
 			for _, api := range []string{"/api/circuits", "/api/outages"} {
-				code, body := dm.get(t, api)
-				names, problems := circuitNames(t, body)
+				code, _, body := dm.Get(t, api)
+				names, problems := circuitNames(t, []byte(body))
 				if code != 200 || !slices.Contains(names, "other") || !slices.Contains(names, "c") || len(problems) > 0 {
 					t.Errorf("%s's daemon: GET %s = %d, circuits %q, problems %q; want 200, c and other, none:\n%s", b.Name, api, code, names, problems, body)
 				}
 			}
-			stderr.WriteString(dm.stop())
+			stderr.WriteString(dm.Stop(t))
 
 			p := d.run(b, "status", "--json")
-			names, problems := circuitNames(t, []byte(p.stdout))
-			if p.code != 0 || !slices.Equal(names, []string{"c", "other"}) || len(problems) > 0 {
-				t.Errorf("%s: status: exit %d, circuits %q, problems %q; want 0, c and other, none\n%s", b.Name, p.code, names, problems, p.stderr)
+			names, problems := circuitNames(t, []byte(p.Stdout))
+			if p.Code != 0 || !slices.Equal(names, []string{"c", "other"}) || len(problems) > 0 {
+				t.Errorf("%s: status: exit %d, circuits %q, problems %q; want 0, c and other, none\n%s", b.Name, p.Code, names, problems, p.Stderr)
 			}
-			stderr.WriteString(p.stderr)
+			stderr.WriteString(p.Stderr)
 
 			for i, want := range []int{1, 1, exitOpen} {
-				p := d.run(b, runArgs("c", policy, failing...)...)
-				if p.code != want {
-					t.Fatalf("%s's run %d of a failing command: exit %d, want %d (the circuit opens after 2 failures, then skips)\n%s", b.Name, i+1, p.code, want, p.stderr)
+				p := d.run(b, testenv.RunArgs("c", policy, failing...)...)
+				if p.Code != want {
+					t.Fatalf("%s's run %d of a failing command: exit %d, want %d (the circuit opens after 2 failures, then skips)\n%s", b.Name, i+1, p.Code, want, p.Stderr)
 				}
-				stderr.WriteString(p.stderr)
+				stderr.WriteString(p.Stderr)
 			}
-			if p := d.run(a, runArgs("c", policy, failing...)...); p.code != exitOpen {
-				t.Errorf("%s after %s opened c: exit %d, want %d\n%s", a.Name, b.Name, p.code, exitOpen, p.stderr)
+			if p := d.run(a, testenv.RunArgs("c", policy, failing...)...); p.Code != exitOpen {
+				t.Errorf("%s after %s opened c: exit %d, want %d\n%s", a.Name, b.Name, p.Code, exitOpen, p.Stderr)
 			} else {
-				stderr.WriteString(p.stderr)
+				stderr.WriteString(p.Stderr)
 			}
 
 			errs := errorLines(stderr.String())
@@ -341,9 +262,9 @@ func TestSharedDirThatForbidsTheMoveShowsTheRest(t *testing.T) {
 	h := newHousehold(t)
 	a, b := h.a, h.b
 	d := h.dir(t, "state")
-	for _, args := range [][]string{runArgs("c", nil, "true"), {"trip", "c"}, {"reset", "c"}, runArgs("other", nil, "true")} {
-		if p := d.run(a, args...); p.code != 0 {
-			t.Fatalf("%s: fusebox %q: exit %d\n%s", a.Name, args, p.code, p.stderr)
+	for _, args := range [][]string{testenv.RunArgs("c", nil, "true"), {"trip", "c"}, {"reset", "c"}, testenv.RunArgs("other", nil, "true")} {
+		if p := d.run(a, args...); p.Code != 0 {
+			t.Fatalf("%s: fusebox %q: exit %d\n%s", a.Name, args, p.Code, p.Stderr)
 		}
 	}
 	path := d.plant(".counts/c.counts", a, unreadable)
@@ -355,25 +276,25 @@ func TestSharedDirThatForbidsTheMoveShowsTheRest(t *testing.T) {
 	}
 
 	p := d.run(b, "status", "--json")
-	names, problems := circuitNames(t, []byte(p.stdout))
-	if p.code != 1 || !slices.Equal(names, []string{"c", "other"}) || !strings.Contains(problems["c"], path) || problems["other"] != "" {
-		t.Errorf("%s: status: exit %d, circuits %q, problems %q; want 1, c (with a problem naming %s) and other\n%s", b.Name, p.code, names, problems, path, p.stderr)
+	names, problems := circuitNames(t, []byte(p.Stdout))
+	if p.Code != 1 || !slices.Equal(names, []string{"c", "other"}) || !strings.Contains(problems["c"], path) || problems["other"] != "" {
+		t.Errorf("%s: status: exit %d, circuits %q, problems %q; want 1, c (with a problem naming %s) and other\n%s", b.Name, p.Code, names, problems, path, p.Stderr)
 	}
-	if !strings.Contains(p.stderr, "1 of 2 circuits shown without their state or counts") {
-		t.Errorf("status's stderr does not say which circuits it could not read:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr, "1 of 2 circuits shown without their state or counts") {
+		t.Errorf("status's stderr does not say which circuits it could not read:\n%s", p.Stderr)
 	}
 	dm := d.serve(b)
 	for _, api := range []string{"/api/circuits", "/api/outages"} {
-		code, body := dm.get(t, api)
-		names, _ := circuitNames(t, body)
+		code, _, body := dm.Get(t, api)
+		names, _ := circuitNames(t, []byte(body))
 		if code != 200 || !slices.Equal(names, []string{"c", "other"}) {
 			t.Errorf("%s's daemon: GET %s = %d, circuits %q; want 200, c and other:\n%s", b.Name, api, code, names, body)
 		}
 	}
-	dm.stop()
+	dm.Stop(t)
 	for i, want := range []int{1, 1, exitOpen} {
-		if p := d.run(b, runArgs("c", []string{"--attempts", "1", "--trip-after", "2"}, failing...)...); p.code != want {
-			t.Fatalf("%s's run %d of a failing command: exit %d, want %d (the circuit opens after 2 failures, then skips)\n%s", b.Name, i+1, p.code, want, p.stderr)
+		if p := d.run(b, testenv.RunArgs("c", []string{"--attempts", "1", "--trip-after", "2"}, failing...)...); p.Code != want {
+			t.Fatalf("%s's run %d of a failing command: exit %d, want %d (the circuit opens after 2 failures, then skips)\n%s", b.Name, i+1, p.Code, want, p.Stderr)
 		}
 	}
 }
@@ -386,29 +307,29 @@ func TestManyProcessesMeetOneFIFOLock(t *testing.T) {
 	h := newHousehold(t)
 	a, b := h.a, h.b
 	d := h.dir(t, "state")
-	if p := d.run(a, "trip", "--new", "c"); p.code != 0 {
-		t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
+	if p := d.run(a, "trip", "--new", "c"); p.Code != 0 {
+		t.Fatalf("trip: exit %d\n%s", p.Code, p.Stderr)
 	}
-	if p := d.run(a, "reset", "c"); p.code != 0 {
-		t.Fatalf("reset: exit %d\n%s", p.code, p.stderr)
+	if p := d.run(a, "reset", "c"); p.Code != 0 {
+		t.Fatalf("reset: exit %d\n%s", p.Code, p.Stderr)
 	}
 	path := d.plant(".locks/c.lock", a, fifo)
 	const runs = 16
 	var wg sync.WaitGroup
-	results := make([]proc, runs)
+	results := make([]testenv.Proc, runs)
 	for i := range runs {
 		u := []testenv.User{a, b}[i%2]
 		wg.Go(func() {
-			results[i] = d.run(u, runArgs("c", []string{"--attempts", "1", "--trip-after", "1000"}, failing...)...)
+			results[i] = d.run(u, testenv.RunArgs("c", []string{"--attempts", "1", "--trip-after", "1000"}, failing...)...)
 		})
 	}
 	wg.Wait()
 	var errs []string
 	for i, p := range results {
-		if p.code != 1 || p.stdout != "ran\n" {
-			t.Errorf("run %d: exit %d, stdout %q; want the command run and failed\n%s", i, p.code, p.stdout, p.stderr)
+		if p.Code != 1 || p.Stdout != "ran\n" {
+			t.Errorf("run %d: exit %d, stdout %q; want the command run and failed\n%s", i, p.Code, p.Stdout, p.Stderr)
 		}
-		errs = append(errs, errorLines(p.stderr)...)
+		errs = append(errs, errorLines(p.Stderr)...)
 	}
 	if len(errs) != 1 || !strings.Contains(errs[0], "moved aside a file fusebox cannot use") {
 		t.Errorf("want one ERROR among the %d runs, that the FIFO was moved aside; got %d:\n%s", runs, len(errs), strings.Join(errs, "\n"))
@@ -420,7 +341,7 @@ func TestManyProcessesMeetOneFIFOLock(t *testing.T) {
 	var rows []struct {
 		ConsecutiveFailures int `json:"consecutive_failures"`
 	}
-	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 || rows[0].ConsecutiveFailures != runs {
-		t.Errorf("status of c: %s (%v); want %d consecutive failures: an update was lost", p.stdout, err, runs)
+	if err := json.Unmarshal([]byte(p.Stdout), &rows); err != nil || len(rows) != 1 || rows[0].ConsecutiveFailures != runs {
+		t.Errorf("status of c: %s (%v); want %d consecutive failures: an update was lost", p.Stdout, err, runs)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestAMembersPrivateSubdirDoesNotDisarmASharedDir: member a leaves one
@@ -22,8 +24,8 @@ func TestAMembersPrivateSubdirDoesNotDisarmASharedDir(t *testing.T) {
 	for i, sub := range []string{"events", ".locks", ".counts"} {
 		t.Run(sub, func(t *testing.T) {
 			d := h.dir(t, fmt.Sprintf("state-%d", i))
-			if p := d.run(a, runArgs("c", nil, "true")...); p.code != 0 {
-				t.Fatalf("%s: exit %d\n%s", a.Name, p.code, p.stderr)
+			if p := d.run(a, testenv.RunArgs("c", nil, "true")...); p.Code != 0 {
+				t.Fatalf("%s: exit %d\n%s", a.Name, p.Code, p.Stderr)
 			}
 			path := d.plant(sub, a, func(path string) error {
 				if err := os.RemoveAll(path); err != nil {
@@ -33,16 +35,16 @@ func TestAMembersPrivateSubdirDoesNotDisarmASharedDir(t *testing.T) {
 			})
 			var stderr strings.Builder
 			for i, want := range []int{1, 1, exitOpen} {
-				p := d.run(b, runArgs("c", policy, failing...)...)
-				if p.code != want {
-					t.Fatalf("%s's run %d of a failing command: exit %d, want %d (the circuit opens after 2 failures, then skips)\n%s", b.Name, i+1, p.code, want, p.stderr)
+				p := d.run(b, testenv.RunArgs("c", policy, failing...)...)
+				if p.Code != want {
+					t.Fatalf("%s's run %d of a failing command: exit %d, want %d (the circuit opens after 2 failures, then skips)\n%s", b.Name, i+1, p.Code, want, p.Stderr)
 				}
-				stderr.WriteString(p.stderr)
+				stderr.WriteString(p.Stderr)
 			}
-			if p := d.run(a, runArgs("c", policy, failing...)...); p.code != exitOpen {
-				t.Errorf("%s after %s opened c: exit %d, want %d\n%s", a.Name, b.Name, p.code, exitOpen, p.stderr)
+			if p := d.run(a, testenv.RunArgs("c", policy, failing...)...); p.Code != exitOpen {
+				t.Errorf("%s after %s opened c: exit %d, want %d\n%s", a.Name, b.Name, p.Code, exitOpen, p.Stderr)
 			} else {
-				stderr.WriteString(p.stderr)
+				stderr.WriteString(p.Stderr)
 			}
 			if strings.Contains(stderr.String(), "without circuit protection") {
 				t.Errorf("a run went without circuit protection:\n%s", stderr.String())

@@ -76,19 +76,19 @@ func TestSignalWithGrandchildHoldingStdout(t *testing.T) {
 func signalRunningChild(t *testing.T, sig syscall.Signal, name string, code int, grandchildOut string) {
 	state := filepath.Join(t.TempDir(), "state")
 	d := t.TempDir()
-	cmd := fbCmd(state, nil, runArgs("c", nil, "sh", "-c", trappingChild, "sh", d, grandchildOut)...)
+	cmd := fbCmd(state, nil, testenv.RunArgs("c", nil, "sh", "-c", trappingChild, "sh", d, grandchildOut)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the command to start", time.Minute, func() bool { return exists(filepath.Join(d, "started")) })
+	testenv.WaitFor(t, "the command to start", func() bool { return exists(filepath.Join(d, "started")) })
 	cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	exited := time.Now()
-	p := finished(cmd, err, 0)
-	if p.code != code {
-		t.Fatalf("exit %d, want %d\n%s", p.code, code, stderr.String())
+	p := testenv.Finished(cmd, 0)
+	if p.Code != code {
+		t.Fatalf("exit %d, want %d\n%s", p.Code, code, stderr.String())
 	}
 	if got := strings.TrimSpace(readString(t, filepath.Join(d, "got"))); got != name {
 		t.Errorf("the command got %q, want %s forwarded", got, name)
@@ -101,7 +101,7 @@ func signalRunningChild(t *testing.T, sig syscall.Signal, name string, code int,
 	if after < 0 || after > promptExit {
 		t.Errorf("fusebox exited %s after its command ended, want within %s (and not before)", after, promptExit)
 	}
-	t.Logf("SIG%s: exit %d, %s after the command ended", name, p.code, after.Round(100*time.Microsecond))
+	t.Logf("SIG%s: exit %d, %s after the command ended", name, p.Code, after.Round(100*time.Microsecond))
 	checkGroupEmpty(t, d)
 	checkNoneLeft(t, d)
 	checkInterruptedState(t, state, 0)
@@ -114,7 +114,7 @@ func TestSignalDuringBackoff(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			d := t.TempDir()
-			cmd := fbCmd(state, nil, runArgs("c", []string{"-v", "--backoff", "20s", "--jitter", "none"},
+			cmd := fbCmd(state, nil, testenv.RunArgs("c", []string{"-v", "--backoff", "20s", "--jitter", "none"},
 				"sh", "-c", `echo $$ > "$1/pgid"; exit 1`, "sh", d)...)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
@@ -149,14 +149,14 @@ func TestSignalDuringBackoff(t *testing.T) {
 			cmd.Process.Signal(s.sig)
 			err = cmd.Wait()
 			took := time.Since(sent)
-			p := finished(cmd, err, took)
-			if p.code != s.code {
-				t.Fatalf("exit %d, want %d\n%s", p.code, s.code, logged.String())
+			p := testenv.Finished(cmd, took)
+			if p.Code != s.code {
+				t.Fatalf("exit %d, want %d\n%s", p.Code, s.code, logged.String())
 			}
 			if took > promptExit {
 				t.Errorf("took %s to exit from a 20s backoff, want under %s", took, promptExit)
 			}
-			t.Logf("SIG%s during a 20s backoff: exit %d after %s", s.name, p.code, took.Round(100*time.Microsecond))
+			t.Logf("SIG%s during a 20s backoff: exit %d after %s", s.name, p.Code, took.Round(100*time.Microsecond))
 			checkGroupEmpty(t, d)
 			checkInterruptedState(t, state, 1)
 		})
@@ -171,24 +171,25 @@ func TestSignalDuringProbe(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "100ms", "--timeout", "10s"}
-			if p := fb(t, state, runArgs("c", policy, "false")...); p.code != 1 {
-				t.Fatalf("tripping run: exit %d\n%s", p.code, p.stderr)
+			if p := fb(t, state, testenv.RunArgs("c", policy, "false")...); p.Code != 1 {
+				t.Fatalf("tripping run: exit %d\n%s", p.Code, p.Stderr)
 			}
 			time.Sleep(150 * time.Millisecond)
 			d := t.TempDir()
-			cmd := fbCmd(state, nil, runArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)
+			cmd := fbCmd(state, nil, testenv.RunArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the probe to start", time.Minute, func() bool { return exists(filepath.Join(d, "started")) })
-			if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 75 {
-				t.Fatalf("a second caller during the probe: exit %d, want 75", p.code)
+			testenv.WaitFor(t, "the probe to start", func() bool { return exists(filepath.Join(d, "started")) })
+			if p := fb(t, state, testenv.RunArgs("c", policy, "true")...); p.Code != 75 {
+				t.Fatalf("a second caller during the probe: exit %d, want 75", p.Code)
 			}
 			cmd.Process.Signal(s.sig)
-			if p := finished(cmd, cmd.Wait(), 0); p.code != s.code {
-				t.Fatalf("exit %d, want %d\n%s", p.code, s.code, stderr.String())
+			cmd.Wait()
+			if p := testenv.Finished(cmd, 0); p.Code != s.code {
+				t.Fatalf("exit %d, want %d\n%s", p.Code, s.code, stderr.String())
 			}
 			checkGroupEmpty(t, d)
 			checkNoneLeft(t, d)
@@ -197,8 +198,8 @@ func TestSignalDuringProbe(t *testing.T) {
 			if err != nil || cerr != nil || len(st.Probes) != 0 || c.Failures != 1 {
 				t.Fatalf("state after the interrupted probe: %+v, %+v, %v, %v; want no lease held and the one failure", st, c, err, cerr)
 			}
-			if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 0 {
-				t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.code, p.stderr)
+			if p := fb(t, state, testenv.RunArgs("c", policy, "true")...); p.Code != 0 {
+				t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.Code, p.Stderr)
 			}
 			if st := statusOf(t, state, "c"); st["state"] != "closed" {
 				t.Errorf("state %v after a successful probe, want closed", st["state"])
@@ -216,8 +217,8 @@ func TestSignalDuringProbe(t *testing.T) {
 func TestBrokenOutputDuringProbe(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "100ms", "--timeout", "10s"}
-	if p := fb(t, state, runArgs("c", policy, "false")...); p.code != 1 {
-		t.Fatalf("tripping run: exit %d\n%s", p.code, p.stderr)
+	if p := fb(t, state, testenv.RunArgs("c", policy, "false")...); p.Code != 1 {
+		t.Fatalf("tripping run: exit %d\n%s", p.Code, p.Stderr)
 	}
 	time.Sleep(150 * time.Millisecond)
 	d := t.TempDir()
@@ -227,26 +228,27 @@ func TestBrokenOutputDuringProbe(t *testing.T) {
 	}
 	r.Close()
 	// -v: the probe's INFO line is the write that meets the closed pipe.
-	cmd := fbCmd(state, nil, append([]string{"-v"}, runArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)...)
+	cmd := fbCmd(state, nil, append([]string{"-v"}, testenv.RunArgs("c", policy, "sh", "-c", trappingChild, "sh", d, "/dev/null")...)...)
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-	p := finished(cmd, cmd.Wait(), 0)
+	cmd.Wait()
+	p := testenv.Finished(cmd, 0)
 	if exists(filepath.Join(d, "alone")) {
 		t.Fatal("fusebox wrote nothing to its output during the probe: this test needs a write to the closed pipe")
 	}
-	if p.code != 141 {
-		t.Fatalf("exit %d (signal %v), want 141", p.code, p.signal)
+	if p.Code != 141 {
+		t.Fatalf("exit %d (signal %v), want 141", p.Code, p.Signal)
 	}
 	checkNoneLeft(t, d)
 	st, err := decodeState(filepath.Join(state, "c.json"))
 	if err != nil || len(st.Probes) != 0 {
 		t.Fatalf("state after the probe: %+v, %v; want no lease held", st, err)
 	}
-	if p := fb(t, state, runArgs("c", policy, "true")...); p.code != 0 {
-		t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.code, p.stderr)
+	if p := fb(t, state, testenv.RunArgs("c", policy, "true")...); p.Code != 0 {
+		t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.Code, p.Stderr)
 	}
 }
 
@@ -344,16 +346,17 @@ func TestClosedStdoutExits141(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	cmd := fbCmd(state, nil, runArgs("c", nil, "echo", "ran")...)
+	cmd := fbCmd(state, nil, testenv.RunArgs("c", nil, "echo", "ran")...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-	p := finished(cmd, cmd.Wait(), 0)
-	if p.code != 141 {
-		t.Fatalf("exit %d (signal %v), want 141\n%s", p.code, p.signal, stderr.String())
+	cmd.Wait()
+	p := testenv.Finished(cmd, 0)
+	if p.Code != 141 {
+		t.Fatalf("exit %d (signal %v), want 141\n%s", p.Code, p.Signal, stderr.String())
 	}
 	if c, err := decodeCounts(state, "c"); err != nil || c.Successes != 1 {
 		t.Errorf("counts %+v, %v; want the one success", c, err)
@@ -389,8 +392,8 @@ func TestSignalDuringCall(t *testing.T) {
 			defer close(release)
 			state := filepath.Join(t.TempDir(), "state")
 			args := []string{"call", "--url", srv.URL, "--attempts", "1", "--timeout", "20s", "api"}
-			if p := fb(t, state, "trip", "--new", "api", "--for", "1ms"); p.code != 0 {
-				t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
+			if p := fb(t, state, "trip", "--new", "api", "--for", "1ms"); p.Code != 0 {
+				t.Fatalf("trip: exit %d\n%s", p.Code, p.Stderr)
 			}
 			time.Sleep(5 * time.Millisecond) // the trip's 1ms ends: the next call probes
 			cmd := fbCmd(state, nil, args...)
@@ -408,20 +411,20 @@ func TestSignalDuringCall(t *testing.T) {
 			sent := time.Now()
 			cmd.Process.Signal(s.sig)
 			err := cmd.Wait()
-			p := finished(cmd, err, time.Since(sent))
-			if p.code != s.code || p.signal != 0 {
-				t.Fatalf("exit %d (signal %v), want %d: the call must catch it\n%s", p.code, p.signal, s.code, stderr.String())
+			p := testenv.Finished(cmd, time.Since(sent))
+			if p.Code != s.code || p.Signal != 0 {
+				t.Fatalf("exit %d (signal %v), want %d: the call must catch it\n%s", p.Code, p.Signal, s.code, stderr.String())
 			}
-			if p.took > promptExit {
-				t.Errorf("took %s to exit from a hanging request, want under %s", p.took, promptExit)
+			if p.Took > promptExit {
+				t.Errorf("took %s to exit from a hanging request, want under %s", p.Took, promptExit)
 			}
 			st, err := decodeState(filepath.Join(state, "api.json"))
 			if err != nil || len(st.Probes) != 0 {
 				t.Fatalf("state after the interrupted call: %+v, %v; want no probe lease held", st, err)
 			}
 			healthy.Store(true)
-			if p := fb(t, state, args...); p.code != 0 {
-				t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.code, p.stderr)
+			if p := fb(t, state, args...); p.Code != 0 {
+				t.Fatalf("the next call: exit %d, want 0 (it probes)\n%s", p.Code, p.Stderr)
 			}
 		})
 	}

@@ -375,7 +375,7 @@ func peak(s []soakSample) soakSample {
 // its goroutines from its /metrics, and the size of its state dir.
 func sampleDaemon(d *testenv.Daemon, dir, token string) soakSample {
 	pid := d.Cmd.Process.Pid
-	s := soakSample{rss: statusField(pid, "VmRSS")}
+	s := soakSample{rss: testenv.StatusField(pid, "VmRSS")}
 	if fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
 		s.fds = int64(len(fds))
 	}

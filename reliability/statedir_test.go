@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // failing is a command that prints and fails: recorded, three runs of it
@@ -39,7 +41,7 @@ func storeWarnings(stderr string) []string {
 func TestUnusableStateDirFailsOpen(t *testing.T) {
 	t.Run("read-only tmpfs", func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "state")
-		mountTmpfs(t, state, "ro,size=1m,mode=0700")
+		testenv.MountTmpfs(t, state, "ro,size=1m,mode=0700")
 		checkRunsUnprotected(t, state, "read-only file system")
 		if got := tree(t, state); len(got) > 0 {
 			t.Errorf("wrote %v to a read-only dir", got)
@@ -47,14 +49,14 @@ func TestUnusableStateDirFailsOpen(t *testing.T) {
 	})
 	t.Run("missing, under a read-only tmpfs", func(t *testing.T) {
 		ro := filepath.Join(t.TempDir(), "ro")
-		mountTmpfs(t, ro, "ro,size=1m,mode=0700")
+		testenv.MountTmpfs(t, ro, "ro,size=1m,mode=0700")
 		checkRunsUnprotected(t, filepath.Join(ro, "state"), "create state dir")
 	})
 	t.Run("read-only after the circuit was stored", func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "state")
-		mountTmpfs(t, state, "size=1m,mode=0700")
-		if p := fb(t, state, runArgs("c", nil, "true")...); p.code != 0 {
-			t.Fatalf("exit %d: %s", p.code, p.stderr)
+		testenv.MountTmpfs(t, state, "size=1m,mode=0700")
+		if p := fb(t, state, testenv.RunArgs("c", nil, "true")...); p.Code != 0 {
+			t.Fatalf("exit %d: %s", p.Code, p.Stderr)
 		}
 		before := readAll(t, state)
 		if out, err := exec.Command("mount", "-o", "remount,ro", state).CombinedOutput(); err != nil {
@@ -67,9 +69,9 @@ func TestUnusableStateDirFailsOpen(t *testing.T) {
 	})
 	t.Run("full tmpfs", func(t *testing.T) {
 		state := filepath.Join(t.TempDir(), "state")
-		mountTmpfs(t, state, "size=64k,mode=0700")
-		if p := fb(t, state, runArgs("c", nil, "true")...); p.code != 0 {
-			t.Fatalf("exit %d: %s", p.code, p.stderr)
+		testenv.MountTmpfs(t, state, "size=64k,mode=0700")
+		if p := fb(t, state, testenv.RunArgs("c", nil, "true")...); p.Code != 0 {
+			t.Fatalf("exit %d: %s", p.Code, p.Stderr)
 		}
 		fill(t, filepath.Join(state, "filler"))
 		before := readAll(t, state)
@@ -103,17 +105,17 @@ func TestUnusableStateDirFailsOpen(t *testing.T) {
 func checkRunsUnprotected(t *testing.T, state, why string) {
 	t.Helper()
 	for i := range 3 {
-		p := fb(t, state, runArgs("c", tripAtOnce, failing...)...)
-		if p.code != 1 || p.stdout != "ran\n" {
-			t.Fatalf("run %d: exit %d, stdout %q; want the command run (exit 1, ran)\n%s", i, p.code, p.stdout, p.stderr)
+		p := fb(t, state, testenv.RunArgs("c", tripAtOnce, failing...)...)
+		if p.Code != 1 || p.Stdout != "ran\n" {
+			t.Fatalf("run %d: exit %d, stdout %q; want the command run (exit 1, ran)\n%s", i, p.Code, p.Stdout, p.Stderr)
 		}
-		checkOneWarning(t, p.stderr, "state store unusable; running without circuit protection", why)
+		checkOneWarning(t, p.Stderr, "state store unusable; running without circuit protection", why)
 	}
-	p := fb(t, state, runArgs("fresh-circuit", nil, "echo", "ran")...)
-	if p.code != 0 || p.stdout != "ran\n" {
-		t.Fatalf("exit %d, stdout %q\n%s", p.code, p.stdout, p.stderr)
+	p := fb(t, state, testenv.RunArgs("fresh-circuit", nil, "echo", "ran")...)
+	if p.Code != 0 || p.Stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q\n%s", p.Code, p.Stdout, p.Stderr)
 	}
-	checkOneWarning(t, p.stderr, "state store unusable", why)
+	checkOneWarning(t, p.Stderr, "state store unusable", why)
 }
 
 func checkOneWarning(t *testing.T, stderr string, want ...string) {
@@ -220,21 +222,21 @@ func TestUnsafeStateDirIsRefused(t *testing.T) {
 			}
 			tc.setup(t, state)
 			for range 2 {
-				p := fb(t, state, runArgs("c", tripAtOnce, failing...)...)
-				if p.code != 1 || p.stdout != "ran\n" {
-					t.Fatalf("exit %d, stdout %q; want the command run\n%s", p.code, p.stdout, p.stderr)
+				p := fb(t, state, testenv.RunArgs("c", tripAtOnce, failing...)...)
+				if p.Code != 1 || p.Stdout != "ran\n" {
+					t.Fatalf("exit %d, stdout %q; want the command run\n%s", p.Code, p.Stdout, p.Stderr)
 				}
-				w := storeWarnings(p.stderr)
+				w := storeWarnings(p.Stderr)
 				if len(w) != 1 || !strings.Contains(w[0], "state store unusable") {
-					t.Fatalf("want one warning that the store is unusable, saying why; got:\n%s", p.stderr)
+					t.Fatalf("want one warning that the store is unusable, saying why; got:\n%s", p.Stderr)
 				}
 				if want := "state dir " + state + " " + tc.why; !strings.Contains(w[0], want) {
 					t.Errorf("error %q does not say %q", w[0], want)
 				}
 			}
 			p := fb(t, state, "status")
-			if p.code != 1 || !strings.Contains(p.stderr, "fusebox: state store: state dir "+state) {
-				t.Errorf("status: exit %d, want 1 and an error naming the dir:\n%s", p.code, p.stderr)
+			if p.Code != 1 || !strings.Contains(p.Stderr, "fusebox: state store: state dir "+state) {
+				t.Errorf("status: exit %d, want 1 and an error naming the dir:\n%s", p.Code, p.Stderr)
 			}
 			if got := tree(t, state); len(got) > 0 {
 				t.Errorf("wrote %v to a refused dir", got)
@@ -294,37 +296,37 @@ func TestPlantedSymlinkIsNeverFollowed(t *testing.T) {
 		stdout string
 		warn   string // the one warning about the store
 	}{
-		{"state file", "c.json", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
-		{"event log", "events/c.jsonl", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
+		{"state file", "c.json", false, testenv.RunArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
+		{"event log", "events/c.jsonl", false, testenv.RunArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
 		// A failure takes the circuit's lock (a success only counts).
-		{"lock file", ".locks/c.lock", false, runArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
-		{"counts file of a healthy circuit", ".counts/c.counts", false, runArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
-		{"counts file", ".counts/c.counts", true, runArgs("c", nil, "echo", "ran"), 75, "", "it is a symlink"},
+		{"lock file", ".locks/c.lock", false, testenv.RunArgs("c", []string{"--attempts", "1"}, failing...), 1, "ran\n", "it is a symlink"},
+		{"counts file of a healthy circuit", ".counts/c.counts", false, testenv.RunArgs("c", nil, "echo", "ran"), 0, "ran\n", "it is a symlink"},
+		{"counts file", ".counts/c.counts", true, testenv.RunArgs("c", nil, "echo", "ran"), 75, "", "it is a symlink"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state")
 			if tc.trip {
-				if p := fb(t, state, "trip", "--new", "c"); p.code != 0 {
-					t.Fatalf("trip: exit %d\n%s", p.code, p.stderr)
+				if p := fb(t, state, "trip", "--new", "c"); p.Code != 0 {
+					t.Fatalf("trip: exit %d\n%s", p.Code, p.Stderr)
 				}
 			}
 			link := filepath.Join(state, tc.link)
 			target := plant(t, link)
 			p := fb(t, state, tc.args...)
 			target.check(t)
-			if p.code != tc.code || p.stdout != tc.stdout {
-				t.Fatalf("exit %d, stdout %q; want %d, %q\n%s", p.code, p.stdout, tc.code, tc.stdout, p.stderr)
+			if p.Code != tc.code || p.Stdout != tc.stdout {
+				t.Fatalf("exit %d, stdout %q; want %d, %q\n%s", p.Code, p.Stdout, tc.code, tc.stdout, p.Stderr)
 			}
 			var w []string
-			for _, l := range storeWarnings(p.stderr) {
+			for _, l := range storeWarnings(p.Stderr) {
 				if !strings.Contains(l, "skipped: circuit c is forced open") {
 					w = append(w, l)
 				}
 			}
 			if len(w) != 1 || !strings.Contains(w[0], tc.warn) {
-				t.Errorf("want one warning saying %q, got:\n%s", tc.warn, p.stderr)
+				t.Errorf("want one warning saying %q, got:\n%s", tc.warn, p.Stderr)
 			}
-			for _, args := range [][]string{{"status", "--json"}, {"gc"}, {"reset", "c"}, runArgs("c", nil, "true")} {
+			for _, args := range [][]string{{"status", "--json"}, {"gc"}, {"reset", "c"}, testenv.RunArgs("c", nil, "true")} {
 				fb(t, state, args...)
 				target.check(t)
 			}
@@ -379,8 +381,8 @@ func TestPlantedSymlinkedSubdirIsNeverFollowed(t *testing.T) {
 	if err := os.WriteFile(config, []byte("circuits:\n  weather:\n    fresh: 1m\n    http: {url: '"+srv.URL+"'}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fb(t, state, runArgs("c", tripAtOnce, failing...)...)
-	fb(t, state, runArgs("c", nil, "true")...)
+	fb(t, state, testenv.RunArgs("c", tripAtOnce, failing...)...)
+	fb(t, state, testenv.RunArgs("c", nil, "true")...)
 	fb(t, state, "call", "--config", config, "weather")
 	fb(t, state, "gc")
 	got := map[string]string{}

@@ -144,14 +144,14 @@ func TestUpstreamFaults(t *testing.T) {
 				cmd := fbCmd(state, nil, append(args, "upstream")...)
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				p, err := runWatched(cmd)
+				p, err := testenv.RunWatched(cmd, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				p.stdout, p.stderr = stdout.String(), stderr.String()
+				p.Stdout, p.Stderr = stdout.String(), stderr.String()
 				checkFault(t, p, limit, []int{69}, f.callReason...)
-				if p.stdout != "" {
-					t.Errorf("stdout %q, want nothing", p.stdout)
+				if p.Stdout != "" {
+					t.Errorf("stdout %q, want nothing", p.Stdout)
 				}
 			})
 			t.Run("run -- curl", func(t *testing.T) {
@@ -159,15 +159,15 @@ func TestUpstreamFaults(t *testing.T) {
 					testenv.Skip(t, "curl is not installed")
 				}
 				state := filepath.Join(t.TempDir(), "state")
-				cmd := fbCmd(state, nil, runArgs("upstream", policy, curl, "-sS", url)...)
+				cmd := fbCmd(state, nil, testenv.RunArgs("upstream", policy, curl, "-sS", url)...)
 				var out counter
 				var stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &stderr
-				p, err := runWatched(cmd)
+				p, err := testenv.RunWatched(cmd, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				p.stderr = stderr.String()
+				p.Stderr = stderr.String()
 				if f.runCode == nil { // curl gets the whole body; fusebox prints it once
 					checkFault(t, p, limit, []int{0})
 					if out.n != hugeBody {
@@ -183,39 +183,39 @@ func TestUpstreamFaults(t *testing.T) {
 
 // checkFault checks how a fault case ended, within limit, and logs its
 // figures.
-func checkFault(t *testing.T, p proc, limit time.Duration, codes []int, reasons ...string) {
+func checkFault(t *testing.T, p testenv.Proc, limit time.Duration, codes []int, reasons ...string) {
 	t.Helper()
 	ok := false
 	for _, c := range codes {
-		ok = ok || p.code == c
+		ok = ok || p.Code == c
 	}
 	if !ok {
-		t.Errorf("exit %d, want one of %v\n%s", p.code, codes, p.stderr)
+		t.Errorf("exit %d, want one of %v\n%s", p.Code, codes, p.Stderr)
 	}
 	for _, reason := range reasons {
-		if !strings.Contains(p.stderr, reason) {
-			t.Errorf("stderr does not hold %s:\n%s", reason, p.stderr)
+		if !strings.Contains(p.Stderr, reason) {
+			t.Errorf("stderr does not hold %s:\n%s", reason, p.Stderr)
 		}
 	}
-	if p.took > limit {
-		t.Errorf("took %s, more than the %s its deadline allows", p.took, limit)
+	if p.Took > limit {
+		t.Errorf("took %s, more than the %s its deadline allows", p.Took, limit)
 	}
 	// The cap is 10 MiB: a process holding the 100 MiB body would show it.
 	// A process may exit before the poller's first reading (on a busy
 	// machine, the poller may wait for a core): then rusage's maxrss, an
 	// upper bound, stands in.
-	peak := p.hwm
+	peak := p.HWM
 	if peak == 0 {
-		peak = p.maxRSS
+		peak = p.MaxRSS
 	}
 	if peak > 64<<20 {
-		t.Errorf("fusebox's peak RSS %s (VmHWM %s, rusage %s), want under 64 MiB", mib(peak), mib(p.hwm), mib(p.maxRSS))
+		t.Errorf("fusebox's peak RSS %s (VmHWM %s, rusage %s), want under 64 MiB", mib(peak), mib(p.HWM), mib(p.MaxRSS))
 	}
 	last := ""
-	if lines := logLines(p.stderr); len(lines) > 0 {
+	if lines := logLines(p.Stderr); len(lines) > 0 {
 		last = lines[len(lines)-1]
 	}
-	t.Logf("%s: exit %d in %s, fusebox peak RSS %s (rusage maxrss %s); %s", t.Name(), p.code, p.took.Round(time.Millisecond), mib(p.hwm), mib(p.maxRSS), last)
+	t.Logf("%s: exit %d in %s, fusebox peak RSS %s (rusage maxrss %s); %s", t.Name(), p.Code, p.Took.Round(time.Millisecond), mib(p.HWM), mib(p.MaxRSS), last)
 }
 
 // listen serves each connection to 127.0.0.1:PORT with serve, until the test

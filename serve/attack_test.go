@@ -73,7 +73,7 @@ func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
 			t.Fatalf("call %d of a: %d %q", i, r.code, r.body)
 		}
 		answered <- struct{}{}
-		waitFor(t, "the transport to drop the connection with the unsolicited answer", func() bool {
+		testenv.WaitFor(t, "the transport to drop the connection with the unsolicited answer", func() bool {
 			return strings.Count(logged.String(), "Unsolicited response received on idle HTTP channel") > i
 		})
 		if r := d.get(t, "/call/b"); r.code != 200 || r.body != "answer to /b" {
@@ -202,10 +202,10 @@ func TestCallersThatNeverReadShareOneAnswer(t *testing.T) {
 		fmt.Fprintf(c, "GET /call/big HTTP/1.1\r\nHost: %s\r\n\r\n", d.addr)
 		conns = append(conns, c)
 	}
-	waitFor(t, "every caller to wait for the one call", func() bool { return d.Waiting("big") == callers-1 })
+	testenv.WaitFor(t, "every caller to wait for the one call", func() bool { return d.Waiting("big") == callers-1 })
 	before := heapInUse()
 	close(release)
-	waitFor(t, "every caller's answer to be under way", func() bool { return d.Answered() == callers })
+	testenv.WaitFor(t, "every caller's answer to be under way", func() bool { return d.Answered() == callers })
 	grew := int64(heapInUse()) - int64(before)
 	if grew > 4*size {
 		t.Errorf("the heap grew by %d MiB for %d callers of one %d MiB answer that none reads; want about one copy", grew>>20, callers, size>>20)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -68,7 +69,7 @@ func TestCallersAtTheSameMomentShareOneUpstreamCall(t *testing.T) {
 		wg.Go(func() { replies[i] = d.get(t, "/call/slow") })
 	}
 	g.wait(t)
-	waitFor(t, "every caller to wait for the call under way", func() bool { return d.Waiting("slow") == n-1 })
+	testenv.WaitFor(t, "every caller to wait for the call under way", func() bool { return d.Waiting("slow") == n-1 })
 	g.open()
 	wg.Wait()
 	if h := g.hits.Load(); h != 1 {

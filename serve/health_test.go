@@ -103,7 +103,7 @@ func TestHealthCheckClosesACircuitWithoutAnyCaller(t *testing.T) {
 	// itself, on the health path, and the circuit closes.
 	clk.Advance(31 * time.Second)
 	dataBefore := svc.data.Load()
-	waitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
+	testenv.WaitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 	if svc.health.Load() == healthBefore {
 		t.Error("closed without a request to the health path")
 	}
@@ -125,7 +125,7 @@ func TestHealthCheckOfTheEndpointItself(t *testing.T) {
 	svc.down.Store(false)
 	before := svc.data.Load()
 	clk.Advance(61 * time.Second)
-	waitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
+	testenv.WaitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 	if svc.data.Load() <= before {
 		t.Error("the endpoint itself was not probed")
 	}
@@ -142,7 +142,7 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 	d.get(t, "/call/api")
 	svc.down.Store(false)
 	// The daemon probes the open circuit at once, its open period not over.
-	waitFor(t, "the daemon's probe", func() bool { return svc.health.Load() == 1 })
+	testenv.WaitFor(t, "the daemon's probe", func() bool { return svc.health.Load() == 1 })
 
 	// A cron job on the same state dir is refused: the circuit is open and
 	// the daemon holds its probe lease.
@@ -162,7 +162,7 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 		t.Errorf("%d probe leases stored during the daemon's probe, want its 1", len(st.Probes))
 	}
 	close(hold)
-	waitFor(t, "the probe to close the circuit", func() bool { return d.state(t, "api") == "closed" })
+	testenv.WaitFor(t, "the probe to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 	if n := svc.health.Load(); n != 1 {
 		t.Errorf("%d probes, want 1: the lease lets one through", n)
 	}
@@ -180,7 +180,7 @@ func TestHealthChecksFollowAReload(t *testing.T) {
 	if err := d.Reload(serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("api", svc.URL+"/data", withHealth("/health"))}}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reloaded health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
+	testenv.WaitFor(t, "the reloaded health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 }
 
 // The daemon need not wait out the open period: its health check probes the
@@ -198,5 +198,5 @@ func TestHealthCheckClosesACircuitBeforeItsOpenPeriodEnds(t *testing.T) {
 		t.Fatalf("after the failing call the circuit is %s, want open", got)
 	}
 	svc.down.Store(false)
-	waitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
+	testenv.WaitFor(t, "the health check to close the circuit", func() bool { return d.state(t, "api") == "closed" })
 }

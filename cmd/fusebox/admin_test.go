@@ -7,39 +7,41 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestTripForAndResetSteerEveryRun(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	p := inproc(t, state, "trip", "--new", "zigbee2mqtt", "--for", "10m")
-	if p.code != 0 || !strings.Contains(p.stdout, "forced open; closes in 10m") {
-		t.Fatalf("trip: exit %d, %q %q", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, "forced open; closes in 10m") {
+		t.Fatalf("trip: exit %d, %q %q", p.Code, p.Stdout, p.Stderr)
 	}
-	if p = inproc(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != exitOpen {
-		t.Fatalf("run on a tripped circuit: exit %d, want 75", p.code)
+	if p = inproc(t, state, testenv.RunArgs("zigbee2mqtt", nil, "true")...); p.Code != exitOpen {
+		t.Fatalf("run on a tripped circuit: exit %d, want 75", p.Code)
 	}
 	st := statusOf(t, state, "zigbee2mqtt")
 	if st["state"] != "forced_open" || st["open_until"] == nil || st["opened_at"] == nil {
 		t.Errorf("status after trip --for: %v", st)
 	}
-	if p = inproc(t, state, "reset", "zigbee2mqtt"); p.code != 0 || !strings.Contains(p.stdout, "closed") {
-		t.Fatalf("reset: exit %d, %q", p.code, p.stdout)
+	if p = inproc(t, state, "reset", "zigbee2mqtt"); p.Code != 0 || !strings.Contains(p.Stdout, "closed") {
+		t.Fatalf("reset: exit %d, %q", p.Code, p.Stdout)
 	}
-	if p = inproc(t, state, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
-		t.Fatalf("run after reset: exit %d", p.code)
+	if p = inproc(t, state, testenv.RunArgs("zigbee2mqtt", nil, "true")...); p.Code != 0 {
+		t.Fatalf("run after reset: exit %d", p.Code)
 	}
-	if p = inproc(t, state, "trip", "--new", "nas"); !strings.Contains(p.stdout, "until 'fusebox reset nas'") {
-		t.Errorf("trip without --for: %q", p.stdout)
+	if p = inproc(t, state, "trip", "--new", "nas"); !strings.Contains(p.Stdout, "until 'fusebox reset nas'") {
+		t.Errorf("trip without --for: %q", p.Stdout)
 	}
 }
 
 func TestStatusJSONHasTheDocumentedFields(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	inproc(t, state, runArgs("esp32-garage", fastPolicy, "false")...)
+	inproc(t, state, testenv.RunArgs("esp32-garage", fastPolicy, "false")...)
 	p := inproc(t, state, "status", "--json")
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
-		t.Fatalf("status --json = %q: %v", p.stdout, err)
+	if err := json.Unmarshal([]byte(p.Stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("status --json = %q: %v", p.Stdout, err)
 	}
 	for _, key := range []string{"name", "state", "consecutive_failures", "opened_at", "open_until",
 		"last_failure_at", "last_failure", "total_failures", "total_successes", "skipped"} {
@@ -50,7 +52,7 @@ func TestStatusJSONHasTheDocumentedFields(t *testing.T) {
 	if _, ok := rows[0]["last_success_at"]; ok {
 		t.Errorf("last_success_at present although the circuit never succeeded: %v", rows[0])
 	}
-	table := inproc(t, state, "status").stdout
+	table := inproc(t, state, "status").Stdout
 	for _, want := range []string{"NAME", "esp32-garage", "open", "exit status 1"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("status table lacks %q:\n%s", want, table)
@@ -63,15 +65,15 @@ func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_for: 3m\n"), 0o600)
-	if p := inproc(t, state, "validate", "--config", good); p.code != 0 || !strings.Contains(p.stdout, "ok (1 circuits") {
-		t.Fatalf("validate good config: exit %d %q %q", p.code, p.stdout, p.stderr)
+	if p := inproc(t, state, "validate", "--config", good); p.Code != 0 || !strings.Contains(p.Stdout, "ok (1 circuits") {
+		t.Fatalf("validate good config: exit %d %q %q", p.Code, p.Stdout, p.Stderr)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("defaults:\n  attempts: 4\ncircuits:\n  zigbee2mqtt:\n    open_fro: 3m\n"), 0o600)
 	for _, args := range [][]string{{"validate", "--config", bad}, {"call", "--config", bad, "zigbee2mqtt"}} {
 		p := inproc(t, state, args...)
-		if p.code != exitConfig || !strings.Contains(p.stderr, "bad.yaml:5:") || !strings.Contains(p.stderr, "open_fro") {
-			t.Errorf("%v: exit %d, stderr %q; want 78 naming bad.yaml:5 and the key", args, p.code, p.stderr)
+		if p.Code != exitConfig || !strings.Contains(p.Stderr, "bad.yaml:5:") || !strings.Contains(p.Stderr, "open_fro") {
+			t.Errorf("%v: exit %d, stderr %q; want 78 naming bad.yaml:5 and the key", args, p.Code, p.Stderr)
 		}
 	}
 	if _, err := os.Stat(state); err == nil {
@@ -93,26 +95,26 @@ func TestRunWithABrokenConfigRunsTheCommandUnderTheDefaults(t *testing.T) {
 		}{{[]string{"sh", "-c", "echo ran"}, 0}, {[]string{"sh", "-c", "exit 3"}, 3}} {
 			// As a process, as cron runs it.
 			p := fbEnv(t, state, nil, append([]string{"run", "--config", cfg, "--backoff", "1ms", name, "--"}, tc.command...)...)
-			if p.code != tc.code || countLines(p.stderr, "config not used") != 1 {
-				t.Errorf("%s, %v: exit %d, stderr %q; want %d and one line about the config", cfg, tc.command, p.code, p.stderr, tc.code)
+			if p.Code != tc.code || countLines(p.Stderr, "config not used") != 1 {
+				t.Errorf("%s, %v: exit %d, stderr %q; want %d and one line about the config", cfg, tc.command, p.Code, p.Stderr, tc.code)
 			}
-			if cfg == bad && (!strings.Contains(p.stderr, "bad.yaml:2:") || !strings.Contains(p.stderr, "more_problems=1") || !strings.Contains(p.stderr, "did you mean")) {
-				t.Errorf("stderr %q does not name bad.yaml:2, the other problem and the fix", p.stderr)
+			if cfg == bad && (!strings.Contains(p.Stderr, "bad.yaml:2:") || !strings.Contains(p.Stderr, "more_problems=1") || !strings.Contains(p.Stderr, "did you mean")) {
+				t.Errorf("stderr %q does not name bad.yaml:2, the other problem and the fix", p.Stderr)
 			}
-			if tc.code == 0 && p.stdout != "ran\n" {
-				t.Errorf("stdout %q, want the command's", p.stdout)
+			if tc.code == 0 && p.Stdout != "ran\n" {
+				t.Errorf("stdout %q, want the command's", p.Stdout)
 			}
 		}
 	}
 	// Circuit protection stays on: 3 failures above (default trip_after 3)
 	// opened the circuit, so the next run is skipped, and the config's
 	// trouble is said once, as on every run until it is mended.
-	if p := fbEnv(t, state, nil, "run", "--config", bad, "c0", "--", "true"); p.code != exitOpen || countLines(p.stderr, "level=") != 1 || countLines(p.stderr, "config not used") != 1 {
-		t.Errorf("after 3 failures: exit %d, stderr %q; want 75 and only the config line", p.code, p.stderr)
+	if p := fbEnv(t, state, nil, "run", "--config", bad, "c0", "--", "true"); p.Code != exitOpen || countLines(p.Stderr, "level=") != 1 || countLines(p.Stderr, "config not used") != 1 {
+		t.Errorf("after 3 failures: exit %d, stderr %q; want 75 and only the config line", p.Code, p.Stderr)
 	}
 	// Even -q prints the config line: it is fusebox's own trouble.
-	if p := inproc(t, state, "run", "-q", "--config", bad, "c0", "--", "true"); p.code != exitOpen || countLines(p.stderr, "level=") != 1 || countLines(p.stderr, "config not used") != 1 {
-		t.Errorf("-q, in-process: exit %d, stderr %q; want 75 and only the config line", p.code, p.stderr)
+	if p := inproc(t, state, "run", "-q", "--config", bad, "c0", "--", "true"); p.Code != exitOpen || countLines(p.Stderr, "level=") != 1 || countLines(p.Stderr, "config not used") != 1 {
+		t.Errorf("-q, in-process: exit %d, stderr %q; want 75 and only the config line", p.Code, p.Stderr)
 	}
 }
 
@@ -121,37 +123,37 @@ func TestRunUsesPerCircuitConfigAndFlagsOverrideIt(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("defaults:\n  backoff: 1ms\n  max_delay: 2ms\ncircuits:\n  flaky:\n    attempts: 2\n"), 0o600)
-	p := inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"-v"}, "false")...)
-	if n := countLines(p.stderr, "attempt failed"); n != 2 {
-		t.Errorf("config attempts: 2, got %d attempts:\n%s", n, p.stderr)
+	p := inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, testenv.RunArgs("flaky", []string{"-v"}, "false")...)
+	if n := countLines(p.Stderr, "attempt failed"); n != 2 {
+		t.Errorf("config attempts: 2, got %d attempts:\n%s", n, p.Stderr)
 	}
-	p = inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, runArgs("flaky", []string{"-v", "--attempts", "1"}, "false")...)
-	if n := countLines(p.stderr, "attempt failed"); n != 1 {
-		t.Errorf("--attempts 1 over the config's 2, got %d attempts:\n%s", n, p.stderr)
+	p = inprocEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, testenv.RunArgs("flaky", []string{"-v", "--attempts", "1"}, "false")...)
+	if n := countLines(p.Stderr, "attempt failed"); n != 1 {
+		t.Errorf("--attempts 1 over the config's 2, got %d attempts:\n%s", n, p.Stderr)
 	}
 }
 
 func TestGCVersionAndCompletion(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	inproc(t, state, runArgs("old", nil, "true")...)
-	if p := inproc(t, state, "gc"); p.code != 0 || !strings.Contains(p.stdout, "removed 0 circuit(s)") {
-		t.Errorf("gc: exit %d %q %q", p.code, p.stdout, p.stderr)
+	inproc(t, state, testenv.RunArgs("old", nil, "true")...)
+	if p := inproc(t, state, "gc"); p.Code != 0 || !strings.Contains(p.Stdout, "removed 0 circuit(s)") {
+		t.Errorf("gc: exit %d %q %q", p.Code, p.Stdout, p.Stderr)
 	}
-	if p := inproc(t, state, "version"); p.code != 0 || !strings.HasPrefix(p.stdout, "fusebox ") {
-		t.Errorf("version: %q", p.stdout)
+	if p := inproc(t, state, "version"); p.Code != 0 || !strings.HasPrefix(p.Stdout, "fusebox ") {
+		t.Errorf("version: %q", p.Stdout)
 	}
 	for _, shell := range []string{"bash", "zsh", "fish"} {
-		if p := inproc(t, state, "completion", shell); p.code != 0 || !strings.Contains(p.stdout, "fusebox") {
-			t.Errorf("completion %s: exit %d", shell, p.code)
+		if p := inproc(t, state, "completion", shell); p.Code != 0 || !strings.Contains(p.Stdout, "fusebox") {
+			t.Errorf("completion %s: exit %d", shell, p.Code)
 		}
 	}
 }
 
 func TestLogFormats(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, append([]string{"-v", "--log-format", "json"}, runArgs("j", fastPolicy, "false")...)...)
+	p := inproc(t, state, append([]string{"-v", "--log-format", "json"}, testenv.RunArgs("j", fastPolicy, "false")...)...)
 	numbers := 0
-	for _, line := range strings.Split(strings.TrimSpace(p.stderr), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(p.Stderr), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil || m["time"] == nil || m["circuit"] != "j" {
 			t.Errorf("--log-format json line %q: %v", line, err)
@@ -170,20 +172,20 @@ func TestLogFormats(t *testing.T) {
 		}
 	}
 	if numbers != 5 {
-		t.Errorf("want 3 attempts and 2 waits logged:\n%s", p.stderr)
+		t.Errorf("want 3 attempts and 2 waits logged:\n%s", p.Stderr)
 	}
-	p = inproc(t, state, append([]string{"--quiet"}, runArgs("q", fastPolicy, "false")...)...)
-	if p.code != 1 || p.stderr != "" {
-		t.Errorf("--quiet: exit %d, want 1 and nothing on stderr (no trouble of fusebox's own):\n%s", p.code, p.stderr)
+	p = inproc(t, state, append([]string{"--quiet"}, testenv.RunArgs("q", fastPolicy, "false")...)...)
+	if p.Code != 1 || p.Stderr != "" {
+		t.Errorf("--quiet: exit %d, want 1 and nothing on stderr (no trouble of fusebox's own):\n%s", p.Code, p.Stderr)
 	}
 }
 
 func TestBadLogFormatIsAUsageError(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	for _, args := range [][]string{{"--log-format", "xml", "status"}, append([]string{"--log-format", "xml"}, runArgs("x", nil, "true")...)} {
+	for _, args := range [][]string{{"--log-format", "xml", "status"}, append([]string{"--log-format", "xml"}, testenv.RunArgs("x", nil, "true")...)} {
 		p := inproc(t, state, args...)
-		if p.code != exitUsage || !strings.HasPrefix(p.stderr, `fusebox: --log-format: want text or json, got "xml"`+"\n") {
-			t.Errorf("fusebox %v: exit %d, stderr %q; want 64 and the flag's error", args, p.code, p.stderr)
+		if p.Code != exitUsage || !strings.HasPrefix(p.Stderr, `fusebox: --log-format: want text or json, got "xml"`+"\n") {
+			t.Errorf("fusebox %v: exit %d, stderr %q; want 64 and the flag's error", args, p.Code, p.Stderr)
 		}
 	}
 }
@@ -194,8 +196,8 @@ func TestMistypedNamesAreRefusedWithASuggestion(t *testing.T) {
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("circuits:\n  esp32-garage:\n    attempts: 2\n"), 0o600)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
-	if p := inprocEnv(t, state, env, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
-		t.Fatalf("run: exit %d %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, testenv.RunArgs("zigbee2mqtt", nil, "true")...); p.Code != 0 {
+		t.Fatalf("run: exit %d %s", p.Code, p.Stderr)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -206,8 +208,8 @@ func TestMistypedNamesAreRefusedWithASuggestion(t *testing.T) {
 		{[]string{"status", "zigbee2mqtt", "nothing-like-it"}, "no circuit or chain named nothing-like-it in the config or the state dir\n"},
 	} {
 		p := inprocEnv(t, state, env, tc.args...)
-		if p.code != exitUsage || !strings.Contains(p.stderr, tc.want) || p.stdout != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 64 and %q", tc.args, p.code, p.stdout, p.stderr, tc.want)
+		if p.Code != exitUsage || !strings.Contains(p.Stderr, tc.want) || p.Stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 64 and %q", tc.args, p.Code, p.Stdout, p.Stderr, tc.want)
 		}
 	}
 	if st := statusOf(t, state, "zigbee2mqtt"); st["state"] != "closed" {
@@ -215,8 +217,8 @@ func TestMistypedNamesAreRefusedWithASuggestion(t *testing.T) {
 	}
 	// A configured circuit, a stored one, and a new one on purpose.
 	for _, args := range [][]string{{"trip", "esp32-garage"}, {"status", "esp32-garage"}, {"trip", "zigbee2mqtt"}, {"reset", "zigbee2mqtt"}, {"trip", "--new", "garage-door"}, {"status", "garage-door"}} {
-		if p := inprocEnv(t, state, env, args...); p.code != 0 {
-			t.Errorf("%v: exit %d %s", args, p.code, p.stderr)
+		if p := inprocEnv(t, state, env, args...); p.Code != 0 {
+			t.Errorf("%v: exit %d %s", args, p.Code, p.Stderr)
 		}
 	}
 }
@@ -230,11 +232,11 @@ func TestCompletionOffersCircuitEndpointAndChainNames(t *testing.T) {
 	complete := func(args ...string) []string {
 		t.Helper()
 		p := inprocEnv(t, state, env, append([]string{"__complete"}, args...)...)
-		if p.code != 0 {
-			t.Fatalf("__complete %v: exit %d %s", args, p.code, p.stderr)
+		if p.Code != 0 {
+			t.Fatalf("__complete %v: exit %d %s", args, p.Code, p.Stderr)
 		}
 		var names []string
-		for _, l := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(p.Stdout), "\n") {
 			if !strings.HasPrefix(l, ":") { // the directive
 				names = append(names, l)
 			}
@@ -248,8 +250,8 @@ func TestCompletionOffersCircuitEndpointAndChainNames(t *testing.T) {
 	if _, err := os.Stat(state); err == nil {
 		t.Error("completion created the state dir")
 	}
-	if p := inprocEnv(t, state, env, runArgs("zigbee2mqtt", nil, "true")...); p.code != 0 {
-		t.Fatal(p.stderr)
+	if p := inprocEnv(t, state, env, testenv.RunArgs("zigbee2mqtt", nil, "true")...); p.Code != 0 {
+		t.Fatal(p.Stderr)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -271,8 +273,8 @@ func TestCompletionOffersCircuitEndpointAndChainNames(t *testing.T) {
 func TestVersionFlag(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	flag, cmd := inproc(t, state, "--version"), inproc(t, state, "version")
-	if flag.code != 0 || flag.stdout != cmd.stdout || !strings.HasPrefix(flag.stdout, "fusebox ") {
-		t.Errorf("--version: exit %d %q, want what version prints, %q", flag.code, flag.stdout, cmd.stdout)
+	if flag.Code != 0 || flag.Stdout != cmd.Stdout || !strings.HasPrefix(flag.Stdout, "fusebox ") {
+		t.Errorf("--version: exit %d %q, want what version prints, %q", flag.Code, flag.Stdout, cmd.Stdout)
 	}
 }
 
@@ -286,14 +288,14 @@ func TestRunIgnoresABrokenJQExpressionThatCallReports(t *testing.T) {
 	os.WriteFile(cfg, []byte("defaults:\n  backoff: 1ms\ncircuits:\n  flaky:\n    attempts: 2\n"+
 		"  weather:\n    http:\n      url: http://127.0.0.1:1/\n      extract: .main | bad(\n"), 0o600)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
-	p := inprocEnv(t, state, env, runArgs("flaky", []string{"-v"}, "false")...)
-	if n := countLines(p.stderr, "attempt failed"); n != 2 || strings.Contains(p.stderr, "config not used") {
-		t.Errorf("run: %d attempts (want the config's 2), stderr:\n%s", n, p.stderr)
+	p := inprocEnv(t, state, env, testenv.RunArgs("flaky", []string{"-v"}, "false")...)
+	if n := countLines(p.Stderr, "attempt failed"); n != 2 || strings.Contains(p.Stderr, "config not used") {
+		t.Errorf("run: %d attempts (want the config's 2), stderr:\n%s", n, p.Stderr)
 	}
 	for _, args := range [][]string{{"validate"}, {"call", "weather"}} {
 		p := inprocEnv(t, state, env, args...)
-		if p.code != exitConfig || !strings.Contains(p.stderr+p.stdout, "c.yaml:9:") || !strings.Contains(p.stderr+p.stdout, "invalid jq") {
-			t.Errorf("%v: exit %d, output %q %q; want %d naming c.yaml:9 and the jq", args, p.code, p.stdout, p.stderr, exitConfig)
+		if p.Code != exitConfig || !strings.Contains(p.Stderr+p.Stdout, "c.yaml:9:") || !strings.Contains(p.Stderr+p.Stdout, "invalid jq") {
+			t.Errorf("%v: exit %d, output %q %q; want %d naming c.yaml:9 and the jq", args, p.Code, p.Stdout, p.Stderr, exitConfig)
 		}
 	}
 }

@@ -64,8 +64,8 @@ func fallbackAnsweredPrintsNothing(t *testing.T, chainKeys string) {
 	env := []string{"FUSEBOX_CONFIG=" + chainBehindADownPrimary(t, dir, &up, chainKeys)}
 
 	p := inprocEnv(t, state, env, "call", "weather")
-	if p.code != 0 || p.stdout != "21.5\n" || p.stderr != "" {
-		t.Errorf("answered by the secondary: exit %d, stdout %q, stderr %q; want 0, the answer and nothing on stderr", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || p.Stdout != "21.5\n" || p.Stderr != "" {
+		t.Errorf("answered by the secondary: exit %d, stdout %q, stderr %q; want 0, the answer and nothing on stderr", p.Code, p.Stdout, p.Stderr)
 	}
 	if st := statusOf(t, state, "primary"); st["state"] != "open" {
 		t.Fatalf("primary is %v after its failure, want open", st["state"])
@@ -78,16 +78,16 @@ func fallbackAnsweredPrintsNothing(t *testing.T, chainKeys string) {
 	// -v shows every line as it comes, the opening too.
 	dir2 := t.TempDir()
 	env2 := []string{"FUSEBOX_CONFIG=" + chainBehindADownPrimary(t, dir2, &up, chainKeys)}
-	if p := inprocEnv(t, filepath.Join(dir2, "state"), env2, "-v", "call", "weather"); p.code != 0 || !strings.Contains(p.stderr, "circuit opened") {
-		t.Errorf("-v: exit %d, stderr %q; want 0 and the opening", p.code, p.stderr)
+	if p := inprocEnv(t, filepath.Join(dir2, "state"), env2, "-v", "call", "weather"); p.Code != 0 || !strings.Contains(p.Stderr, "circuit opened") {
+		t.Errorf("-v: exit %d, stderr %q; want 0 and the opening", p.Code, p.Stderr)
 	}
 
 	// Nothing answers: the secondary's opening is this call's news, printed
 	// before its failure line.
 	up = false
 	p = inprocEnv(t, state, env, "call", "weather")
-	opened, failed := strings.Index(p.stderr, "circuit opened"), strings.Index(p.stderr, "every endpoint failed")
-	if p.code != exitUnavailable || opened < 0 || failed < opened || !strings.Contains(p.stderr, "circuit=secondary") {
-		t.Errorf("nothing answered: exit %d, stderr %q; want 69, the secondary's opening, then the failure", p.code, p.stderr)
+	opened, failed := strings.Index(p.Stderr, "circuit opened"), strings.Index(p.Stderr, "every endpoint failed")
+	if p.Code != exitUnavailable || opened < 0 || failed < opened || !strings.Contains(p.Stderr, "circuit=secondary") {
+		t.Errorf("nothing answered: exit %d, stderr %q; want 69, the secondary's opening, then the failure", p.Code, p.Stderr)
 	}
 }

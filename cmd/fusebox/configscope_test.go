@@ -31,12 +31,12 @@ func TestAnUnsetVariableBlocksOnlyTheCircuitUsingIt(t *testing.T) {
 		{"gc"},
 		{"run", "nas", "--", "true"},
 	} {
-		if p := fbEnv(t, state, env, args...); p.code != 0 || p.stderr != "" {
-			t.Errorf("fusebox %s: exit %d, stderr %q; want 0 and nothing on stderr", strings.Join(args, " "), p.code, p.stderr)
+		if p := fbEnv(t, state, env, args...); p.Code != 0 || p.Stderr != "" {
+			t.Errorf("fusebox %s: exit %d, stderr %q; want 0 and nothing on stderr", strings.Join(args, " "), p.Code, p.Stderr)
 		}
 	}
-	if p := fbEnv(t, state, env, "status", "--json"); !strings.Contains(p.stdout, `"ha"`) || !strings.Contains(p.stdout, `"nas"`) {
-		t.Errorf("status --json:\n%s\nwant both circuits listed", p.stdout)
+	if p := fbEnv(t, state, env, "status", "--json"); !strings.Contains(p.Stdout, `"ha"`) || !strings.Contains(p.Stdout, `"nas"`) {
+		t.Errorf("status --json:\n%s\nwant both circuits listed", p.Stdout)
 	}
 
 	for _, args := range [][]string{
@@ -47,13 +47,13 @@ func TestAnUnsetVariableBlocksOnlyTheCircuitUsingIt(t *testing.T) {
 		{"call", "ha"},
 	} {
 		p := fbEnv(t, state, env, args...)
-		if p.code != exitConfig || countLines(p.stderr, problem) != 1 {
-			t.Errorf("fusebox %s: exit %d, stderr %q; want 78 and the line %q", strings.Join(args, " "), p.code, p.stderr, problem)
+		if p.Code != exitConfig || countLines(p.Stderr, problem) != 1 {
+			t.Errorf("fusebox %s: exit %d, stderr %q; want 78 and the line %q", strings.Join(args, " "), p.Code, p.Stderr, problem)
 		}
 	}
 	// run of ha: the config's trouble on one line, the command run under
 	// the defaults.
-	if p := fbEnv(t, state, env, "run", "ha", "--", "true"); p.code != 0 || countLines(p.stderr, "config not used") != 1 || !strings.Contains(p.stderr, "FUSEBOX_TEST_UNSET_TOKEN is not set") {
-		t.Errorf("run ha: exit %d, stderr %q; want 0 and one line about the config", p.code, p.stderr)
+	if p := fbEnv(t, state, env, "run", "ha", "--", "true"); p.Code != 0 || countLines(p.Stderr, "config not used") != 1 || !strings.Contains(p.Stderr, "FUSEBOX_TEST_UNSET_TOKEN is not set") {
+		t.Errorf("run ha: exit %d, stderr %q; want 0 and one line about the config", p.Code, p.Stderr)
 	}
 }

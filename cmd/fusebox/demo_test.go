@@ -8,8 +8,8 @@ import (
 
 func TestDemoWalksThroughEveryBehaviour(t *testing.T) {
 	p := inproc(t, filepath.Join(t.TempDir(), "unused"), "demo", "--fast")
-	if p.code != 0 {
-		t.Fatalf("demo: exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	if p.Code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", p.Code, p.Stdout, p.Stderr)
 	}
 	for _, want := range []string{
 		"waiting before retry", // retries with jitter
@@ -22,8 +22,8 @@ func TestDemoWalksThroughEveryBehaviour(t *testing.T) {
 		"circuit closed circuit=weather-api",    // recovery
 		"weather-api  closed",                   // status
 	} {
-		if !strings.Contains(p.stdout, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, p.stdout)
+		if !strings.Contains(p.Stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, p.Stdout)
 		}
 	}
 }

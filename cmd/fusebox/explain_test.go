@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	cfgexplain "github.com/fusebox-hq/fusebox/config/explain"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestExplainSaysWhyARunWouldSkip(t *testing.T) {
@@ -29,19 +30,19 @@ chains:
   weather: {endpoints: [api], stale: 1h}
 `)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
-	explain := func(args ...string) proc {
+	explain := func(args ...string) testenv.Proc {
 		t.Helper()
 		p := inprocEnv(t, state, env, append([]string{"explain"}, args...)...)
-		if p.code != 0 {
-			t.Fatalf("explain %v: exit %d: %s", args, p.code, p.stderr)
+		if p.Code != 0 {
+			t.Fatalf("explain %v: exit %d: %s", args, p.Code, p.Stderr)
 		}
-		if p.stderr != "" {
-			t.Errorf("explain %v printed on stderr: %s", args, p.stderr)
+		if p.Stderr != "" {
+			t.Errorf("explain %v printed on stderr: %s", args, p.Stderr)
 		}
 		return p
 	}
-	if p := explain("bridge"); !strings.Contains(p.stdout, "bridge (circuit): would run: closed") {
-		t.Errorf("a new circuit:\n%s", p.stdout)
+	if p := explain("bridge"); !strings.Contains(p.Stdout, "bridge (circuit): would run: closed") {
+		t.Errorf("a new circuit:\n%s", p.Stdout)
 	}
 	inprocEnv(t, state, env, "run", "--backoff", "1ms", "bridge", "--", "sh", "-c", "echo bridge offline >&2; exit 3")
 
@@ -56,24 +57,24 @@ chains:
 		"backoff          2s    default",
 		"skip_exit        99    config " + cfg + ":7 (circuits.bridge.skip_exit)",
 	} {
-		if !strings.Contains(p.stdout, want) {
-			t.Errorf("explain of an open circuit lacks %q:\n%s", want, p.stdout)
+		if !strings.Contains(p.Stdout, want) {
+			t.Errorf("explain of an open circuit lacks %q:\n%s", want, p.Stdout)
 		}
 	}
 	for _, want := range []string{
 		`(?m)^state +` + regexp.QuoteMeta(state) + ` +env \$FUSEBOX_STATE_DIR$`,
 		`(?m)^config +` + regexp.QuoteMeta(cfg) + ` +env \$FUSEBOX_CONFIG$`,
 	} {
-		if !regexp.MustCompile(want).MatchString(p.stdout) {
-			t.Errorf("explain of an open circuit lacks %s:\n%s", want, p.stdout)
+		if !regexp.MustCompile(want).MatchString(p.Stdout) {
+			t.Errorf("explain of an open circuit lacks %s:\n%s", want, p.Stdout)
 		}
 	}
 
 	// Flags as the run would take them; --json for scripts.
 	p = explain("bridge", "--attempts", "5", "--skip-exit", "70", "--json")
 	var e cfgexplain.Explanation
-	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
-		t.Fatalf("--json: %v\n%s", err, p.stdout)
+	if err := json.Unmarshal([]byte(p.Stdout), &e); err != nil {
+		t.Fatalf("--json: %v\n%s", err, p.Stdout)
 	}
 	if e.Action != "skip" || e.Phase != "open" || e.Until == nil || *e.SkipExit != 70 || !strings.Contains(e.Why, "bridge offline") {
 		t.Errorf("--json: %+v", e)
@@ -97,8 +98,8 @@ chains:
 		"timeout          2s    config " + cfg + ":9 (circuits.api.http.timeout)",
 		"probe_lease      4s    default (timeout + 2s)",
 	} {
-		if !strings.Contains(p.stdout, want) {
-			t.Errorf("explain of a chain lacks %q:\n%s", want, p.stdout)
+		if !strings.Contains(p.Stdout, want) {
+			t.Errorf("explain of a chain lacks %q:\n%s", want, p.Stdout)
 		}
 	}
 	// ...and the chain's own deadline, hedge, fresh and stale.
@@ -109,18 +110,18 @@ chains:
 		`(?m)^  fresh +none: every call asks +default$`,
 		`(?m)^  stale +1h0m0s +config ` + regexp.QuoteMeta(cfg) + `:11 \(chains\.weather\.stale\)$`,
 	} {
-		if !regexp.MustCompile(want).MatchString(p.stdout) {
-			t.Errorf("explain of a chain lacks its own %s:\n%s", want, p.stdout)
+		if !regexp.MustCompile(want).MatchString(p.Stdout) {
+			t.Errorf("explain of a chain lacks its own %s:\n%s", want, p.Stdout)
 		}
 	}
 
 	// Maintenance, and a typo.
 	inprocEnv(t, state, env, "trip", "api", "--for", "10m")
-	if p := explain("api"); !strings.Contains(p.stdout, "would skip until ") || !strings.Contains(p.stdout, "tripped for maintenance") {
-		t.Errorf("a tripped endpoint:\n%s", p.stdout)
+	if p := explain("api"); !strings.Contains(p.Stdout, "would skip until ") || !strings.Contains(p.Stdout, "tripped for maintenance") {
+		t.Errorf("a tripped endpoint:\n%s", p.Stdout)
 	}
-	if p := inprocEnv(t, state, env, "explain", "bridg"); p.code != exitUsage || !strings.Contains(p.stderr, "did you mean bridge?") {
-		t.Errorf("a typo: exit %d, %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "explain", "bridg"); p.Code != exitUsage || !strings.Contains(p.Stderr, "did you mean bridge?") {
+		t.Errorf("a typo: exit %d, %s", p.Code, p.Stderr)
 	}
 }
 
@@ -128,9 +129,9 @@ chains:
 func TestExplainSaysWhenARunWouldProbe(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	inproc(t, state, "run", "--attempts", "1", "--trip-after", "1", "--open-for", "1ms", "nas", "--", "false")
-	waitFor(t, "the open period to end", func() bool {
+	testenv.WaitFor(t, "the open period to end", func() bool {
 		p := inproc(t, state, "explain", "nas")
-		return strings.Contains(p.stdout, "nas (circuit): would probe: half-open: the open period ended at ")
+		return strings.Contains(p.Stdout, "nas (circuit): would probe: half-open: the open period ended at ")
 	})
 }
 
@@ -142,20 +143,20 @@ func TestExplainShowsALearnedOpenPeriod(t *testing.T) {
 	cfg := writeConfigPath(t, base, "circuits:\n  bridge:\n    attempts: 1\n    trip_after: 1\n    open_for: auto\n")
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
 	p := inprocEnv(t, state, env, "explain", "bridge")
-	if !strings.Contains(p.stdout, "open_for         auto: 30s  config "+cfg+":5 (circuits.bridge.open_for); no outage recorded yet") {
-		t.Errorf("before any outage:\n%s%s", p.stdout, p.stderr)
+	if !strings.Contains(p.Stdout, "open_for         auto: 30s  config "+cfg+":5 (circuits.bridge.open_for); no outage recorded yet") {
+		t.Errorf("before any outage:\n%s%s", p.Stdout, p.Stderr)
 	}
 	// An outage that ends at its first probe: the next is learned from it.
 	inprocEnv(t, state, env, "run", "bridge", "--open-for", "1ms", "--", "false")
-	waitFor(t, "the open period to end", func() bool {
-		return strings.Contains(inprocEnv(t, state, env, "explain", "bridge").stdout, "would probe")
+	testenv.WaitFor(t, "the open period to end", func() bool {
+		return strings.Contains(inprocEnv(t, state, env, "explain", "bridge").Stdout, "would probe")
 	})
-	if p := inprocEnv(t, state, env, "run", "bridge", "--", "true"); p.code != 0 {
-		t.Fatalf("the probe: exit %d %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "run", "bridge", "--", "true"); p.Code != 0 {
+		t.Fatalf("the probe: exit %d %s", p.Code, p.Stderr)
 	}
 	p = inprocEnv(t, state, env, "explain", "bridge", "--json")
 	var e cfgexplain.Explanation
-	if err := json.Unmarshal([]byte(p.stdout), &e); err != nil {
+	if err := json.Unmarshal([]byte(p.Stdout), &e); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range e.Policy {
@@ -175,8 +176,8 @@ circuits:
 `)
 	p := inprocEnv(t, filepath.Join(base, "state"), []string{"FUSEBOX_CONFIG=" + cfg}, "explain", "zigbee")
 	want := `watched over MQTT by fusebox serve: zigbee2mqtt/bridge/state, up when .state == "online" (config ` + cfg + `:5)`
-	if p.code != 0 || !strings.Contains(p.stdout, want) {
-		t.Errorf("explain of a watched circuit: exit %d, lacks %q:\n%s%s", p.code, want, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, want) {
+		t.Errorf("explain of a watched circuit: exit %d, lacks %q:\n%s%s", p.Code, want, p.Stdout, p.Stderr)
 	}
 }
 
@@ -194,10 +195,10 @@ circuits:
 	explain := func(args ...string) string {
 		t.Helper()
 		p := inprocEnv(t, state, env, append([]string{"explain"}, args...)...)
-		if p.code != 0 {
-			t.Fatalf("explain %v: exit %d: %s", args, p.code, p.stderr)
+		if p.Code != 0 {
+			t.Fatalf("explain %v: exit %d: %s", args, p.Code, p.Stderr)
 		}
-		return regexp.MustCompile(` +`).ReplaceAllString(p.stdout, " ")
+		return regexp.MustCompile(` +`).ReplaceAllString(p.Stdout, " ")
 	}
 	for _, c := range []struct {
 		args []string
@@ -224,8 +225,8 @@ circuits:
 		}
 	}
 	p := inprocEnv(t, state, env, "run", "api", "--retry-budget", "-5%", "--", "true")
-	if p.code != 64 || !strings.Contains(p.stderr, "--retry-budget") {
-		t.Errorf("run --retry-budget -5%%: exit %d, want 64 naming the flag: %s", p.code, p.stderr)
+	if p.Code != 64 || !strings.Contains(p.Stderr, "--retry-budget") {
+		t.Errorf("run --retry-budget -5%%: exit %d, want 64 naming the flag: %s", p.Code, p.Stderr)
 	}
 }
 
@@ -248,8 +249,8 @@ func TestExplainChangesNothingOnADamagedStateFile(t *testing.T) {
 	}
 	before := list()
 	p := inproc(t, state, "explain", "nas")
-	if p.code != 0 || !strings.Contains(p.stdout, "would run: "+path+" is damaged") || !strings.Contains(p.stdout, "a run moves it aside") {
-		t.Errorf("explain: exit %d\n%s%s\nwant 0 and the damage reported", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, "would run: "+path+" is damaged") || !strings.Contains(p.Stdout, "a run moves it aside") {
+		t.Errorf("explain: exit %d\n%s%s\nwant 0 and the damage reported", p.Code, p.Stdout, p.Stderr)
 	}
 	if after := list(); !slices.Equal(before, after) {
 		t.Errorf("explain changed the state dir: %v, then %v", before, after)

@@ -26,18 +26,18 @@ func TestMistypedFlagOrCommandSuggestsTheNearest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := inproc(t, state, tc.args...)
-			if p.code != exitUsage {
-				t.Errorf("exit %d, want %d (usage); stderr:\n%s", p.code, exitUsage, p.stderr)
+			if p.Code != exitUsage {
+				t.Errorf("exit %d, want %d (usage); stderr:\n%s", p.Code, exitUsage, p.Stderr)
 			}
-			first, _, _ := strings.Cut(p.stderr, "\n")
+			first, _, _ := strings.Cut(p.Stderr, "\n")
 			if first != tc.want {
 				t.Errorf("stderr's first line\n%q, want\n%q", first, tc.want)
 			}
-			if strings.Count(p.stderr, "did you mean") > 1 || strings.Contains(p.stderr, "Usage:") {
-				t.Errorf("want one error line and the --help hint, got:\n%s", p.stderr)
+			if strings.Count(p.Stderr, "did you mean") > 1 || strings.Contains(p.Stderr, "Usage:") {
+				t.Errorf("want one error line and the --help hint, got:\n%s", p.Stderr)
 			}
-			if p.stdout != "" {
-				t.Errorf("stdout %q, want nothing: the command must not have run", p.stdout)
+			if p.Stdout != "" {
+				t.Errorf("stdout %q, want nothing: the command must not have run", p.Stdout)
 			}
 		})
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestSixScriptsAskingTogetherCostOneUpstreamCall: with fresh: set, cron
@@ -36,7 +38,7 @@ chains:
 `, srv.URL)), 0o600)
 	state := filepath.Join(dir, "state")
 	var wg sync.WaitGroup
-	outs := make([]proc, 6)
+	outs := make([]testenv.Proc, 6)
 	for i := range outs {
 		wg.Add(1)
 		go func() {
@@ -46,8 +48,8 @@ chains:
 	}
 	wg.Wait()
 	for i, p := range outs {
-		if p.code != 0 || p.stdout != "21.5\n" {
-			t.Errorf("script %d: exit %d, %q\n%s", i, p.code, p.stdout, p.stderr)
+		if p.Code != 0 || p.Stdout != "21.5\n" {
+			t.Errorf("script %d: exit %d, %q\n%s", i, p.Code, p.Stdout, p.Stderr)
 		}
 	}
 	if n := hits.Load(); n != 1 {

@@ -43,7 +43,7 @@ func TestHistoryOfARealOutage(t *testing.T) {
 	var ticks []tick
 	call := func() tick {
 		tk := tick{start: time.Now()}
-		tk.code = fbEnv(t, state, env, "call", "weather").code
+		tk.code = fbEnv(t, state, env, "call", "weather").Code
 		tk.end = time.Now()
 		ticks = append(ticks, tk)
 		time.Sleep(every)
@@ -103,8 +103,8 @@ func TestHistoryOfARealOutage(t *testing.T) {
 			Count  int    `json:"count"`
 		} `json:"reasons"`
 	}
-	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil || len(rows) != 1 {
-		t.Fatalf("history --json: %v: exit %d %s %s", err, p.code, p.stdout, p.stderr)
+	if err := json.Unmarshal([]byte(p.Stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("history --json: %v: exit %d %s %s", err, p.Code, p.Stdout, p.Stderr)
 	}
 	o := rows[0]
 	// Start: during the first call after the upstream went down, which is

@@ -13,29 +13,29 @@ import (
 func historyJSON(t *testing.T, dir string, args ...string) []map[string]any {
 	t.Helper()
 	p := inproc(t, dir, append([]string{"history", "--json"}, args...)...)
-	if p.code != 0 {
-		t.Fatalf("history: exit %d: %s", p.code, p.stderr)
+	if p.Code != 0 {
+		t.Fatalf("history: exit %d: %s", p.Code, p.Stderr)
 	}
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(p.stdout), &rows); err != nil {
-		t.Fatalf("history --json: %v: %q", err, p.stdout)
+	if err := json.Unmarshal([]byte(p.Stdout), &rows); err != nil {
+		t.Fatalf("history --json: %v: %q", err, p.Stdout)
 	}
 	return rows
 }
 
 func TestHistoryListsOutagesOfEveryCircuit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
-	if p := inproc(t, dir, "history"); p.code != 0 || !strings.Contains(p.stdout, "no outage in the last 168h0m0s") {
-		t.Fatalf("history of an empty dir: exit %d, %q %s", p.code, p.stdout, p.stderr)
+	if p := inproc(t, dir, "history"); p.Code != 0 || !strings.Contains(p.Stdout, "no outage in the last 168h0m0s") {
+		t.Fatalf("history of an empty dir: exit %d, %q %s", p.Code, p.Stdout, p.Stderr)
 	}
 	for _, name := range []string{"nas", "bridge"} {
-		if p := inproc(t, dir, "run", "--backoff", "1ms", name, "--", "false"); p.code != 1 {
-			t.Fatalf("run %s: exit %d: %s", name, p.code, p.stderr)
+		if p := inproc(t, dir, "run", "--backoff", "1ms", name, "--", "false"); p.Code != 1 {
+			t.Fatalf("run %s: exit %d: %s", name, p.Code, p.Stderr)
 		}
 	}
 	for range 2 {
-		if p := inproc(t, dir, "run", "bridge", "--", "true"); p.code != 75 {
-			t.Fatalf("run on an open circuit: exit %d", p.code)
+		if p := inproc(t, dir, "run", "bridge", "--", "true"); p.Code != 75 {
+			t.Fatalf("run on an open circuit: exit %d", p.Code)
 		}
 	}
 	rows := historyJSON(t, dir)
@@ -46,8 +46,8 @@ func TestHistoryListsOutagesOfEveryCircuit(t *testing.T) {
 		t.Errorf("bridge's ongoing outage = %v, want 2 skips and 3 failures", rows[0])
 	}
 
-	if p := inproc(t, dir, "reset", "bridge"); p.code != 0 {
-		t.Fatal(p.stderr)
+	if p := inproc(t, dir, "reset", "bridge"); p.Code != 0 {
+		t.Fatal(p.Stderr)
 	}
 	rows = historyJSON(t, dir, "bridge")
 	if len(rows) != 1 || rows[0]["ongoing"] != false || rows[0]["ended_by"] != "reset by hand" || rows[0]["skips"] != 2.0 {
@@ -59,20 +59,20 @@ func TestHistoryListsOutagesOfEveryCircuit(t *testing.T) {
 	}
 
 	p := inproc(t, dir, "history")
-	if lines := strings.Split(strings.TrimSpace(p.stdout), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "ongoing") || !strings.Contains(lines[1], "(reset by hand)") {
-		t.Errorf("history table:\n%s", p.stdout)
+	if lines := strings.Split(strings.TrimSpace(p.Stdout), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "ongoing") || !strings.Contains(lines[1], "(reset by hand)") {
+		t.Errorf("history table:\n%s", p.Stdout)
 	}
 
 	p = inproc(t, dir, "history", "--pattern", "--json")
 	var pat history.Pattern
-	if err := json.Unmarshal([]byte(p.stdout), &pat); err != nil || pat.Outages != 2 {
-		t.Fatalf("history --pattern --json: %v: %s", err, p.stdout)
+	if err := json.Unmarshal([]byte(p.Stdout), &pat); err != nil || pat.Outages != 2 {
+		t.Fatalf("history --pattern --json: %v: %s", err, p.Stdout)
 	}
-	if p := inproc(t, dir, "history", "--pattern", "nas"); !strings.Contains(p.stdout, "1 in all") || !strings.Contains(p.stdout, "Sun") {
-		t.Errorf("history --pattern nas:\n%s", p.stdout)
+	if p := inproc(t, dir, "history", "--pattern", "nas"); !strings.Contains(p.Stdout, "1 in all") || !strings.Contains(p.Stdout, "Sun") {
+		t.Errorf("history --pattern nas:\n%s", p.Stdout)
 	}
-	if p := inproc(t, dir, "history", "--since", "soon"); p.code != exitUsage {
-		t.Errorf("history --since soon: exit %d, want %d", p.code, exitUsage)
+	if p := inproc(t, dir, "history", "--since", "soon"); p.Code != exitUsage {
+		t.Errorf("history --since soon: exit %d, want %d", p.Code, exitUsage)
 	}
 }
 
@@ -82,13 +82,13 @@ func TestHistoryListsOutagesOfEveryCircuit(t *testing.T) {
 func TestHistorySavedFollowsTheRunsFlags(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	for range 3 {
-		if p := inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "false"); p.code != 1 {
-			t.Fatalf("run: exit %d: %s", p.code, p.stderr)
+		if p := inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "false"); p.Code != 1 {
+			t.Fatalf("run: exit %d: %s", p.Code, p.Stderr)
 		}
 	}
 	for range 8 {
-		if p := inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "true"); p.code != 75 {
-			t.Fatalf("run on the open circuit: exit %d: %s", p.code, p.stderr)
+		if p := inproc(t, dir, "run", "--attempts", "1", "bridge", "--", "true"); p.Code != 75 {
+			t.Fatalf("run on the open circuit: exit %d: %s", p.Code, p.Stderr)
 		}
 	}
 	rows := historyJSON(t, dir)
@@ -114,14 +114,14 @@ func TestHistoryWarnsOfTimesBeyondBelief(t *testing.T) {
 	f.Close()
 	p := inproc(t, dir, "history", "--json")
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(p.stdout), &rows); p.code != 0 || err != nil || len(rows) != 1 || rows[0]["duration_seconds"].(float64) > 60 {
-		t.Fatalf("history: exit %d, %v: %s", p.code, err, p.stdout)
+	if err := json.Unmarshal([]byte(p.Stdout), &rows); p.Code != 0 || err != nil || len(rows) != 1 || rows[0]["duration_seconds"].(float64) > 60 {
+		t.Fatalf("history: exit %d, %v: %s", p.Code, err, p.Stdout)
 	}
-	lines := strings.Split(strings.TrimSpace(p.stderr), "\n")
+	lines := strings.Split(strings.TrimSpace(p.Stderr), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], "bridge") || !strings.Contains(lines[0], "before 2000") || !strings.Contains(lines[0], "events=2") {
-		t.Errorf("stderr = %q, want one warning naming bridge, its 2 events and why", p.stderr)
+		t.Errorf("stderr = %q, want one warning naming bridge, its 2 events and why", p.Stderr)
 	}
-	if p := inproc(t, dir, "history", "nas"); p.stderr != "" {
-		t.Errorf("history of another circuit warned: %q", p.stderr)
+	if p := inproc(t, dir, "history", "nas"); p.Stderr != "" {
+		t.Errorf("history of another circuit warned: %q", p.Stderr)
 	}
 }

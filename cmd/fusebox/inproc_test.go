@@ -14,14 +14,14 @@ import (
 // inproc runs fusebox in-process, as the binary would be run by fb: state in
 // stateDir, HOME its parent, no config unless env names one. It goes through
 // execute, so it is main without os.Exit.
-func inproc(t *testing.T, stateDir string, args ...string) proc {
+func inproc(t *testing.T, stateDir string, args ...string) testenv.Proc {
 	t.Helper()
 	return inprocEnv(t, stateDir, nil, args...)
 }
 
 // inprocEnv is inproc with extra environment variables, NAME=VALUE, which
 // win over the defaults like fbEnv's.
-func inprocEnv(t *testing.T, stateDir string, env []string, args ...string) proc {
+func inprocEnv(t *testing.T, stateDir string, env []string, args ...string) testenv.Proc {
 	t.Helper()
 	vars := map[string]string{
 		"PATH":              os.Getenv("PATH"),
@@ -40,5 +40,5 @@ func inprocEnv(t *testing.T, stateDir string, env []string, args ...string) proc
 	a.home = vars["HOME"]
 	start := time.Now()
 	code := execute(context.Background(), a, args)
-	return proc{code: code, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+	return testenv.Proc{Code: code, Stdout: stdout.String(), Stderr: stderr.String(), Took: time.Since(start)}
 }

@@ -18,8 +18,8 @@ func TestRunPublishesTheCircuitStateToMQTT(t *testing.T) {
 circuits:
   bridge: {attempts: 1, trip_after: 1}
 `, addr))
-	if p := fbEnv(t, state, env, "run", "bridge", "--", "false"); p.code != 1 || p.stderr == "" {
-		t.Fatalf("run: exit %d", p.code)
+	if p := fbEnv(t, state, env, "run", "bridge", "--", "false"); p.Code != 1 || p.Stderr == "" {
+		t.Fatalf("run: exit %d", p.Code)
 	}
 	if got := testenv.Retained(t, addr, "fusebox/bridge/state"); got != "ON" {
 		t.Errorf("state after the opening = %q, want ON", got)

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,21 +21,11 @@ import (
 // kernel keeps it, so a reading after the fact sees any peak before it.
 func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		testenv.Skip(t, "no /proc status to read the daemon's peak memory from: %v", err)
+	hwm := testenv.StatusField(pid, "VmHWM")
+	if hwm == 0 {
+		testenv.Skip(t, "no VmHWM in /proc/%d/status to read the daemon's peak memory from", pid)
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
+	return hwm
 }
 
 // A 30 MB message on a watched topic (anyone on the LAN may publish one,
@@ -49,7 +37,7 @@ func TestServeIgnoresA30MBMessageOnAWatchedTopic(t *testing.T) {
 	waitPhase(t, store, "zigbee", fusebox.Open, "retained offline at connect")
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
 	waitPhase(t, store, "zigbee", fusebox.Closed, "online")
-	before := peakRSS(t, d.cmd.Process.Pid)
+	before := peakRSS(t, d.Cmd.Process.Pid)
 
 	huge := make([]byte, 30<<20)
 	for i := range huge {
@@ -70,7 +58,7 @@ func TestServeIgnoresA30MBMessageOnAWatchedTopic(t *testing.T) {
 	if want := `mqtt zigbee2mqtt/bridge/state: .state == "online" is false`; st.LastFailure != want {
 		t.Errorf("last failure %q, want %q: the 30 MB message was judged", st.LastFailure, want)
 	}
-	after := peakRSS(t, d.cmd.Process.Pid)
+	after := peakRSS(t, d.Cmd.Process.Pid)
 	t.Logf("the daemon's peak RSS: %d MiB before the 30 MB message, %d MiB after", before>>20, after>>20)
 	if grew := after - before; grew > 64<<20 {
 		t.Errorf("a 30 MB message grew the daemon's peak RSS by %d MiB (from %d MiB), want at most 64", grew>>20, before>>20)
@@ -96,7 +84,7 @@ func flap(t *testing.T, pub publisher, topic string, n int) {
 // watchingServe starts a daemon watching the bridge, whose state is first
 // retained, with the given watch keys (", settle: 0s") and notifying a
 // webhook of every opening and closing.
-func watchingServe(t *testing.T, retained, keys string) (*daemonProc, *hookServer, publisher, *file.Store) {
+func watchingServe(t *testing.T, retained, keys string) (*testenv.Daemon, *hookServer, publisher, *file.Store) {
 	broker := testenv.Mosquitto(t)
 	hooks := newHookServer(t)
 	pub := newPublisher(t, broker)
@@ -133,10 +121,10 @@ func flapped(t *testing.T, keys string, told func([]string) bool) ([]string, []f
 	flap(t, pub, bridgeTopic, 250)
 	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
 	waitPhase(t, store, "zigbee", fusebox.Open, "the offline after the flapping, held for the settle period")
-	waitFor(t, "the messages of the flapping", func() bool { return told(hooks.events(t)) })
-	d.signal(t, syscall.SIGTERM)
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	testenv.WaitFor(t, "the messages of the flapping", func() bool { return told(hooks.events(t)) })
+	d.Signal(t, syscall.SIGTERM)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.Stderr)
 	}
 	events, err := store.Events(context.Background(), "zigbee", time.Time{})
 	if err != nil {

@@ -81,8 +81,8 @@ circuits:
 `, addr)
 	env := writeConfig(t, dir, cfgText)
 	for _, name := range []string{"bridge", "plug", "nas"} {
-		if p := fbEnv(t, state, env, "run", name, "--", "false"); p.code != 1 {
-			t.Fatalf("run %s: exit %d", name, p.code)
+		if p := fbEnv(t, state, env, "run", name, "--", "false"); p.Code != 1 {
+			t.Fatalf("run %s: exit %d", name, p.Code)
 		}
 	}
 	store, err := file.Open(state)
@@ -140,12 +140,12 @@ circuits:
 	}
 	burst := time.Since(start)
 	waitPhase(t, store, "nas", fusebox.Closed, "a reset pressed ten times")
-	waitFor(t, "the daemon refusing the burst's second press", func() bool {
-		return len(d.stderr.Lines("within 5s of the last one")) > 0
+	testenv.WaitFor(t, "the daemon refusing the burst's second press", func() bool {
+		return len(d.Stderr.Lines("within 5s of the last one")) > 0
 	})
-	d.signal(t, syscall.SIGTERM)
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	d.Signal(t, syscall.SIGTERM)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.Stderr)
 	}
 	_, applied := lastReason(t, store, "nas")
 	if most := 1 + int(burst/(5*time.Second)); applied < 1 || applied > most {
@@ -158,8 +158,8 @@ circuits:
 		t.Errorf("the store holds %q after a press for an unknown circuit", names)
 	}
 	for _, line := range []string{"does not know", "not a fusebox command", "within 5s of the last one"} {
-		if n := len(d.stderr.Lines(line)); n != 1 {
-			t.Errorf("%d lines %q, want one:\n%s", n, line, d.stderr)
+		if n := len(d.Stderr.Lines(line)); n != 1 {
+			t.Errorf("%d lines %q, want one:\n%s", n, line, d.Stderr)
 		}
 	}
 }
@@ -241,8 +241,8 @@ circuits:
   plug: {attempts: 1, trip_after: 1}
 `, addr))
 	for _, name := range []string{"bridge", "plug"} {
-		if p := fbEnv(t, state, env, "run", name, "--", "false"); p.code != 1 {
-			t.Fatalf("run %s: exit %d", name, p.code)
+		if p := fbEnv(t, state, env, "run", name, "--", "false"); p.Code != 1 {
+			t.Fatalf("run %s: exit %d", name, p.Code)
 		}
 	}
 	store, err := file.Open(state)

@@ -62,7 +62,7 @@ func phaseOf(t testing.TB, store *file.Store, name string) fusebox.State {
 func waitPhase(t *testing.T, store *file.Store, name string, want fusebox.Phase, why string) fusebox.State {
 	t.Helper()
 	var st fusebox.State
-	waitFor(t, fmt.Sprintf("%s: circuit %s %s (the daemon did not judge the message, or did not store the verdict)", why, name, want), func() bool {
+	testenv.WaitFor(t, fmt.Sprintf("%s: circuit %s %s (the daemon did not judge the message, or did not store the verdict)", why, name, want), func() bool {
 		st = phaseOf(t, store, name)
 		return st.View(fusebox.Instant{Wall: time.Now()}).Phase == want
 	})
@@ -102,8 +102,8 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 	}
 	waitPhase(t, store, "plug", fusebox.Open, "retained plain-text offline")
 	marker := filepath.Join(dir, "ran")
-	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.code != exitOpen {
-		t.Fatalf("run while the bridge is offline: exit %d, want %d (skipped)\n%s", p.code, exitOpen, p.stderr)
+	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.Code != exitOpen {
+		t.Fatalf("run while the bridge is offline: exit %d, want %d (skipped)\n%s", p.Code, exitOpen, p.Stderr)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran while the bridge was offline")
@@ -111,8 +111,8 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
 	waitPhase(t, store, "zigbee", fusebox.Closed, "online")
-	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.code != 0 {
-		t.Fatalf("run once the bridge is back: exit %d\n%s", p.code, p.stderr)
+	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.Code != 0 {
+		t.Fatalf("run once the bridge is back: exit %d\n%s", p.Code, p.Stderr)
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatal("the command did not run once the bridge was back")
@@ -124,8 +124,8 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 	waitPhase(t, store, "zigbee", fusebox.Open, "offline again")
 	before := phaseOf(t, store, "zigbee")
 	broker.Stop()
-	waitFor(t, "the daemon's warning that the broker connection was lost", func() bool {
-		return strings.Contains(d.stderr.String(), "connection lost")
+	testenv.WaitFor(t, "the daemon's warning that the broker connection was lost", func() bool {
+		return strings.Contains(d.Stderr.String(), "connection lost")
 	})
 	if after := phaseOf(t, store, "zigbee"); after.Generation != before.Generation || after.Phase != fusebox.Open {
 		t.Fatalf("losing the broker moved the circuit: %+v, was %+v", after, before)
@@ -134,8 +134,8 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 	pub = newPublisher(t, broker.Addr)
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
 	waitPhase(t, store, "zigbee", fusebox.Closed, "online on the restarted broker")
-	if n := strings.Count(d.stderr.String(), "level=WARN msg=\"mqtt:"); n != 1 {
-		t.Errorf("the lost broker logged %d mqtt warnings, want 1:\n%s", n, d.stderr.String())
+	if n := strings.Count(d.Stderr.String(), "level=WARN msg=\"mqtt:"); n != 1 {
+		t.Errorf("the lost broker logged %d mqtt warnings, want 1:\n%s", n, d.Stderr.String())
 	}
 
 	// The file store writes the state, then appends its events, under the
@@ -155,7 +155,7 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 		return strings.Join(tr, " ")
 	}
 	const want = "open closed open closed"
-	waitFor(t, "the transitions "+want+" in the event log", func() bool { return len(transitions()) >= len(want) })
+	testenv.WaitFor(t, "the transitions "+want+" in the event log", func() bool { return len(transitions()) >= len(want) })
 	if got := transitions(); got != want {
 		t.Errorf("transitions stored: %s, want %s (only transitions are written)", got, want)
 	}
@@ -172,11 +172,11 @@ circuits:
       mqtt: {topic: zigbee2mqtt/bridge/state, up: '.state =='}
 `)
 	p := fbEnv(t, filepath.Join(dir, "state"), []string{"FUSEBOX_CONFIG=" + cfg}, "serve", "--listen", "127.0.0.1:0")
-	if p.code == 0 || !strings.Contains(p.stderr, "config.yaml:5:") || !strings.Contains(p.stderr, "circuits.zigbee.health.mqtt.up") {
-		t.Fatalf("serve with a bad up: exit %d, stderr %q: want a config error at config.yaml:5", p.code, p.stderr)
+	if p.Code == 0 || !strings.Contains(p.Stderr, "config.yaml:5:") || !strings.Contains(p.Stderr, "circuits.zigbee.health.mqtt.up") {
+		t.Fatalf("serve with a bad up: exit %d, stderr %q: want a config error at config.yaml:5", p.Code, p.Stderr)
 	}
-	if lines := strings.Count(strings.TrimSpace(p.stderr), "\n"); lines != 0 {
-		t.Errorf("the error is %d lines, want one:\n%s", lines+1, p.stderr)
+	if lines := strings.Count(strings.TrimSpace(p.Stderr), "\n"); lines != 0 {
+		t.Errorf("the error is %d lines, want one:\n%s", lines+1, p.Stderr)
 	}
 }
 
@@ -210,7 +210,7 @@ circuits:
 	seen := first
 	for range 2 { // renewed with half a second left: ample on a saturated machine
 		prev := seen
-		waitFor(t, "the daemon renewing the open period", func() bool {
+		testenv.WaitFor(t, "the daemon renewing the open period", func() bool {
 			seen = phaseOf(t, store, "zigbee")
 			return seen.OpenedAt.Wall.After(prev.OpenedAt.Wall)
 		})

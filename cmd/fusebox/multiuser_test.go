@@ -73,17 +73,17 @@ func TestTwoUsersShareOneCircuit(t *testing.T) {
 
 	// A's failure opens the circuit for B.
 	tripped := time.Now()
-	if code, out := run(a, runArgs("bridge", policy, "false")...); code != 1 || strings.Contains(out, "level=ERROR") {
+	if code, out := run(a, testenv.RunArgs("bridge", policy, "false")...); code != 1 || strings.Contains(out, "level=ERROR") {
 		t.Fatalf("%s: exit %d, want 1 and no trouble with the store:\n%s", a, code, out)
 	}
-	if code, out := run(b, runArgs("bridge", policy, "touch", filepath.Join(marks, "ran"))...); code != exitOpen || out != "" {
+	if code, out := run(b, testenv.RunArgs("bridge", policy, "touch", filepath.Join(marks, "ran"))...); code != exitOpen || out != "" {
 		t.Fatalf("%s on the circuit %s tripped, %s after the trip began (open for 5s): exit %d, want 75 and nothing:\n%s",
 			b, a, time.Since(tripped).Round(time.Millisecond), code, out)
 	}
 	if _, err := os.Stat(filepath.Join(marks, "ran")); err == nil {
 		t.Fatal("the command ran on an open circuit")
 	}
-	waitFor(t, "the circuit to be half-open", func() bool {
+	testenv.WaitFor(t, "the circuit to be half-open", func() bool {
 		_, out := run(b, "status", "--json", "bridge")
 		var rows []map[string]any
 		return json.Unmarshal([]byte(out), &rows) == nil && len(rows) == 1 && rows[0]["state"] == "half_open"
@@ -99,7 +99,7 @@ func TestTwoUsersShareOneCircuit(t *testing.T) {
 	}
 	done := make(chan result, 2)
 	for _, u := range users {
-		cmd := as(u, runArgs("bridge", policy, "sh", "-c", probe, marks)...)
+		cmd := as(u, testenv.RunArgs("bridge", policy, "sh", "-c", probe, marks)...)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -119,7 +119,7 @@ func TestTwoUsersShareOneCircuit(t *testing.T) {
 		os.WriteFile(filepath.Join(marks, "release"), nil, 0o644)
 		t.Fatalf("%s: exit %d, want 75 (the other probes):\n%s", skipped.user, skipped.code, skipped.out)
 	}
-	waitFor(t, "the probe to start", func() bool {
+	testenv.WaitFor(t, "the probe to start", func() bool {
 		probes, _ := filepath.Glob(filepath.Join(marks, "probe-*"))
 		return len(probes) > 0
 	})

@@ -36,9 +36,9 @@ type netnsHost struct {
 }
 
 // fb runs the fusebox binary inside h's namespace.
-func (h netnsHost) fb(t *testing.T, args ...string) proc {
+func (h netnsHost) fb(t *testing.T, args ...string) testenv.Proc {
 	t.Helper()
-	return runProc(t, h.cmd(args...))
+	return testenv.Run(t, h.cmd(args...))
 }
 
 func (h netnsHost) cmd(args ...string) *exec.Cmd {
@@ -50,10 +50,10 @@ func (h netnsHost) cmd(args ...string) *exec.Cmd {
 func (h netnsHost) status(t *testing.T, name string) map[string]any {
 	t.Helper()
 	p := h.fb(t, "status", "--json", name)
-	if p.code != 0 {
-		t.Fatalf("status in %s: exit %d: %s", h.ns, p.code, p.stderr)
+	if p.Code != 0 {
+		t.Fatalf("status in %s: exit %d: %s", h.ns, p.Code, p.Stderr)
 	}
-	return decodeRow(t, p.stdout)
+	return decodeRow(t, p.Stdout)
 }
 
 // inNetns makes cmd run inside the network namespace ns. `ip netns exec`
@@ -147,7 +147,7 @@ func startRedisIn(t *testing.T, ns string) {
 		cmd.Process.Kill()
 		<-done
 	})
-	waitFor(t, "redis-server to accept connections in "+ns, func() bool {
+	testenv.WaitFor(t, "redis-server to accept connections in "+ns, func() bool {
 		b, _ := os.ReadFile(logPath)
 		if exited.Load() {
 			t.Fatalf("redis-server exited in %s:\n%s", ns, b)
@@ -168,13 +168,13 @@ func TestRedisAcrossNetworkNamespaces(t *testing.T) {
 
 	t.Run("a failure in one namespace trips the circuit for the other", func(t *testing.T) {
 		policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "10m"}
-		if p := a.fb(t, runArgs("zigbee", policy, "false")...); p.code != 1 || strings.Contains(p.stderr, "unreachable") {
-			t.Fatalf("in %s: exit %d, want the command's 1 with Redis reached:\n%s", a.ns, p.code, p.stderr)
+		if p := a.fb(t, testenv.RunArgs("zigbee", policy, "false")...); p.Code != 1 || strings.Contains(p.Stderr, "unreachable") {
+			t.Fatalf("in %s: exit %d, want the command's 1 with Redis reached:\n%s", a.ns, p.Code, p.Stderr)
 		}
 		ran := filepath.Join(t.TempDir(), "ran")
-		p := b.fb(t, runArgs("zigbee", policy, "touch", ran)...)
-		if p.code != exitOpen {
-			t.Fatalf("in %s: exit %d, want 75 (skipped on the circuit tripped in %s):\n%s", b.ns, p.code, a.ns, p.stderr)
+		p := b.fb(t, testenv.RunArgs("zigbee", policy, "touch", ran)...)
+		if p.Code != exitOpen {
+			t.Fatalf("in %s: exit %d, want 75 (skipped on the circuit tripped in %s):\n%s", b.ns, p.Code, a.ns, p.Stderr)
 		}
 		if _, err := os.Stat(ran); err == nil {
 			t.Errorf("%s ran the command on an open circuit", b.ns)
@@ -188,20 +188,20 @@ func TestRedisAcrossNetworkNamespaces(t *testing.T) {
 		hosts := []netnsHost{a, b}
 		// The probe's lease (timeout + 2s) outlasts the wait for the 20.
 		policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m"}
-		if p := b.fb(t, runArgs("bridge", policy, "false")...); p.code != 1 || strings.Contains(p.stderr, "unreachable") {
-			t.Fatalf("tripping run in %s: exit %d:\n%s", b.ns, p.code, p.stderr)
+		if p := b.fb(t, testenv.RunArgs("bridge", policy, "false")...); p.Code != 1 || strings.Contains(p.Stderr, "unreachable") {
+			t.Fatalf("tripping run in %s: exit %d:\n%s", b.ns, p.Code, p.Stderr)
 		}
-		waitFor(t, "the open period to end", func() bool { return a.status(t, "bridge")["state"] == "half_open" })
+		testenv.WaitFor(t, "the open period to end", func() bool { return a.status(t, "bridge")["state"] == "half_open" })
 
 		// The probe's command blocks until every caller has decided (run
 		// its command or exited), so the other 19 find the lease held
 		// however slow the machine is.
 		probeRace(t, 20, func(i int, command string) int {
-			p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
-			if strings.Contains(p.stderr, "unreachable") {
-				t.Errorf("caller %d in %s fell back to its local dir:\n%s", i, hosts[i%2].ns, p.stderr)
+			p := hosts[i%2].fb(t, testenv.RunArgs("bridge", policy, "sh", "-c", command)...)
+			if strings.Contains(p.Stderr, "unreachable") {
+				t.Errorf("caller %d in %s fell back to its local dir:\n%s", i, hosts[i%2].ns, p.Stderr)
 			}
-			return p.code
+			return p.Code
 		})
 		if st := a.status(t, "bridge"); st["state"] != "closed" {
 			t.Errorf("after the probe succeeded, status in %s: %v, want closed", a.ns, st["state"])

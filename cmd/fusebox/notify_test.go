@@ -82,14 +82,14 @@ circuits:
 			fbEnv(t, state, env, "run", "bridge", "--", "sh", "-c", `while [ ! -e "$0" ]; do sleep 0.01; done; exit 1`, gate)
 		})
 	}
-	waitFor(t, "four runs to start", func() bool { return countChildren(t, gate) >= 4 })
+	testenv.WaitFor(t, "four runs to start", func() bool { return countChildren(t, gate) >= 4 })
 	os.WriteFile(gate, nil, 0o600)
 	wg.Wait()
 	if got := hooks.events(t); len(got) != 1 || got[0] != "bridge opened" {
 		t.Fatalf("messages = %q, want one bridge opened", got)
 	}
-	if p := fbEnv(t, state, env, "reset", "bridge"); p.code != 0 {
-		t.Fatal(p.stderr)
+	if p := fbEnv(t, state, env, "reset", "bridge"); p.Code != 0 {
+		t.Fatal(p.Stderr)
 	}
 	if got := hooks.events(t); len(got) != 2 || got[1] != "bridge closed" {
 		t.Errorf("messages after the reset = %q, want opened, then closed", got)
@@ -125,16 +125,16 @@ circuits:
   bridge: {attempts: 1, trip_after: 1}
 `, hang.URL, testenv.FreePort(t)))
 	p := fbEnv(t, state, env, "run", "bridge", "--", "sh", "-c", "echo answer; exit 1")
-	if p.code != 1 || p.stdout != "answer\n" {
-		t.Fatalf("run: exit %d, stdout %q, want 1 and the answer", p.code, p.stdout)
+	if p.Code != 1 || p.Stdout != "answer\n" {
+		t.Fatalf("run: exit %d, stdout %q, want 1 and the answer", p.Code, p.Stdout)
 	}
-	if p.took > timeout+notifySlack+3*time.Second {
-		t.Errorf("run took %s with a hanging webhook, bound %s", p.took, timeout+notifySlack)
+	if p.Took > timeout+notifySlack+3*time.Second {
+		t.Errorf("run took %s with a hanging webhook, bound %s", p.Took, timeout+notifySlack)
 	}
-	if !strings.Contains(p.stderr, "notify failed") || !strings.Contains(p.stderr, "mqtt 127.0.0.1") {
-		t.Errorf("stderr does not log the failures to notify:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr, "notify failed") || !strings.Contains(p.Stderr, "mqtt 127.0.0.1") {
+		t.Errorf("stderr does not log the failures to notify:\n%s", p.Stderr)
 	}
-	t.Logf("run with a hanging webhook and a down broker took %s (notify timeout %s)", p.took, timeout)
+	t.Logf("run with a hanging webhook and a down broker took %s (notify timeout %s)", p.Took, timeout)
 }
 
 func TestRunPingsItsHeartbeats(t *testing.T) {

@@ -51,7 +51,7 @@ func TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines(t *testing.T) {
 		"call": append(append([]string{"call", "--url", url}, outagePolicy...), "weather-api"),
 		// curl -s: it writes no error lines, so the bound is on what fusebox
 		// prints (TestRunCronOutageMailsFromAtMostThreeRuns counts curl's).
-		"run": runArgs("weather-cmd", outagePolicy, curl, "-fs", url),
+		"run": testenv.RunArgs("weather-cmd", outagePolicy, curl, "-fs", url),
 	}
 
 	// Quiet successes: at the first attempt, and after a retried failure.
@@ -60,8 +60,8 @@ func TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines(t *testing.T) {
 			if failFirst {
 				api.FailNext(fakeapis.Weather, 1)
 			}
-			if p := fb(t, state, job[kind]...); p.code != 0 || p.stderr != "" {
-				t.Errorf("%s, first attempt failing %v: exit %d, stderr %q; want 0 and nothing", kind, failFirst, p.code, p.stderr)
+			if p := fb(t, state, job[kind]...); p.Code != 0 || p.Stderr != "" {
+				t.Errorf("%s, first attempt failing %v: exit %d, stderr %q; want 0 and nothing", kind, failFirst, p.Code, p.Stderr)
 			}
 		}
 	}

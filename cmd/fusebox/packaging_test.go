@@ -24,8 +24,8 @@ func TestPackagingExampleConfigValidates(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "owm_api_key"), []byte("key\n"), 0o600)
 	os.WriteFile(filepath.Join(dir, "ha_token"), []byte("token\n"), 0o600)
 	p := inproc(t, filepath.Join(dir, "state"), "validate", "--config", cfg)
-	if p.code != 0 || !strings.Contains(p.stdout, "1 chains") {
-		t.Fatalf("validate: exit %d: %s%s", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, "1 chains") {
+		t.Fatalf("validate: exit %d: %s%s", p.Code, p.Stdout, p.Stderr)
 	}
 }
 

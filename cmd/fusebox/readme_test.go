@@ -25,8 +25,8 @@ func TestREADMEConfigsValidate(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := fbEnv(t, filepath.Join(dir, "state"), []string{"OWM_API_KEY=example", "HA_TOKEN=example"}, "validate", "--config", cfg)
-		if p.code != 0 {
-			t.Errorf("README yaml block %d does not validate: %s\n%s", i+1, p.stderr, b[1])
+		if p.Code != 0 {
+			t.Errorf("README yaml block %d does not validate: %s\n%s", i+1, p.Stderr, b[1])
 		}
 	}
 }

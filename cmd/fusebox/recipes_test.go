@@ -85,32 +85,12 @@ func recipeEnv(t *testing.T, state string) []string {
 		"PATH="+filepath.Dir(fuseboxBin)+string(os.PathListSeparator)+os.Getenv("PATH"), "FUSEBOX_CONFIG="+cfg)
 }
 
-// job is one finished run of a recipe.
-type job struct {
-	code           int
-	stdout, stderr string
-}
-
-func runJob(t *testing.T, cmd *exec.Cmd) job {
-	t.Helper()
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	j := job{stdout: stdout.String(), stderr: stderr.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		j.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%v: %v", cmd.Args, err)
-	}
-	return j
-}
-
 // outage drives a scheduler's jobs through a healthy spell, an outage of
 // at least three failed probes, the recovery (until the circuit closes)
 // and a healthy spell again, one job per tick, and returns every job with
 // the phase it ran in. Ticks are counted by what the stand-in saw and by
 // the circuit's state, not by the clock.
-func outage(t *testing.T, b *bridgeHealth, state string, run func() job) (phases []string, jobs []job) {
+func outage(t *testing.T, b *bridgeHealth, state string, run func() testenv.Proc) (phases []string, jobs []testenv.Proc) {
 	t.Helper()
 	tick := func(phase string) {
 		phases, jobs = append(phases, phase), append(jobs, run())
@@ -157,19 +137,19 @@ func TestREADMECrontabLineMailsTwicePerOutage(t *testing.T) {
 	command := b.aimed(t, m[2])
 	state := filepath.Join(t.TempDir(), "state")
 	env := recipeEnv(t, state)
-	phases, jobs := outage(t, b, state, func() job {
+	phases, jobs := outage(t, b, state, func() testenv.Proc {
 		cmd := exec.Command("/bin/sh", "-c", command)
 		cmd.Env = env
-		return runJob(t, cmd)
+		return testenv.Run(t, cmd)
 	})
 
 	var mails []string
 	report := fmt.Sprintf("%d jobs of %q", len(jobs), command)
 	for i, j := range jobs {
-		if j.stdout == "" && j.stderr == "" {
+		if j.Stdout == "" && j.Stderr == "" {
 			continue
 		}
-		mail := fmt.Sprintf("job %d (%s, exit %d): stdout %q, stderr %q", i, phases[i], j.code, j.stdout, j.stderr)
+		mail := fmt.Sprintf("job %d (%s, exit %d): stdout %q, stderr %q", i, phases[i], j.Code, j.Stdout, j.Stderr)
 		mails = append(mails, mail)
 		if strings.HasPrefix(phases[i], "healthy") {
 			t.Errorf("a job mailed while the bridge worked: %s", mail)
@@ -193,9 +173,9 @@ func TestREADMECrontabLineMailsTwicePerOutage(t *testing.T) {
 // object with complete set ends the job with its code when "Interpret
 // JSON in Output" is on; otherwise the script's exit status does. A job
 // fails, and mails, when that code is not 0.
-func cronicleFailed(j job, interpretJSON bool) bool {
+func cronicleFailed(j testenv.Proc, interpretJSON bool) bool {
 	if interpretJSON {
-		for _, line := range strings.Split(j.stdout, "\n") {
+		for _, line := range strings.Split(j.Stdout, "\n") {
 			if !regexp.MustCompile(`^\s*\{.+\}\s*$`).MatchString(line) {
 				continue
 			}
@@ -208,7 +188,7 @@ func cronicleFailed(j job, interpretJSON bool) bool {
 			}
 		}
 	}
-	return j.code != 0
+	return j.Code != 0
 }
 
 // TestREADMECronicleScriptFailsOneJobPerOutage runs the README's Cronicle
@@ -224,16 +204,16 @@ func TestREADMECronicleScriptFailsOneJobPerOutage(t *testing.T) {
 	os.WriteFile(script, []byte(b.aimed(t, readmeBlock(t, "sh", "--skip-told"))), 0o775)
 	state := filepath.Join(t.TempDir(), "state")
 	env := recipeEnv(t, state)
-	phases, jobs := outage(t, b, state, func() job {
+	phases, jobs := outage(t, b, state, func() testenv.Proc {
 		cmd := exec.Command(script)
 		cmd.Env = env
-		return runJob(t, cmd)
+		return testenv.Run(t, cmd)
 	})
 	for _, interpretJSON := range []bool{false, true} {
 		var failed []string
 		for i, j := range jobs {
 			if cronicleFailed(j, interpretJSON) {
-				failed = append(failed, fmt.Sprintf("job %d (%s): exit %d, stderr %q", i, phases[i], j.code, j.stderr))
+				failed = append(failed, fmt.Sprintf("job %d (%s): exit %d, stderr %q", i, phases[i], j.Code, j.Stderr))
 			}
 		}
 		report := fmt.Sprintf("interpret JSON %v: %d jobs, %d failed:\n%s", interpretJSON, len(jobs), len(failed), strings.Join(failed, "\n"))
@@ -422,9 +402,9 @@ func TestREADMEPrometheusScrapesEachFamilyOnce(t *testing.T) {
 	inproc(t, state, "run", "--attempts", "1", "--trip-after", "1", "garage", "--", "false")
 	p := inproc(t, state, "status", "--format", "prometheus")
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(p.stdout))
-	if p.code != 0 || err != nil || len(fams) == 0 {
-		t.Fatalf("status --format prometheus: exit %d, %v:\n%s", p.code, err, p.stdout)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(p.Stdout))
+	if p.Code != 0 || err != nil || len(fams) == 0 {
+		t.Fatalf("status --format prometheus: exit %d, %v:\n%s", p.Code, err, p.Stdout)
 	}
 	for name := range fams {
 		if dropped("fusebox", name) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // The promises of a shared circuit hold on a host whose every core is
@@ -56,25 +57,25 @@ type round struct {
 // machine, the others find the probe held.
 func probeRound(t *testing.T, hosts []host, name string, n int) round {
 	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "10m", "--deadline", "10m"}
-	if p := hosts[0].fb(t, runArgs(name, policy, "false")...); p.code != 1 {
-		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
+	if p := hosts[0].fb(t, testenv.RunArgs(name, policy, "false")...); p.Code != 1 {
+		t.Fatalf("tripping run: exit %d:\n%s", p.Code, p.Stderr)
 	}
 	ran := t.TempDir()
 	release := filepath.Join(t.TempDir(), "release")
-	waitFor(t, "the open period to end", func() bool { return hosts[1].status(t, name)["state"] == "half_open" })
+	testenv.WaitFor(t, "the open period to end", func() bool { return hosts[1].status(t, name)["state"] == "half_open" })
 	r := round{codes: make([]int, n)}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	exited := 0
 	for i := range n {
 		wg.Go(func() {
-			p := hosts[i%len(hosts)].fb(t, runArgs(name, policy, "sh", "-c",
+			p := hosts[i%len(hosts)].fb(t, testenv.RunArgs(name, policy, "sh", "-c",
 				fmt.Sprintf("touch %s/%d; while [ ! -e %s ]; do sleep 0.01; done", ran, i, release))...)
 			mu.Lock()
 			defer mu.Unlock()
-			r.codes[i] = p.code
+			r.codes[i] = p.Code
 			exited++
-			if strings.Contains(p.stderr, "unreachable") {
+			if strings.Contains(p.Stderr, "unreachable") {
 				r.fellBack++
 			}
 		})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
 	"github.com/fusebox-hq/fusebox/statestore"
 )
@@ -44,7 +45,7 @@ func newHostAt(t testing.TB, url string) host {
 }
 
 // fb runs the fusebox binary on h.
-func (h host) fb(t *testing.T, args ...string) proc {
+func (h host) fb(t *testing.T, args ...string) testenv.Proc {
 	t.Helper()
 	return fbEnv(t, filepath.Join(filepath.Dir(h.local), "unused"), h.env, args...)
 }
@@ -61,10 +62,10 @@ func (h host) status(t *testing.T, name string) map[string]any {
 func statusOfEnv(t *testing.T, stateDir string, env []string, name string) map[string]any {
 	t.Helper()
 	p := inprocEnv(t, stateDir, env, "status", "--json", name)
-	if p.code != 0 {
-		t.Fatalf("status: exit %d: %s", p.code, p.stderr)
+	if p.Code != 0 {
+		t.Fatalf("status: exit %d: %s", p.Code, p.Stderr)
 	}
-	return decodeRow(t, p.stdout)
+	return decodeRow(t, p.Stdout)
 }
 
 // neverFellBack checks that no process of h found Redis unavailable: its
@@ -87,13 +88,13 @@ func TestRedisAFailureOnOneHostTripsTheCircuitForTheOther(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newHost(t, srv), newHost(t, srv)
 	policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "10m"}
-	if p := a.fb(t, runArgs("zigbee", policy, "false")...); p.code != 1 {
-		t.Fatalf("host a: exit %d, want the command's 1:\n%s", p.code, p.stderr)
+	if p := a.fb(t, testenv.RunArgs("zigbee", policy, "false")...); p.Code != 1 {
+		t.Fatalf("host a: exit %d, want the command's 1:\n%s", p.Code, p.Stderr)
 	}
 	ran := filepath.Join(t.TempDir(), "ran")
-	p := b.fb(t, runArgs("zigbee", policy, "touch", ran)...)
-	if p.code != exitOpen {
-		t.Fatalf("host b: exit %d, want 75 (skipped on the circuit host a tripped):\n%s", p.code, p.stderr)
+	p := b.fb(t, testenv.RunArgs("zigbee", policy, "touch", ran)...)
+	if p.Code != exitOpen {
+		t.Fatalf("host b: exit %d, want 75 (skipped on the circuit host a tripped):\n%s", p.Code, p.Stderr)
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("host b ran the command on an open circuit")
@@ -109,17 +110,17 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 	srv := redistest.Start(t)
 	hosts := []host{newHost(t, srv), newHost(t, srv)}
 	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m", "--deadline", "2m"}
-	if p := hosts[0].fb(t, runArgs("bridge", policy, "false")...); p.code != 1 {
-		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
+	if p := hosts[0].fb(t, testenv.RunArgs("bridge", policy, "false")...); p.Code != 1 {
+		t.Fatalf("tripping run: exit %d:\n%s", p.Code, p.Stderr)
 	}
-	waitFor(t, "the open period to end", func() bool { return hosts[1].status(t, "bridge")["state"] == "half_open" })
+	testenv.WaitFor(t, "the open period to end", func() bool { return hosts[1].status(t, "bridge")["state"] == "half_open" })
 
 	probeRace(t, 20, func(i int, command string) int {
-		p := hosts[i%2].fb(t, runArgs("bridge", policy, "sh", "-c", command)...)
-		if strings.Contains(p.stderr, "unreachable") {
-			t.Errorf("caller %d fell back to its local dir:\n%s", i, p.stderr)
+		p := hosts[i%2].fb(t, testenv.RunArgs("bridge", policy, "sh", "-c", command)...)
+		if strings.Contains(p.Stderr, "unreachable") {
+			t.Errorf("caller %d fell back to its local dir:\n%s", i, p.Stderr)
 		}
-		return p.code
+		return p.Code
 	})
 	if st := hosts[0].status(t, "bridge"); st["state"] != "closed" {
 		t.Errorf("after the probe succeeded: %v, want closed", st["state"])
@@ -171,7 +172,7 @@ func twoHundred(t testing.TB, hosts []host, name string, n int) contention {
 	stderr := make([]bytes.Buffer, n)
 	for i := range cmds {
 		code := fmt.Sprint(3 * (i % 2))
-		cmd := hosts[i%len(hosts)].cmd(runArgs(name, policy, "sh", "-c", `touch "$1"; cat; exit $2`, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
+		cmd := hosts[i%len(hosts)].cmd(testenv.RunArgs(name, policy, "sh", "-c", `touch "$1"; cat; exit $2`, "sh", filepath.Join(ready, fmt.Sprint(i)), code)...)
 		cmd.Stdin, cmd.Stderr = barrier, &stderr[i]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -249,23 +250,23 @@ func outcomes(t testing.TB, h host, name string) int {
 func TestRedisDownTheCallRunsWithOneWarningAndNoPassword(t *testing.T) {
 	dead := "redis://fusebox:hunter2@127.0.0.1:1/0" // nothing listens on port 1
 	h := newHostAt(t, dead)
-	p := h.fb(t, runArgs("api", fastPolicy, "true")...)
-	if p.code != 0 {
-		t.Fatalf("exit %d with Redis down, want the command's 0:\n%s", p.code, p.stderr)
+	p := h.fb(t, testenv.RunArgs("api", fastPolicy, "true")...)
+	if p.Code != 0 {
+		t.Fatalf("exit %d with Redis down, want the command's 0:\n%s", p.Code, p.Stderr)
 	}
-	if n := countLines(p.stderr, "unreachable"); n != 1 {
-		t.Errorf("%d warnings, want 1:\n%s", n, p.stderr)
+	if n := countLines(p.Stderr, "unreachable"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, p.Stderr)
 	}
-	if strings.Contains(p.stderr, "hunter2") {
-		t.Errorf("the password shows:\n%s", p.stderr)
+	if strings.Contains(p.Stderr, "hunter2") {
+		t.Errorf("the password shows:\n%s", p.Stderr)
 	}
 	if st := statusOfEnv(t, h.local, nil, "api"); st["total_successes"] != float64(1) {
 		t.Errorf("local fallback status %v, want the success counted there", st)
 	}
 	// --state too, and the same for status, which reads the local store.
 	p = h.fb(t, "--state", dead, "status")
-	if p.code != 0 || strings.Contains(p.stdout+p.stderr, "hunter2") {
-		t.Errorf("status with Redis down: exit %d, output:\n%s%s", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || strings.Contains(p.Stdout+p.Stderr, "hunter2") {
+		t.Errorf("status with Redis down: exit %d, output:\n%s%s", p.Code, p.Stdout, p.Stderr)
 	}
 }
 
@@ -280,12 +281,12 @@ func TestRedisStateInTheConfigIsShownWithoutItsPassword(t *testing.T) {
 	}
 	env := []string{"FUSEBOX_CONFIG=" + cfg, "FUSEBOX_STATE_DIR=", "STATE_DIRECTORY=" + filepath.Join(dir, "local")}
 	p := inprocEnv(t, filepath.Join(dir, "state"), env, "validate")
-	if p.code != 0 || !strings.Contains(p.stdout, "redis://fusebox:xxxxx@127.0.0.1:1/0") || strings.Contains(p.stdout+p.stderr, "hunter2") {
-		t.Errorf("validate: exit %d:\n%s%s\nwant the URL with its password hidden", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, "redis://fusebox:xxxxx@127.0.0.1:1/0") || strings.Contains(p.Stdout+p.Stderr, "hunter2") {
+		t.Errorf("validate: exit %d:\n%s%s\nwant the URL with its password hidden", p.Code, p.Stdout, p.Stderr)
 	}
-	p = fbEnv(t, filepath.Join(dir, "state"), env, runArgs("api", fastPolicy, "true")...)
-	if p.code != 0 || countLines(p.stderr, "unreachable") != 1 || strings.Contains(p.stderr, "hunter2") {
-		t.Errorf("run: exit %d:\n%s\nwant the call run with one warning and no password", p.code, p.stderr)
+	p = fbEnv(t, filepath.Join(dir, "state"), env, testenv.RunArgs("api", fastPolicy, "true")...)
+	if p.Code != 0 || countLines(p.Stderr, "unreachable") != 1 || strings.Contains(p.Stderr, "hunter2") {
+		t.Errorf("run: exit %d:\n%s\nwant the call run with one warning and no password", p.Code, p.Stderr)
 	}
 }
 
@@ -296,32 +297,32 @@ func TestRedisStateInTheConfigIsShownWithoutItsPassword(t *testing.T) {
 func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv)
-	if p := h.fb(t, "trip", "--new", "nas"); p.code != 0 || strings.Contains(p.stderr, "unreachable") {
-		t.Fatalf("trip: exit %d:\n%s", p.code, p.stderr)
+	if p := h.fb(t, "trip", "--new", "nas"); p.Code != 0 || strings.Contains(p.Stderr, "unreachable") {
+		t.Fatalf("trip: exit %d:\n%s", p.Code, p.Stderr)
 	}
 	ran := filepath.Join(t.TempDir(), "ran")
 	srv.Kill()
-	if p := h.fb(t, runArgs("nas", fastPolicy, "touch", ran)...); p.code != exitOpen || countLines(p.stderr, "unreachable") != 1 {
-		t.Errorf("with Redis killed: exit %d:\n%s\nwant the trip kept (75) with one warning", p.code, p.stderr)
+	if p := h.fb(t, testenv.RunArgs("nas", fastPolicy, "touch", ran)...); p.Code != exitOpen || countLines(p.Stderr, "unreachable") != 1 {
+		t.Errorf("with Redis killed: exit %d:\n%s\nwant the trip kept (75) with one warning", p.Code, p.Stderr)
 	}
-	if p := h.fb(t, runArgs("nas", fastPolicy, "touch", ran)...); p.code != exitOpen || p.stderr != "" {
-		t.Errorf("again with Redis killed: exit %d:\n%s\nwant the trip kept (75), quietly: the host warned already", p.code, p.stderr)
+	if p := h.fb(t, testenv.RunArgs("nas", fastPolicy, "touch", ran)...); p.Code != exitOpen || p.Stderr != "" {
+		t.Errorf("again with Redis killed: exit %d:\n%s\nwant the trip kept (75), quietly: the host warned already", p.Code, p.Stderr)
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("a circuit tripped until reset ran its command while Redis was down")
 	}
 	srv.Restart()
-	waitFor(t, "the availability circuit of Redis to be due for a probe", func() bool { return h.availability(t) == "half_open" })
-	p := h.fb(t, runArgs("nas", fastPolicy, "touch", ran)...)
-	if p.code != 0 || countLines(p.stderr, "back") != 1 || countLines(p.stderr, "lost its data") != 1 ||
-		countLines(p.stderr, "tripped circuits not restored") != 1 || !strings.Contains(p.stderr, "circuits=nas ") || countLines(p.stderr, "level=") != 3 {
-		t.Errorf("on Redis restarted empty: exit %d:\n%s\nwant the command run (0), with one notice that Redis is back and one WARN each for the lost data and the trip not restored", p.code, p.stderr)
+	testenv.WaitFor(t, "the availability circuit of Redis to be due for a probe", func() bool { return h.availability(t) == "half_open" })
+	p := h.fb(t, testenv.RunArgs("nas", fastPolicy, "touch", ran)...)
+	if p.Code != 0 || countLines(p.Stderr, "back") != 1 || countLines(p.Stderr, "lost its data") != 1 ||
+		countLines(p.Stderr, "tripped circuits not restored") != 1 || !strings.Contains(p.Stderr, "circuits=nas ") || countLines(p.Stderr, "level=") != 3 {
+		t.Errorf("on Redis restarted empty: exit %d:\n%s\nwant the command run (0), with one notice that Redis is back and one WARN each for the lost data and the trip not restored", p.Code, p.Stderr)
 	}
 	if _, err := os.Stat(ran); err != nil {
 		t.Error("the command did not run once Redis came back empty")
 	}
-	if p := h.fb(t, runArgs("nas", fastPolicy, "true")...); p.code != 0 || p.stderr != "" {
-		t.Errorf("the next run: exit %d:\n%s\nwant 0, quietly: the loss was reported once", p.code, p.stderr)
+	if p := h.fb(t, testenv.RunArgs("nas", fastPolicy, "true")...); p.Code != 0 || p.Stderr != "" {
+		t.Errorf("the next run: exit %d:\n%s\nwant 0, quietly: the loss was reported once", p.Code, p.Stderr)
 	}
 }
 
@@ -337,13 +338,13 @@ func TestRedisPausedTheRunWaitsOnlyItsBound(t *testing.T) {
 	}
 	warnings := 0
 	for i := range 4 {
-		p := h.fb(t, runArgs("api", fastPolicy, "true")...)
-		warnings += countLines(p.stderr, "unreachable")
-		if p.code != 0 || countLines(p.stderr, "") != countLines(p.stderr, "unreachable")+1 {
-			t.Errorf("run %d: exit %d:\n%s\nwant the call run, at most the warning logged", i, p.code, p.stderr)
+		p := h.fb(t, testenv.RunArgs("api", fastPolicy, "true")...)
+		warnings += countLines(p.Stderr, "unreachable")
+		if p.Code != 0 || countLines(p.Stderr, "") != countLines(p.Stderr, "unreachable")+1 {
+			t.Errorf("run %d: exit %d:\n%s\nwant the call run, at most the warning logged", i, p.Code, p.Stderr)
 		}
-		if p.took > pause/4 {
-			t.Errorf("run %d took %s on a Redis paused for %s; want it to give up at its bound", i, p.took, pause)
+		if p.Took > pause/4 {
+			t.Errorf("run %d took %s on a Redis paused for %s; want it to give up at its bound", i, p.Took, pause)
 		}
 	}
 	if warnings != 1 {
@@ -388,26 +389,26 @@ chains:
 		hosts[i].env = append(hosts[i].env, "FUSEBOX_CONFIG="+cfg)
 	}
 	var wg sync.WaitGroup
-	outs := make([]proc, 6)
+	outs := make([]testenv.Proc, 6)
 	for i := range outs {
 		wg.Go(func() { outs[i] = hosts[i%2].fb(t, "call", "weather") })
 	}
 	wg.Wait()
 	for i, p := range outs {
-		if p.code != 0 || p.stdout != "21.5\n" {
-			t.Errorf("script %d: exit %d, %q\n%s", i, p.code, p.stdout, p.stderr)
+		if p.Code != 0 || p.Stdout != "21.5\n" {
+			t.Errorf("script %d: exit %d, %q\n%s", i, p.Code, p.Stdout, p.Stderr)
 		}
 	}
 	if n := hits.Load(); n != 1 {
 		t.Errorf("six scripts over two hosts made %d upstream calls, want 1", n)
 	}
 	third := hosts[2]
-	if p := third.fb(t, "call", "--json", "weather"); p.code != 0 || !strings.Contains(p.stdout, `"source":"fresh"`) || hits.Load() != 1 {
-		t.Errorf("third host: exit %d, %s\n%s; want the fresh answer from Redis, no upstream call", p.code, p.stdout, p.stderr)
+	if p := third.fb(t, "call", "--json", "weather"); p.Code != 0 || !strings.Contains(p.Stdout, `"source":"fresh"`) || hits.Load() != 1 {
+		t.Errorf("third host: exit %d, %s\n%s; want the fresh answer from Redis, no upstream call", p.Code, p.Stdout, p.Stderr)
 	}
 	down.Store(true)
-	if p := third.fb(t, "call", "--no-fresh", "--json", "weather"); p.code != 0 || !strings.Contains(p.stdout, `"source":"stale"`) || !strings.Contains(p.stdout, "21.5") {
-		t.Errorf("third host, API down: exit %d, %s\n%s; want the stale answer from Redis", p.code, p.stdout, p.stderr)
+	if p := third.fb(t, "call", "--no-fresh", "--json", "weather"); p.Code != 0 || !strings.Contains(p.Stdout, `"source":"stale"`) || !strings.Contains(p.Stdout, "21.5") {
+		t.Errorf("third host, API down: exit %d, %s\n%s; want the stale answer from Redis", p.Code, p.Stdout, p.Stderr)
 	}
 	for _, h := range hosts {
 		h.neverFellBack(t)
@@ -419,8 +420,8 @@ func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv)
 	before, _ := strconv.Atoi(srv.Info("total_connections_received"))
-	if p := h.fb(t, runArgs("api", fastPolicy, "true")...); p.code != 0 || p.stderr != "" {
-		t.Fatalf("exit %d:\n%s", p.code, p.stderr)
+	if p := h.fb(t, testenv.RunArgs("api", fastPolicy, "true")...); p.Code != 0 || p.Stderr != "" {
+		t.Fatalf("exit %d:\n%s", p.Code, p.Stderr)
 	}
 	after, _ := strconv.Atoi(srv.Info("total_connections_received"))
 	// One for the run, one for the INFO above it.
@@ -438,19 +439,19 @@ func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
 func TestRedisDownGCAndStoreUpSayTheReplicaStandsIn(t *testing.T) {
 	h := newHostAt(t, "redis://127.0.0.1:1/0") // nothing listens on port 1
 	p := h.fb(t, "gc")
-	if p.code != 0 || !strings.Contains(p.stdout, "in the local replica "+h.local+" (the shared state store is unreachable)") {
-		t.Errorf("gc with Redis down: exit %d:\n%s%s\nwant it to say it collected the local replica", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, "in the local replica "+h.local+" (the shared state store is unreachable)") {
+		t.Errorf("gc with Redis down: exit %d:\n%s%s\nwant it to say it collected the local replica", p.Code, p.Stdout, p.Stderr)
 	}
 	p = h.fb(t, "status", "--format", "prometheus")
-	if p.code != 0 || !strings.Contains(p.stdout, "\nfusebox_state_store_up 0\n") {
-		t.Errorf("status --format prometheus with Redis down: exit %d:\n%s%s\nwant fusebox_state_store_up 0", p.code, p.stdout, p.stderr)
+	if p.Code != 0 || !strings.Contains(p.Stdout, "\nfusebox_state_store_up 0\n") {
+		t.Errorf("status --format prometheus with Redis down: exit %d:\n%s%s\nwant fusebox_state_store_up 0", p.Code, p.Stdout, p.Stderr)
 	}
 	srv := redistest.Start(t)
 	up := newHost(t, srv)
-	if p := up.fb(t, "status", "--format", "prometheus"); p.code != 0 || !strings.Contains(p.stdout, "\nfusebox_state_store_up 1\n") {
-		t.Errorf("status --format prometheus with Redis up: exit %d:\n%s%s\nwant fusebox_state_store_up 1", p.code, p.stdout, p.stderr)
+	if p := up.fb(t, "status", "--format", "prometheus"); p.Code != 0 || !strings.Contains(p.Stdout, "\nfusebox_state_store_up 1\n") {
+		t.Errorf("status --format prometheus with Redis up: exit %d:\n%s%s\nwant fusebox_state_store_up 1", p.Code, p.Stdout, p.Stderr)
 	}
-	if p := up.fb(t, "gc"); p.code != 0 || strings.Contains(p.stdout, "replica") {
-		t.Errorf("gc with Redis up: exit %d:\n%s%s\nwant it run on Redis", p.code, p.stdout, p.stderr)
+	if p := up.fb(t, "gc"); p.Code != 0 || strings.Contains(p.Stdout, "replica") {
+		t.Errorf("gc with Redis up: exit %d:\n%s%s\nwant it run on Redis", p.Code, p.Stdout, p.Stderr)
 	}
 }

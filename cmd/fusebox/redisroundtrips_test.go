@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/redistest"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // monitor watches the commands srv is sent (MONITOR) until stop, which
@@ -64,8 +65,8 @@ func monitor(t *testing.T, srv *redistest.Server) (stop func() (cmds []string, c
 func TestRedisRunsCostTheirRoundTripsAndNoMore(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv)
-	if p := h.fb(t, "trip", "--new", "nas"); p.code != 0 {
-		t.Fatalf("trip: exit %d:\n%s", p.code, p.stderr)
+	if p := h.fb(t, "trip", "--new", "nas"); p.Code != 0 {
+		t.Fatalf("trip: exit %d:\n%s", p.Code, p.Stderr)
 	}
 	for _, c := range []struct {
 		name string
@@ -73,16 +74,16 @@ func TestRedisRunsCostTheirRoundTripsAndNoMore(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"fail-fast", runArgs("nas", nil, "true"), exitOpen, []string{"hello", "evalsha", "evalsha"}},
-		{"healthy", runArgs("ok", nil, "true"), 0, []string{"hello", "evalsha", "evalsha", "evalsha"}},
+		{"fail-fast", testenv.RunArgs("nas", nil, "true"), exitOpen, []string{"hello", "evalsha", "evalsha"}},
+		{"healthy", testenv.RunArgs("ok", nil, "true"), 0, []string{"hello", "evalsha", "evalsha", "evalsha"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h.fb(t, c.args...) // Redis has the scripts: a fresh Redis costs one more round trip for each
 			stop := monitor(t, srv)
 			p := h.fb(t, c.args...)
 			cmds, conns := stop()
-			if p.code != c.code {
-				t.Fatalf("exit %d, want %d:\n%s", p.code, c.code, p.stderr)
+			if p.Code != c.code {
+				t.Fatalf("exit %d, want %d:\n%s", p.Code, c.code, p.Stderr)
 			}
 			if strings.Join(cmds, " ") != strings.Join(c.want, " ") || conns != 1 {
 				t.Errorf("the run sent %q on %d connections; want %q on 1", cmds, conns, c.want)

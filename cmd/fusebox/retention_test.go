@@ -24,8 +24,8 @@ func TestHistoryKeepPrunesOlderEvents(t *testing.T) {
 	}
 	s.Close()
 	env := writeConfig(t, dir, "history: {keep: 14d}\n")
-	if p := inprocEnv(t, state, env, "gc"); p.code != 0 {
-		t.Fatalf("gc: exit %d: %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "gc"); p.Code != 0 {
+		t.Fatalf("gc: exit %d: %s", p.Code, p.Stderr)
 	}
 	s, _ = file.Open(state)
 	defer s.Close()

@@ -20,26 +20,20 @@ import (
 // fast policy flags so process tests take milliseconds, not minutes.
 var fastPolicy = []string{"--backoff", "1ms", "--max-delay", "5ms"}
 
-func runArgs(name string, policy []string, command ...string) []string {
-	args := append([]string{"run"}, policy...)
-	args = append(args, name, "--")
-	return append(args, command...)
-}
-
 func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("zigbee2mqtt", append([]string{"-v"}, fastPolicy...), "sh", "-c", "echo trying; exit 3")...)
-	if p.code != 3 {
-		t.Fatalf("exit = %d, want the command's own 3; stderr:\n%s", p.code, p.stderr)
+	p := inproc(t, state, testenv.RunArgs("zigbee2mqtt", append([]string{"-v"}, fastPolicy...), "sh", "-c", "echo trying; exit 3")...)
+	if p.Code != 3 {
+		t.Fatalf("exit = %d, want the command's own 3; stderr:\n%s", p.Code, p.Stderr)
 	}
-	if got := countLines(p.stderr, "attempt failed"); got != 3 {
-		t.Errorf("logged %d failed attempts, want 3:\n%s", got, p.stderr)
+	if got := countLines(p.Stderr, "attempt failed"); got != 3 {
+		t.Errorf("logged %d failed attempts, want 3:\n%s", got, p.Stderr)
 	}
-	if !strings.Contains(p.stderr, "circuit opened") || !strings.Contains(p.stderr, "exit status 3") {
-		t.Errorf("stderr does not say the circuit opened and why:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr, "circuit opened") || !strings.Contains(p.Stderr, "exit status 3") {
+		t.Errorf("stderr does not say the circuit opened and why:\n%s", p.Stderr)
 	}
-	if p.stdout != "trying\n" {
-		t.Errorf("stdout = %q, want only the last attempt's output once", p.stdout)
+	if p.Stdout != "trying\n" {
+		t.Errorf("stdout = %q, want only the last attempt's output once", p.Stdout)
 	}
 	if st := statusOf(t, state, "zigbee2mqtt"); st["state"] != "open" || st["last_failure"] != "exit status 3" {
 		t.Errorf("status = %v, want open with the reason", st)
@@ -47,15 +41,15 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 
 	// The skip runs as a process, as cron runs it.
 	marker := filepath.Join(t.TempDir(), "ran")
-	p = fb(t, state, runArgs("zigbee2mqtt", []string{"-v"}, "touch", marker)...)
-	if p.code != exitOpen {
-		t.Fatalf("exit = %d, want 75 (circuit open); stderr:\n%s", p.code, p.stderr)
+	p = fb(t, state, testenv.RunArgs("zigbee2mqtt", []string{"-v"}, "touch", marker)...)
+	if p.Code != exitOpen {
+		t.Fatalf("exit = %d, want 75 (circuit open); stderr:\n%s", p.Code, p.Stderr)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran although the circuit is open")
 	}
-	if !strings.Contains(p.stderr, "skipped") {
-		t.Errorf("stderr does not log the skip:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr, "skipped") {
+		t.Errorf("stderr does not log the skip:\n%s", p.Stderr)
 	}
 	if st := statusOf(t, state, "zigbee2mqtt"); st["skipped"] != float64(1) {
 		t.Errorf("skipped = %v, want 1", st["skipped"])
@@ -64,17 +58,17 @@ func TestRunFailingCommandTripsAndNextRunSkipsWithoutRunning(t *testing.T) {
 
 func TestRunSucceedsQuietlyAndPrintsOnlyTheLastAttempt(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("healthy", fastPolicy, "echo", "hello")...)
-	if p.code != 0 || p.stdout != "hello\n" || p.stderr != "" {
-		t.Fatalf("got exit %d, stdout %q, stderr %q; want 0, hello, and nothing on stderr (cron sends no mail)", p.code, p.stdout, p.stderr)
+	p := inproc(t, state, testenv.RunArgs("healthy", fastPolicy, "echo", "hello")...)
+	if p.Code != 0 || p.Stdout != "hello\n" || p.Stderr != "" {
+		t.Fatalf("got exit %d, stdout %q, stderr %q; want 0, hello, and nothing on stderr (cron sends no mail)", p.Code, p.Stdout, p.Stderr)
 	}
 
 	// Fails once, then succeeds: the failed attempt's stdout is discarded.
 	flag := filepath.Join(t.TempDir(), "flag")
 	script := fmt.Sprintf(`if [ -e %[1]s ]; then echo second; else touch %[1]s; echo first; exit 1; fi`, flag)
-	p = inproc(t, state, runArgs("flaky", fastPolicy, "sh", "-c", script)...)
-	if p.code != 0 || p.stdout != "second\n" {
-		t.Fatalf("got exit %d, stdout %q; want 0 and only the second attempt's output\n%s", p.code, p.stdout, p.stderr)
+	p = inproc(t, state, testenv.RunArgs("flaky", fastPolicy, "sh", "-c", script)...)
+	if p.Code != 0 || p.Stdout != "second\n" {
+		t.Fatalf("got exit %d, stdout %q; want 0 and only the second attempt's output\n%s", p.Code, p.Stdout, p.Stderr)
 	}
 	st := statusOf(t, state, "flaky")
 	if st["total_successes"] != float64(1) || st["total_failures"] != float64(1) || st["state"] != "closed" {
@@ -85,12 +79,12 @@ func TestRunSucceedsQuietlyAndPrintsOnlyTheLastAttempt(t *testing.T) {
 func TestRunArgumentsAreExecutedLiterallyNeverByAShell(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	args := []string{"a b", `"quoted"`, "$(touch /tmp/fusebox-pwned)", "; rm -rf /", "`id`"}
-	p := inproc(t, state, runArgs("literal", nil, append([]string{"printf", "%s\n"}, args...)...)...)
-	if p.code != 0 {
-		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	p := inproc(t, state, testenv.RunArgs("literal", nil, append([]string{"printf", "%s\n"}, args...)...)...)
+	if p.Code != 0 {
+		t.Fatalf("exit %d: %s", p.Code, p.Stderr)
 	}
-	if want := strings.Join(args, "\n") + "\n"; p.stdout != want {
-		t.Errorf("stdout = %q, want %q", p.stdout, want)
+	if want := strings.Join(args, "\n") + "\n"; p.Stdout != want {
+		t.Errorf("stdout = %q, want %q", p.Stdout, want)
 	}
 	if _, err := os.Stat("/tmp/fusebox-pwned"); err == nil {
 		os.Remove("/tmp/fusebox-pwned")
@@ -106,31 +100,31 @@ func TestRunTimeoutExits124AndKillsTheProcessGroup(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	marker := filepath.Join(t.TempDir(), "grandchild")
 	script := fmt.Sprintf(`sh -c 'trap "" TERM; sleep 30; : %s' & wait`, marker)
-	p := inproc(t, state, runArgs("slow", []string{"--attempts", "1", "--timeout", "200ms"}, "sh", "-c", script)...)
-	if p.code != exitTimeout {
-		t.Fatalf("exit = %d, want 124; stderr:\n%s", p.code, p.stderr)
+	p := inproc(t, state, testenv.RunArgs("slow", []string{"--attempts", "1", "--timeout", "200ms"}, "sh", "-c", script)...)
+	if p.Code != exitTimeout {
+		t.Fatalf("exit = %d, want 124; stderr:\n%s", p.Code, p.Stderr)
 	}
-	if !strings.Contains(p.stderr, "timeout after 200ms") {
-		t.Errorf("stderr does not name the timeout:\n%s", p.stderr)
+	if !strings.Contains(p.Stderr, "timeout after 200ms") {
+		t.Errorf("stderr does not name the timeout:\n%s", p.Stderr)
 	}
 	// A grandchild left behind lives 30s; a killed one is reaped soon.
-	waitFor(t, "the grandchild to be killed", func() bool { return len(testenv.ProcessesNaming(marker)) == 0 })
+	testenv.WaitFor(t, "the grandchild to be killed", func() bool { return len(testenv.ProcessesNaming(marker)) == 0 })
 }
 
 func TestRunRetryOnExitLimitsRetries(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("picky", append([]string{"-v", "--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
-	if p.code != 2 || countLines(p.stderr, "attempt failed") != 1 {
-		t.Fatalf("exit %d, want 2 after one attempt (2 is not retryable):\n%s", p.code, p.stderr)
+	p := inproc(t, state, testenv.RunArgs("picky", append([]string{"-v", "--retry-on-exit", "75"}, fastPolicy...), "sh", "-c", "exit 2")...)
+	if p.Code != 2 || countLines(p.Stderr, "attempt failed") != 1 {
+		t.Fatalf("exit %d, want 2 after one attempt (2 is not retryable):\n%s", p.Code, p.Stderr)
 	}
 }
 
 func TestRunCommandNotFoundExits127WithoutTripping(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	for range 4 {
-		p := inproc(t, state, runArgs("typo", fastPolicy, "no-such-command-fusebox")...)
-		if p.code != exitNotFound {
-			t.Fatalf("exit = %d, want 127:\n%s", p.code, p.stderr)
+		p := inproc(t, state, testenv.RunArgs("typo", fastPolicy, "no-such-command-fusebox")...)
+		if p.Code != exitNotFound {
+			t.Fatalf("exit = %d, want 127:\n%s", p.Code, p.Stderr)
 		}
 	}
 	if st := statusOf(t, state, "typo"); st["state"] != "closed" {
@@ -150,12 +144,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{"nonsense-command"},
 	} {
 		p := inproc(t, state, args...)
-		if p.code != exitUsage {
-			t.Errorf("fusebox %v: exit %d, want 64; stderr %q", args, p.code, p.stderr)
+		if p.Code != exitUsage {
+			t.Errorf("fusebox %v: exit %d, want 64; stderr %q", args, p.Code, p.Stderr)
 			continue
 		}
-		if lines := strings.Count(strings.TrimSpace(p.stderr), "\n") + 1; lines > 2 || !strings.HasPrefix(p.stderr, "fusebox: ") {
-			t.Errorf("fusebox %v: want a one-line error, got %q", args, p.stderr)
+		if lines := strings.Count(strings.TrimSpace(p.Stderr), "\n") + 1; lines > 2 || !strings.HasPrefix(p.Stderr, "fusebox: ") {
+			t.Errorf("fusebox %v: want a one-line error, got %q", args, p.Stderr)
 		}
 	}
 }
@@ -167,8 +161,8 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	// The probe's lease (timeout + 2s) outlasts the wait for the 20 below.
 	policy := []string{"--attempts", "1", "--open-for", "300ms", "--trip-after", "1", "--timeout", "2m"}
-	if p := inproc(t, state, runArgs("bridge", policy, "false")...); p.code != 1 {
-		t.Fatalf("tripping run: exit %d:\n%s", p.code, p.stderr)
+	if p := inproc(t, state, testenv.RunArgs("bridge", policy, "false")...); p.Code != 1 {
+		t.Fatalf("tripping run: exit %d:\n%s", p.Code, p.Stderr)
 	}
 	time.Sleep(350 * time.Millisecond) // the open period ends
 	if st := statusOf(t, state, "bridge"); st["state"] != "half_open" {
@@ -176,7 +170,7 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 	}
 
 	probeRace(t, 20, func(_ int, command string) int {
-		return fb(t, state, runArgs("bridge", policy, "sh", "-c", command)...).code
+		return fb(t, state, testenv.RunArgs("bridge", policy, "sh", "-c", command)...).Code
 	})
 	if st := statusOf(t, state, "bridge"); st["state"] != "closed" {
 		t.Errorf("after a successful probe: %v, want closed", st["state"])
@@ -186,18 +180,18 @@ func TestRunExactlyOneOfTwentyConcurrentRunsProbes(t *testing.T) {
 func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	policy := []string{"--attempts", "1", "--open-for", "100ms", "--trip-after", "1", "--timeout", "300ms"}
-	if p := inproc(t, state, runArgs("wedge", policy, "false")...); p.code != 1 {
-		t.Fatalf("tripping run: exit %d", p.code)
+	if p := inproc(t, state, testenv.RunArgs("wedge", policy, "false")...); p.Code != 1 {
+		t.Fatalf("tripping run: exit %d", p.Code)
 	}
 	time.Sleep(150 * time.Millisecond)
 
 	started := filepath.Join(t.TempDir(), "started")
-	probe := fbCmd(state, nil, runArgs("wedge", policy, "sh", "-c", "touch "+started+"; exec sleep 30")...)
+	probe := fbCmd(state, nil, testenv.RunArgs("wedge", policy, "sh", "-c", "touch "+started+"; exec sleep 30")...)
 	leased := time.Now() // the lease is taken after this
 	if err := probe.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the probe to start", func() bool { _, err := os.Stat(started); return err == nil })
+	testenv.WaitFor(t, "the probe to start", func() bool { _, err := os.Stat(started); return err == nil })
 	probe.Process.Kill() // SIGKILL: fusebox gets no chance to release the lease
 	probe.Wait()
 
@@ -205,19 +199,19 @@ func TestRunProbeKilledWithSIGKILLDoesNotWedgeTheCircuit(t *testing.T) {
 	// within it must find it held; one that a busy machine ran later may
 	// find it expired, which is what the loop below waits for anyway.
 	const lease = 300*time.Millisecond + 2*time.Second
-	if p := fb(t, state, runArgs("wedge", policy, "true")...); p.code != exitOpen && time.Since(leased) < lease {
-		t.Fatalf("while the dead probe's lease lasts: exit %d, want 75", p.code)
+	if p := fb(t, state, testenv.RunArgs("wedge", policy, "true")...); p.Code != exitOpen && time.Since(leased) < lease {
+		t.Fatalf("while the dead probe's lease lasts: exit %d, want 75", p.Code)
 	}
 	// A wedged circuit would stay so for ever: a minute past the lease is
 	// slack for a busy machine.
 	deadline := leased.Add(lease + time.Minute)
 	for {
-		p := fb(t, state, runArgs("wedge", policy, "true")...)
-		if p.code == 0 {
+		p := fb(t, state, testenv.RunArgs("wedge", policy, "true")...)
+		if p.Code == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("circuit still wedged %s after the probe was killed (its lease lasts %s): exit %d\n%s", time.Since(leased).Round(time.Second), lease, p.code, p.stderr)
+			t.Fatalf("circuit still wedged %s after the probe was killed (its lease lasts %s): exit %d\n%s", time.Since(leased).Round(time.Second), lease, p.Code, p.Stderr)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -236,12 +230,12 @@ func TestRunFiftyConcurrentRunsLoseNoCount(t *testing.T) {
 	errs := make(chan string, 50)
 	for range 50 {
 		wg.Go(func() {
-			p := fb(t, state, runArgs("busy", []string{"--timeout", "10m", "--deadline", "10m"}, "true")...)
-			if p.code == 0 {
+			p := fb(t, state, testenv.RunArgs("busy", []string{"--timeout", "10m", "--deadline", "10m"}, "true")...)
+			if p.Code == 0 {
 				succeeded.Add(1)
 			}
-			if p.code != 0 || p.stderr != "" {
-				errs <- fmt.Sprintf("exit %d (%s): %s", p.code, exitMeaning(p.code), p.stderr)
+			if p.Code != 0 || p.Stderr != "" {
+				errs <- fmt.Sprintf("exit %d (%s): %s", p.Code, testenv.ExitMeaning(p.Code), p.Stderr)
 			}
 		})
 	}
@@ -255,29 +249,18 @@ func TestRunFiftyConcurrentRunsLoseNoCount(t *testing.T) {
 	}
 }
 
-// exitMeaning says what a fusebox exit status means, for a failure message.
-func exitMeaning(code int) string {
-	switch code {
-	case exitTimeout:
-		return "the attempt timed out: a bound the machine missed, not a lost count"
-	case exitOpen:
-		return "skipped: the circuit was open"
-	}
-	return "the command's or fusebox's own status"
-}
-
 func TestRunFailsOpenOnACorruptStateFile(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(state, "garage.json"), []byte("{\"state\": \"op\x00\x00"), 0o600)
-	p := fb(t, state, runArgs("garage", nil, "echo", "ran")...)
-	if p.code != 0 || p.stdout != "ran\n" {
-		t.Fatalf("exit %d, stdout %q: the command must run\n%s", p.code, p.stdout, p.stderr)
+	p := fb(t, state, testenv.RunArgs("garage", nil, "echo", "ran")...)
+	if p.Code != 0 || p.Stdout != "ran\n" {
+		t.Fatalf("exit %d, stdout %q: the command must run\n%s", p.Code, p.Stdout, p.Stderr)
 	}
-	if n := countLines(p.stderr, "level=WARN"); n != 1 {
-		t.Errorf("want exactly one warning, got %d:\n%s", n, p.stderr)
+	if n := countLines(p.Stderr, "level=WARN"); n != 1 {
+		t.Errorf("want exactly one warning, got %d:\n%s", n, p.Stderr)
 	}
 	moved, _ := filepath.Glob(filepath.Join(state, "garage.json.corrupt-*"))
 	if len(moved) != 1 {
@@ -299,12 +282,12 @@ func TestRunFailsOpenOnAReadOnlyStateDir(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(state, 0o700) })
 	}
 	for range 4 { // would trip if anything were recorded
-		p := fb(t, state, runArgs("nas", fastPolicy, "sh", "-c", "echo ran; exit 1")...)
-		if p.code != 1 || p.stdout != "ran\n" {
-			t.Fatalf("exit %d, stdout %q: the command must run\n%s", p.code, p.stdout, p.stderr)
+		p := fb(t, state, testenv.RunArgs("nas", fastPolicy, "sh", "-c", "echo ran; exit 1")...)
+		if p.Code != 1 || p.Stdout != "ran\n" {
+			t.Fatalf("exit %d, stdout %q: the command must run\n%s", p.Code, p.Stdout, p.Stderr)
 		}
-		if n := countLines(p.stderr, "state store unusable"); n != 1 {
-			t.Fatalf("want exactly one store warning, got %d:\n%s", n, p.stderr)
+		if n := countLines(p.Stderr, "state store unusable"); n != 1 {
+			t.Fatalf("want exactly one store warning, got %d:\n%s", n, p.Stderr)
 		}
 	}
 }
@@ -317,11 +300,11 @@ func TestRunInterruptForwardsTheSignalAndExits130(t *testing.T) {
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
 		got := filepath.Join(t.TempDir(), "got")
 		script := fmt.Sprintf(`trap 'echo signalled > %s; exit 9' INT TERM; touch %s.started; while :; do sleep 0.01; done`, got, got)
-		cmd := fbCmd(state, nil, runArgs("interrupted", nil, "sh", "-c", script)...)
+		cmd := fbCmd(state, nil, testenv.RunArgs("interrupted", nil, "sh", "-c", script)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the child to start", func() bool { _, err := os.Stat(got + ".started"); return err == nil })
+		testenv.WaitFor(t, "the child to start", func() bool { _, err := os.Stat(got + ".started"); return err == nil })
 		cmd.Process.Signal(tc.sig)
 		err := cmd.Wait()
 		ee, _ := err.(*exec.ExitError)
@@ -333,14 +316,14 @@ func TestRunInterruptForwardsTheSignalAndExits130(t *testing.T) {
 		}
 	}
 	// Nothing was recorded: status does not know the name.
-	if p := inproc(t, state, "status", "--json", "interrupted"); p.code != exitUsage || !strings.Contains(p.stderr, "no circuit or chain named interrupted") {
-		t.Errorf("an interrupted call left a record: exit %d %s%s", p.code, p.stdout, p.stderr)
+	if p := inproc(t, state, "status", "--json", "interrupted"); p.Code != exitUsage || !strings.Contains(p.Stderr, "no circuit or chain named interrupted") {
+		t.Errorf("an interrupted call left a record: exit %d %s%s", p.Code, p.Stdout, p.Stderr)
 	}
 }
 
 func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	cmd := fbCmd(state, nil, runArgs("waiting", []string{"-v", "--backoff", "20s", "--jitter", "none"}, "sh", "-c", "exit 1")...)
+	cmd := fbCmd(state, nil, testenv.RunArgs("waiting", []string{"-v", "--backoff", "20s", "--jitter", "none"}, "sh", "-c", "exit 1")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -382,19 +365,19 @@ func TestRunInterruptDuringBackoffExitsPromptly(t *testing.T) {
 
 func TestRunSkipPrintsNothingUnlessVerbose(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	if p := inproc(t, state, "trip", "--new", "x"); p.code != 0 {
-		t.Fatalf("trip: exit %d: %s", p.code, p.stderr)
+	if p := inproc(t, state, "trip", "--new", "x"); p.Code != 0 {
+		t.Fatalf("trip: exit %d: %s", p.Code, p.Stderr)
 	}
 	for _, flags := range [][]string{nil, {"-q"}} {
 		// In-process and as a process alike.
-		for _, p := range []proc{inproc(t, state, runArgs("x", flags, "true")...), fb(t, state, runArgs("x", flags, "true")...)} {
-			if p.code != exitOpen || p.stderr != "" {
-				t.Errorf("run %v on a tripped circuit: exit %d, stderr %q; want 75 and nothing", flags, p.code, p.stderr)
+		for _, p := range []testenv.Proc{inproc(t, state, testenv.RunArgs("x", flags, "true")...), fb(t, state, testenv.RunArgs("x", flags, "true")...)} {
+			if p.Code != exitOpen || p.Stderr != "" {
+				t.Errorf("run %v on a tripped circuit: exit %d, stderr %q; want 75 and nothing", flags, p.Code, p.Stderr)
 			}
 		}
 	}
-	if p := fb(t, state, runArgs("x", []string{"-v"}, "true")...); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
-		t.Errorf("-v: exit %d, stderr %q; want 75 and the skip", p.code, p.stderr)
+	if p := fb(t, state, testenv.RunArgs("x", []string{"-v"}, "true")...); p.Code != exitOpen || !strings.Contains(p.Stderr, "skipped") {
+		t.Errorf("-v: exit %d, stderr %q; want 75 and the skip", p.Code, p.Stderr)
 	}
 }
 
@@ -403,32 +386,32 @@ func TestRunStoreTroublePrintsEvenWhenQuiet(t *testing.T) {
 	if err := os.WriteFile(state, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := inproc(t, state, runArgs("x", []string{"-q"}, "true")...)
-	if p.code != 0 || countLines(p.stderr, "level=ERROR") != 1 || !strings.Contains(p.stderr, "state store unusable") {
-		t.Errorf("-q with an unusable store: exit %d, stderr %q; want 0 and the one error", p.code, p.stderr)
+	p := inproc(t, state, testenv.RunArgs("x", []string{"-q"}, "true")...)
+	if p.Code != 0 || countLines(p.Stderr, "level=ERROR") != 1 || !strings.Contains(p.Stderr, "state store unusable") {
+		t.Errorf("-q with an unusable store: exit %d, stderr %q; want 0 and the one error", p.Code, p.Stderr)
 	}
 }
 
 func TestRunTakesFlagsBetweenNameAndTheCommand(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
 	p := inproc(t, state, "run", "flaky", "-v", "--attempts", "2", "--backoff", "1ms", "--", "false")
-	if p.code != 1 || countLines(p.stderr, "attempt failed") != 2 {
-		t.Errorf("run NAME -v --attempts 2 -- false: exit %d, want 1 after 2 attempts:\n%s", p.code, p.stderr)
+	if p.Code != 1 || countLines(p.Stderr, "attempt failed") != 2 {
+		t.Errorf("run NAME -v --attempts 2 -- false: exit %d, want 1 after 2 attempts:\n%s", p.Code, p.Stderr)
 	}
-	if p := inproc(t, state, "run", "x", "echo", "--", "-v"); p.code != 0 || p.stdout != "-- -v\n" {
-		t.Errorf("run x echo -- -v: exit %d, stdout %q; want the command as it came", p.code, p.stdout)
+	if p := inproc(t, state, "run", "x", "echo", "--", "-v"); p.Code != 0 || p.Stdout != "-- -v\n" {
+		t.Errorf("run x echo -- -v: exit %d, stdout %q; want the command as it came", p.Code, p.Stdout)
 	}
 	for _, args := range [][]string{{"run", "x", "--nope", "--", "true"}, {"run", "x", "--attempts", "2", "true", "--", "true"}} {
-		if p := inproc(t, state, args...); p.code != exitUsage {
-			t.Errorf("%v: exit %d, want 64: %s", args, p.code, p.stderr)
+		if p := inproc(t, state, args...); p.Code != exitUsage {
+			t.Errorf("%v: exit %d, want 64: %s", args, p.Code, p.Stderr)
 		}
 	}
 	// As a process too.
-	if p := inproc(t, state, "trip", "--new", "tripped"); p.code != 0 {
-		t.Fatal(p.stderr)
+	if p := inproc(t, state, "trip", "--new", "tripped"); p.Code != 0 {
+		t.Fatal(p.Stderr)
 	}
-	if p := fb(t, state, "run", "tripped", "-v", "--attempts", "2", "--", "true"); p.code != exitOpen || !strings.Contains(p.stderr, "skipped") {
-		t.Errorf("as a process: exit %d, stderr %q; want 75 and the skip (-v)", p.code, p.stderr)
+	if p := fb(t, state, "run", "tripped", "-v", "--attempts", "2", "--", "true"); p.Code != exitOpen || !strings.Contains(p.Stderr, "skipped") {
+		t.Errorf("as a process: exit %d, stderr %q; want 75 and the skip (-v)", p.Code, p.Stderr)
 	}
 }
 
@@ -446,11 +429,11 @@ func TestRunWithoutANameIsAUsageErrorNamingIt(t *testing.T) {
 		{[]string{"run", "--attempts", "2", "--", "touch", marker}, "touch"},
 	} {
 		p := fb(t, state, tc.args...)
-		if p.code != exitUsage || !strings.Contains(p.stderr, "run needs a circuit NAME before --: fusebox run NAME -- "+tc.command+" ...") {
-			t.Errorf("%q: exit %d, stderr %q; want 64 and the line naming NAME", tc.args, p.code, p.stderr)
+		if p.Code != exitUsage || !strings.Contains(p.Stderr, "run needs a circuit NAME before --: fusebox run NAME -- "+tc.command+" ...") {
+			t.Errorf("%q: exit %d, stderr %q; want 64 and the line naming NAME", tc.args, p.Code, p.Stderr)
 		}
-		if strings.Contains(p.stderr, "not found") || p.stdout != "" {
-			t.Errorf("%q: stdout %q, stderr %q: something ran", tc.args, p.stdout, p.stderr)
+		if strings.Contains(p.Stderr, "not found") || p.Stdout != "" {
+			t.Errorf("%q: stdout %q, stderr %q: something ran", tc.args, p.Stdout, p.Stderr)
 		}
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -463,10 +446,10 @@ func TestRunWithoutANameIsAUsageErrorNamingIt(t *testing.T) {
 
 func TestRunFailureReasonQuotesTheCommandsLastStderrLine(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	p := inproc(t, state, runArgs("zigbee", []string{"--attempts", "1"}, "sh", "-c", `echo "curl: (7) Failed to connect to zigbee.lan port 8080" >&2; exit 7`)...)
+	p := inproc(t, state, testenv.RunArgs("zigbee", []string{"--attempts", "1"}, "sh", "-c", `echo "curl: (7) Failed to connect to zigbee.lan port 8080" >&2; exit 7`)...)
 	want := "exit status 7: curl: (7) Failed to connect to zigbee.lan port 8080"
-	if p.code != 7 || !strings.HasPrefix(p.stderr, "curl: (7)") || !strings.Contains(p.stderr, `reason="not retryable after 1 attempt: `+want) && !strings.Contains(p.stderr, want) {
-		t.Errorf("exit %d, stderr %q; want 7, curl's line passed through and quoted in the failure line", p.code, p.stderr)
+	if p.Code != 7 || !strings.HasPrefix(p.Stderr, "curl: (7)") || !strings.Contains(p.Stderr, `reason="not retryable after 1 attempt: `+want) && !strings.Contains(p.Stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 7, curl's line passed through and quoted in the failure line", p.Code, p.Stderr)
 	}
 	if st := statusOf(t, state, "zigbee"); st["last_failure"] != want {
 		t.Errorf("status last_failure %q, want %q", st["last_failure"], want)
@@ -480,8 +463,8 @@ func TestRunSkipExitChoosesTheStatusOfASkip(t *testing.T) {
 	os.WriteFile(cfg, []byte("circuits:\n  backup:\n    skip_exit: 99\n  other: {}\n"), 0o600)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
 	for _, name := range []string{"backup", "other", "plain"} {
-		if p := inprocEnv(t, state, env, "trip", "--new", name); p.code != 0 {
-			t.Fatal(p.stderr)
+		if p := inprocEnv(t, state, env, "trip", "--new", name); p.Code != 0 {
+			t.Fatal(p.Stderr)
 		}
 	}
 	for _, tc := range []struct {
@@ -494,21 +477,21 @@ func TestRunSkipExitChoosesTheStatusOfASkip(t *testing.T) {
 		{"other", nil, 75},
 		{"plain", []string{"--skip-exit", "0"}, 0},
 	} {
-		args := runArgs(tc.name, tc.flags, "true")
+		args := testenv.RunArgs(tc.name, tc.flags, "true")
 		// In-process and as a process alike.
-		if p := inprocEnv(t, state, env, args...); p.code != tc.want {
-			t.Errorf("%v in-process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
+		if p := inprocEnv(t, state, env, args...); p.Code != tc.want {
+			t.Errorf("%v in-process: exit %d, want %d: %s", args, p.Code, tc.want, p.Stderr)
 		}
-		if p := fbEnv(t, state, env, args...); p.code != tc.want {
-			t.Errorf("%v as a process: exit %d, want %d: %s", args, p.code, tc.want, p.stderr)
+		if p := fbEnv(t, state, env, args...); p.Code != tc.want {
+			t.Errorf("%v as a process: exit %d, want %d: %s", args, p.Code, tc.want, p.Stderr)
 		}
 	}
 	// A command's own 75 stays 75 and is a failure, not a skip.
-	p := inprocEnv(t, state, env, runArgs("fresh-one", []string{"--skip-exit", "99", "--attempts", "1"}, "sh", "-c", "exit 75")...)
-	if p.code != 75 || !strings.Contains(p.stderr, "exit status 75") {
-		t.Errorf("command exiting 75: exit %d, stderr %q", p.code, p.stderr)
+	p := inprocEnv(t, state, env, testenv.RunArgs("fresh-one", []string{"--skip-exit", "99", "--attempts", "1"}, "sh", "-c", "exit 75")...)
+	if p.Code != 75 || !strings.Contains(p.Stderr, "exit status 75") {
+		t.Errorf("command exiting 75: exit %d, stderr %q", p.Code, p.Stderr)
 	}
-	if p := inproc(t, state, runArgs("x", []string{"--skip-exit", "256"}, "true")...); p.code != exitUsage {
-		t.Errorf("--skip-exit 256: exit %d, want 64", p.code)
+	if p := inproc(t, state, testenv.RunArgs("x", []string{"--skip-exit", "256"}, "true")...); p.Code != exitUsage {
+		t.Errorf("--skip-exit 256: exit %d, want 64", p.Code)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // cronPolicy is run's default policy (3 attempts, trip after 3, the open
@@ -36,7 +37,7 @@ const cronMailBound = 3
 func TestRunCronOutageMailsFromAtMostThreeRuns(t *testing.T) {
 	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()
-	job := runArgs("zigbee2mqtt", cronPolicy, curl, "-fsS", url)
+	job := testenv.RunArgs("zigbee2mqtt", cronPolicy, curl, "-fsS", url)
 
 	var mails []string // one per job that wrote on stderr
 	jobs, ticks := 0, 0
@@ -118,7 +119,7 @@ func TestRunOnATerminalPassesStderrThroughAsItComes(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := fbCmd(t.TempDir(), nil, runArgs("asking", nil, "sh", "-c", `echo asking >&2; read line < "$0"`, fifo)...)
+	cmd := fbCmd(t.TempDir(), nil, testenv.RunArgs("asking", nil, "sh", "-c", `echo asking >&2; read line < "$0"`, fifo)...)
 	cmd.Stderr = tty
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

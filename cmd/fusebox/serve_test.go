@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,93 +17,12 @@ import (
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
-// daemonProc is a `fusebox serve` process listening on a free loopback port.
-type daemonProc struct {
-	cmd    *exec.Cmd
-	addr   string
-	stderr *testenv.Buffer
-	exited chan struct{}
-	code   int
-}
-
-var addrRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
-
 // startServe runs `fusebox serve --listen 127.0.0.1:0` with the config at
 // cfgPath and state in stateDir, and waits until it listens. It is killed
 // when the test ends, if it is still running.
-func startServe(t testing.TB, stateDir, cfgPath string, args ...string) *daemonProc {
+func startServe(t testing.TB, stateDir, cfgPath string, args ...string) *testenv.Daemon {
 	t.Helper()
-	cmd := fbCmd(stateDir, []string{"FUSEBOX_CONFIG=" + cfgPath}, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	d := &daemonProc{cmd: cmd, stderr: &testenv.Buffer{}, exited: make(chan struct{})}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(d.stderr, line)
-			if m := addrRE.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		_ = cmd.Wait()
-		d.code = cmd.ProcessState.ExitCode()
-		close(d.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-d.exited:
-		default:
-			_ = cmd.Process.Kill()
-			<-d.exited
-		}
-	})
-	select {
-	case d.addr = <-found:
-	case <-d.exited:
-		t.Fatalf("fusebox serve exited with %d: %s", d.code, d.stderr)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("fusebox serve did not say where it listens: %s", d.stderr)
-	}
-	return d
-}
-
-func (d *daemonProc) get(t testing.TB, path string) (int, http.Header, string) {
-	t.Helper()
-	resp, err := http.Get("http://" + d.addr + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
-
-func (d *daemonProc) signal(t testing.TB, s os.Signal) {
-	t.Helper()
-	if err := d.cmd.Process.Signal(s); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (d *daemonProc) wait(t testing.TB) int {
-	t.Helper()
-	select {
-	case <-d.exited:
-		return d.code
-	case <-time.After(30 * time.Second):
-		t.Fatalf("fusebox serve did not exit: %s", d.stderr)
-		return 0
-	}
+	return testenv.StartDaemon(t, fbCmd(stateDir, []string{"FUSEBOX_CONFIG=" + cfgPath}, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...))
 }
 
 // flaky is an upstream that answers 200, or 503 while down.
@@ -158,16 +74,16 @@ func TestServeSharesTheStateStoreWithTheCLI(t *testing.T) {
 	d := startServe(t, state, cfg)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
 
-	if code, _, _ := d.get(t, "/call/api"); code != 200 {
+	if code, _, _ := d.Get(t, "/call/api"); code != 200 {
 		t.Fatalf("daemon, upstream up: %d", code)
 	}
 	// A CLI call fails and trips the circuit: the daemon skips it too.
 	up.down.Store(true)
-	if p := inprocEnv(t, state, env, "call", "api"); p.code != exitUnavailable {
-		t.Fatalf("CLI call on a down upstream: exit %d: %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "call", "api"); p.Code != exitUnavailable {
+		t.Fatalf("CLI call on a down upstream: exit %d: %s", p.Code, p.Stderr)
 	}
 	hits := up.hits.Load()
-	code, h, body := d.get(t, "/call/api")
+	code, h, body := d.Get(t, "/call/api")
 	if code != 503 || !strings.Contains(body, `"skipped": true`) || h.Get("Retry-After") == "" {
 		t.Fatalf("daemon after the CLI tripped it: %d %q Retry-After %q", code, body, h.Get("Retry-After"))
 	}
@@ -177,27 +93,27 @@ func TestServeSharesTheStateStoreWithTheCLI(t *testing.T) {
 
 	// The other way round: the daemon resets it, and the CLI calls again.
 	up.down.Store(false)
-	resp, err := http.Post("http://"+d.addr+"/api/circuits/api/reset", "", nil)
+	resp, err := http.Post("http://"+d.Addr+"/api/circuits/api/reset", "", nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("reset through the daemon: %v %v", err, resp)
 	}
 	resp.Body.Close()
-	if p := inprocEnv(t, state, env, "call", "api"); p.code != 0 {
-		t.Fatalf("CLI after the daemon reset: exit %d: %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "call", "api"); p.Code != 0 {
+		t.Fatalf("CLI after the daemon reset: exit %d: %s", p.Code, p.Stderr)
 	}
 	// The daemon's failure trips what the CLI then skips.
 	up.down.Store(true)
-	if code, _, _ := d.get(t, "/call/api"); code != 503 {
+	if code, _, _ := d.Get(t, "/call/api"); code != 503 {
 		t.Fatalf("daemon, upstream down: %d", code)
 	}
-	if p := inprocEnv(t, state, env, "call", "api"); p.code != exitOpen {
-		t.Fatalf("CLI after the daemon tripped it: exit %d, want %d: %s", p.code, exitOpen, p.stderr)
+	if p := inprocEnv(t, state, env, "call", "api"); p.Code != exitOpen {
+		t.Fatalf("CLI after the daemon tripped it: exit %d, want %d: %s", p.Code, exitOpen, p.Stderr)
 	}
 	// And what the CLI trips by hand, the daemon shows.
-	if p := inprocEnv(t, state, env, "trip", "api"); p.code != 0 {
-		t.Fatal(p.stderr)
+	if p := inprocEnv(t, state, env, "trip", "api"); p.Code != 0 {
+		t.Fatal(p.Stderr)
 	}
-	if _, _, body := d.get(t, "/api/circuits"); !strings.Contains(body, `"forced_open"`) {
+	if _, _, body := d.Get(t, "/api/circuits"); !strings.Contains(body, `"forced_open"`) {
 		t.Fatalf("/api/circuits after a CLI trip: %s", body)
 	}
 }
@@ -243,7 +159,7 @@ func TestServeSIGTERMLetsCallsInFlightFinish(t *testing.T) {
 	// in flight.
 	for range 3 {
 		go func() {
-			resp, err := http.Post("http://"+d.addr+"/call/slow", "", nil)
+			resp, err := http.Post("http://"+d.Addr+"/call/slow", "", nil)
 			if err != nil {
 				results <- result{err: err}
 				return
@@ -260,10 +176,10 @@ func TestServeSIGTERMLetsCallsInFlightFinish(t *testing.T) {
 			t.Fatal("three calls did not reach the upstream")
 		}
 	}
-	d.signal(t, syscall.SIGTERM)
+	d.Signal(t, syscall.SIGTERM)
 	// The daemon stops listening; then the upstream answers.
-	waitFor(t, "the listener to close", func() bool {
-		c, err := http.Get("http://" + d.addr + "/api/circuits")
+	testenv.WaitFor(t, "the listener to close", func() bool {
+		c, err := http.Get("http://" + d.Addr + "/api/circuits")
 		if err == nil {
 			c.Body.Close()
 		}
@@ -281,8 +197,8 @@ func TestServeSIGTERMLetsCallsInFlightFinish(t *testing.T) {
 			t.Errorf("a call in flight at SIGTERM: %v %d %q", r.err, r.code, r.body)
 		}
 	}
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("exit %d after SIGTERM: %s", code, d.stderr)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM: %s", code, d.Stderr)
 	}
 }
 
@@ -306,7 +222,7 @@ func TestServeSIGHUPReloadsUnderLoad(t *testing.T) {
 					return
 				default:
 				}
-				resp, err := c.Get("http://" + d.addr + "/call/one")
+				resp, err := c.Get("http://" + d.Addr + "/call/one")
 				if err != nil {
 					failed.Add(1)
 					continue
@@ -320,39 +236,39 @@ func TestServeSIGHUPReloadsUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "load", func() bool { return served.Load() > 20 })
+	testenv.WaitFor(t, "load", func() bool { return served.Load() > 20 })
 
 	// A bad config is refused, and the old one still served.
 	writeConfigPath(t, base, oneEndpointConfig("one", up.URL)+"    bogus_key: 1\n")
-	d.signal(t, syscall.SIGHUP)
-	waitFor(t, "the refused reload", func() bool { return strings.Contains(d.stderr.String(), "config not reloaded") })
-	if !strings.Contains(d.stderr.String(), "bogus_key") {
-		t.Errorf("the reload error does not say why: %s", d.stderr)
+	d.Signal(t, syscall.SIGHUP)
+	testenv.WaitFor(t, "the refused reload", func() bool { return strings.Contains(d.Stderr.String(), "config not reloaded") })
+	if !strings.Contains(d.Stderr.String(), "bogus_key") {
+		t.Errorf("the reload error does not say why: %s", d.Stderr)
 	}
 	// A good one adds an endpoint.
 	writeConfigPath(t, base, oneEndpointConfig("one", up.URL)+strings.TrimPrefix(oneEndpointConfig("two", up.URL), "circuits:\n"))
-	d.signal(t, syscall.SIGHUP)
-	waitFor(t, "the reload", func() bool { return strings.Contains(d.stderr.String(), "config reloaded") })
+	d.Signal(t, syscall.SIGHUP)
+	testenv.WaitFor(t, "the reload", func() bool { return strings.Contains(d.Stderr.String(), "config reloaded") })
 	before := served.Load()
-	waitFor(t, "more load", func() bool { return served.Load() > before+20 })
+	testenv.WaitFor(t, "more load", func() bool { return served.Load() > before+20 })
 	close(stop)
 	wg.Wait()
 	if n := failed.Load(); n != 0 {
 		t.Errorf("%d of %d requests failed across the reloads", n, served.Load())
 	}
-	if code, _, _ := d.get(t, "/call/two"); code != 200 {
+	if code, _, _ := d.Get(t, "/call/two"); code != 200 {
 		t.Errorf("the reloaded config's new endpoint: %d", code)
 	}
-	d.signal(t, syscall.SIGTERM)
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("exit %d: %s", code, d.stderr)
+	d.Signal(t, syscall.SIGTERM)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("exit %d: %s", code, d.Stderr)
 	}
 }
 
 func TestServeRefusesAnAddressOffLoopbackWithoutAToken(t *testing.T) {
 	state := t.TempDir()
 	p := inproc(t, state, "serve", "--listen", "0.0.0.0:0")
-	if p.code != exitUsage || !strings.Contains(p.stderr, "token") {
-		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	if p.Code != exitUsage || !strings.Contains(p.Stderr, "token") {
+		t.Fatalf("exit %d: %s", p.Code, p.Stderr)
 	}
 }

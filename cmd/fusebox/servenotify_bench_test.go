@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // BenchmarkServeCallThatOpensACircuit measures a daemon's call whose one
@@ -34,7 +36,7 @@ func BenchmarkServeCallThatOpensACircuit(b *testing.B) {
 		{"webhook", fmt.Sprintf("    notify: {after: 0s, webhooks: [{url: '%s'}]}\n", ok.URL)},
 		{"hanging", fmt.Sprintf("    notify: {after: 0s, timeout: 10m, webhooks: [{url: '%s'}], mqtt: {broker: 'tcp://%s'}}\n", hang.URL, silent)},
 	}
-	daemons := make([]*daemonProc, len(contenders))
+	daemons := make([]*testenv.Daemon, len(contenders))
 	for k, c := range contenders {
 		dir := b.TempDir()
 		cfg := writeConfigPath(b, dir, fmt.Sprintf("circuits:\n  bridge:\n    attempts: 1\n    trip_after: 1\n    open_for: 1h\n    http: {url: '%s/api'}\n%s", up.URL, c.notify))
@@ -45,7 +47,7 @@ func BenchmarkServeCallThatOpensACircuit(b *testing.B) {
 	for b.Loop() {
 		for k, d := range daemons {
 			start := time.Now()
-			resp, err := client.Get("http://" + d.addr + "/call/bridge")
+			resp, err := client.Get("http://" + d.Addr + "/call/bridge")
 			if err != nil {
 				b.Fatalf("%s: the call that opens the circuit: %v", contenders[k].name, err)
 			}
@@ -57,7 +59,7 @@ func BenchmarkServeCallThatOpensACircuit(b *testing.B) {
 		}
 		b.StopTimer()
 		for _, d := range daemons {
-			resp, err := client.Post("http://"+d.addr+"/api/circuits/bridge/reset", "", nil)
+			resp, err := client.Post("http://"+d.Addr+"/api/circuits/bridge/reset", "", nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -77,7 +79,7 @@ func BenchmarkServeCallThatOpensACircuit(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	hang.free()
 	for _, d := range daemons {
-		d.signal(b, syscall.SIGTERM)
-		d.wait(b)
+		d.Signal(b, syscall.SIGTERM)
+		d.Wait(b)
 	}
 }

@@ -46,27 +46,27 @@ circuits:
 	sub.Wait(t, "homeassistant/binary_sensor/fusebox_test/serve/config", "")
 
 	up.down.Store(true)
-	if code, _, _ := d.get(t, "/call/bridge"); code != http.StatusServiceUnavailable {
+	if code, _, _ := d.Get(t, "/call/bridge"); code != http.StatusServiceUnavailable {
 		t.Fatalf("a call of a down upstream answered %d", code)
 	}
 	sub.Wait(t, "fusebox/bridge/state", "ON")
-	waitFor(t, "the daemon's opened message", func() bool { return len(hooks.events(t)) == 1 })
+	testenv.WaitFor(t, "the daemon's opened message", func() bool { return len(hooks.events(t)) == 1 })
 	up.down.Store(false) // the health check closes it
 	sub.Wait(t, "fusebox/bridge/state", "OFF")
-	waitFor(t, "the health check's closed message", func() bool { return len(hooks.events(t)) == 2 })
+	testenv.WaitFor(t, "the health check's closed message", func() bool { return len(hooks.events(t)) == 2 })
 	if got := hooks.events(t); got[0] != "bridge opened" || got[1] != "bridge closed" {
 		t.Errorf("messages = %q, want bridge opened, bridge closed", got)
 	}
 
-	d.signal(t, syscall.SIGTERM)
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	d.Signal(t, syscall.SIGTERM)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.Stderr)
 	}
 	sub.Wait(t, "fusebox/serve/test/availability", "offline")
 	if got := testenv.Retained(t, broker, "fusebox/serve/test/availability"); got != "offline" {
 		t.Errorf("the daemon's availability after it stopped = %q, want offline retained", got)
 	}
-	if s := d.stderr.String(); strings.Contains(s, "notify failed") || strings.Contains(s, "mqtt:") {
+	if s := d.Stderr.String(); strings.Contains(s, "notify failed") || strings.Contains(s, "mqtt:") {
 		t.Errorf("stderr:\n%s", s)
 	}
 }
@@ -84,14 +84,14 @@ func TestServeResetClosesAnOutageTheCLIAnnounced(t *testing.T) {
 circuits:
   bridge: {attempts: 1, trip_after: 1, open_for: 1h}
 `, hooks.URL))
-	if p := fbEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, "run", "bridge", "--", "false"); p.code != 1 {
-		t.Fatalf("run: exit %d: %s", p.code, p.stderr)
+	if p := fbEnv(t, state, []string{"FUSEBOX_CONFIG=" + cfg}, "run", "bridge", "--", "false"); p.Code != 1 {
+		t.Fatalf("run: exit %d: %s", p.Code, p.Stderr)
 	}
 	if got := hooks.events(t); len(got) != 1 || got[0] != "bridge opened" {
 		t.Fatalf("the CLI sent %q, want bridge opened", got)
 	}
 	d := startServe(t, state, cfg)
-	resp, err := http.Post("http://"+d.addr+"/api/circuits/bridge/reset", "", nil)
+	resp, err := http.Post("http://"+d.Addr+"/api/circuits/bridge/reset", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +99,9 @@ circuits:
 	if resp.StatusCode != 200 {
 		t.Fatalf("reset answered %d", resp.StatusCode)
 	}
-	waitFor(t, "the daemon's closed message", func() bool { return len(hooks.events(t)) == 2 })
-	d.signal(t, syscall.SIGTERM)
-	d.wait(t)
+	testenv.WaitFor(t, "the daemon's closed message", func() bool { return len(hooks.events(t)) == 2 })
+	d.Signal(t, syscall.SIGTERM)
+	d.Wait(t)
 	if got := hooks.events(t); len(got) != 2 || got[1] != "bridge closed" {
 		t.Errorf("messages = %q, want the CLI's opened, then the daemon's closed", got)
 	}
@@ -139,7 +139,7 @@ func (h *hangingHook) free() { h.once.Do(func() { close(h.release) }) }
 // serveWithAHangingWebhook starts a daemon whose endpoint bridge is down
 // and opens at its first failure, notifying a webhook that hangs, under
 // the notify timeout given.
-func serveWithAHangingWebhook(t *testing.T, timeout string) (*daemonProc, *hangingHook) {
+func serveWithAHangingWebhook(t *testing.T, timeout string) (*testenv.Daemon, *hangingHook) {
 	hook := newHangingHook(t)
 	up := newFlaky(t)
 	up.down.Store(true)
@@ -165,7 +165,7 @@ func TestServeCallsNeverWaitForANotificationWhichSIGTERMFlushes(t *testing.T) {
 	start := time.Now()
 	// With a 10m notify timeout, a call that waited for its webhook would
 	// not answer within the minute.
-	resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + d.addr + "/call/bridge")
+	resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + d.Addr + "/call/bridge")
 	if err != nil {
 		t.Fatalf("the call that opens the circuit: %v (did it wait for the webhook?)", err)
 	}
@@ -179,24 +179,22 @@ func TestServeCallsNeverWaitForANotificationWhichSIGTERMFlushes(t *testing.T) {
 		t.Fatalf("the webhook got %s", body)
 	}
 
-	d.signal(t, syscall.SIGTERM)
-	waitFor(t, "the daemon to stop listening", func() bool {
-		c, err := net.Dial("tcp", d.addr)
+	d.Signal(t, syscall.SIGTERM)
+	testenv.WaitFor(t, "the daemon to stop listening", func() bool {
+		c, err := net.Dial("tcp", d.Addr)
 		if err == nil {
 			c.Close()
 		}
 		return err != nil
 	})
-	select {
-	case <-d.exited:
-		t.Fatalf("the daemon exited (%d) before its queued notification was delivered: %s", d.code, d.stderr)
-	default:
+	if gone, code := d.Exited(); gone {
+		t.Fatalf("the daemon exited (%d) before its queued notification was delivered: %s", code, d.Stderr)
 	}
 	hook.free()
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.Stderr)
 	}
-	if s := d.stderr.String(); strings.Contains(s, "notify failed") || strings.Contains(s, "not sent") {
+	if s := d.Stderr.String(); strings.Contains(s, "notify failed") || strings.Contains(s, "not sent") {
 		t.Errorf("the notification was not delivered:\n%s", s)
 	}
 }
@@ -206,19 +204,19 @@ func TestServeCallsNeverWaitForANotificationWhichSIGTERMFlushes(t *testing.T) {
 func TestServeSIGTERMGivesUpANotificationAtItsTimeout(t *testing.T) {
 	const timeout = time.Second
 	d, hook := serveWithAHangingWebhook(t, timeout.String())
-	d.get(t, "/call/bridge")
+	d.Get(t, "/call/bridge")
 	<-hook.arrived
 	start := time.Now()
-	d.signal(t, syscall.SIGTERM)
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("serve exited %d: %s", code, d.stderr)
+	d.Signal(t, syscall.SIGTERM)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.Stderr)
 	}
 	took := time.Since(start)
 	if took > timeout+notifySlack+3*time.Second {
 		t.Errorf("SIGTERM took %s with a hanging webhook, bound %s", took, timeout+notifySlack)
 	}
-	if !strings.Contains(d.stderr.String(), "notify failed") {
-		t.Errorf("the given-up notification is not logged:\n%s", d.stderr)
+	if !strings.Contains(d.Stderr.String(), "notify failed") {
+		t.Errorf("the given-up notification is not logged:\n%s", d.Stderr)
 	}
 	t.Logf("SIGTERM with a webhook that never answers (timeout %s): %s", timeout, took)
 }
@@ -246,16 +244,16 @@ func TestServeReloadPicksUpTheNotifyConfig(t *testing.T) {
 	d := startServe(t, state, cfg)
 	sub := testenv.Subscribe(t, broker, "fusebox/#")
 	writeConfigPath(t, dir, fmt.Sprintf(body+"      mqtt: {broker: 'tcp://%s', instance: test}\n", up.URL, after.URL, broker))
-	d.signal(t, syscall.SIGHUP)
+	d.Signal(t, syscall.SIGHUP)
 	sub.Wait(t, "fusebox/serve/test/availability", "online")
-	d.get(t, "/call/bridge")
+	d.Get(t, "/call/bridge")
 	sub.Wait(t, "fusebox/bridge/state", "ON")
-	waitFor(t, "the new webhook's opened message", func() bool { return len(after.events(t)) == 1 })
+	testenv.WaitFor(t, "the new webhook's opened message", func() bool { return len(after.events(t)) == 1 })
 	if got := before.events(t); len(got) != 0 {
 		t.Errorf("the webhook the config no longer names got %q", got)
 	}
-	d.signal(t, syscall.SIGTERM)
-	d.wait(t)
+	d.Signal(t, syscall.SIGTERM)
+	d.Wait(t)
 }
 
 // The daemon pings a circuit's heartbeats after the calls it makes: a
@@ -281,16 +279,16 @@ func TestServePingsHeartbeats(t *testing.T) {
 		defer hooks.mu.Unlock()
 		return strings.Join(hooks.paths, ", ")
 	}
-	d.get(t, "/call/bridge")
-	waitFor(t, "the ping of a success", func() bool { return pings() == "GET /hc/uuid" })
+	d.Get(t, "/call/bridge")
+	testenv.WaitFor(t, "the ping of a success", func() bool { return pings() == "GET /hc/uuid" })
 	up.down.Store(true)
-	d.get(t, "/call/bridge") // opens the circuit
-	waitFor(t, "the ping of a failure", func() bool { return pings() == "GET /hc/uuid, POST /hc/uuid/fail" })
-	if code, _, _ := d.get(t, "/call/bridge"); code != http.StatusServiceUnavailable {
+	d.Get(t, "/call/bridge") // opens the circuit
+	testenv.WaitFor(t, "the ping of a failure", func() bool { return pings() == "GET /hc/uuid, POST /hc/uuid/fail" })
+	if code, _, _ := d.Get(t, "/call/bridge"); code != http.StatusServiceUnavailable {
 		t.Fatalf("a call on the open circuit answered %d", code)
 	}
-	d.signal(t, syscall.SIGTERM)
-	d.wait(t)
+	d.Signal(t, syscall.SIGTERM)
+	d.Wait(t)
 	if got := pings(); got != "GET /hc/uuid, POST /hc/uuid/fail" {
 		t.Errorf("pings = %s, want the success and the failure, none for the skip", got)
 	}

@@ -25,19 +25,19 @@ func TestRunOnAFullSpoolDirPassesTheOutputThroughAndBlamesNoCircuit(t *testing.T
 		want.WriteString(strconv.Itoa(i) + "\n")
 	}
 	for range 4 { // the default policy trips after 3 failures
-		p := fbEnv(t, state, env, runArgs("bigout", fastPolicy, "seq", "1", strconv.Itoa(lines))...)
-		if p.code != 0 || p.stdout != want.String() {
-			t.Fatalf("exit %d, stdout %d bytes; want 0 and the %d bytes seq wrote:\n%s", p.code, len(p.stdout), want.Len(), p.stderr)
+		p := fbEnv(t, state, env, testenv.RunArgs("bigout", fastPolicy, "seq", "1", strconv.Itoa(lines))...)
+		if p.Code != 0 || p.Stdout != want.String() {
+			t.Fatalf("exit %d, stdout %d bytes; want 0 and the %d bytes seq wrote:\n%s", p.Code, len(p.Stdout), want.Len(), p.Stderr)
 		}
-		if countLines(p.stderr, "level=ERROR") != 1 || !strings.Contains(p.stderr, "cannot hold the command's output") {
-			t.Errorf("stderr %q: want the one line saying fusebox could not hold the output", p.stderr)
+		if countLines(p.Stderr, "level=ERROR") != 1 || !strings.Contains(p.Stderr, "cannot hold the command's output") {
+			t.Errorf("stderr %q: want the one line saying fusebox could not hold the output", p.Stderr)
 		}
 	}
 	if st := statusOf(t, state, "bigout"); st["total_failures"] != float64(0) || st["state"] != "closed" {
 		t.Errorf("status %v: want closed with no failure counted", st)
 	}
-	p := fbEnv(t, state, env, runArgs("bigfail", []string{"--attempts", "1"}, "sh", "-c", "seq 1 "+strconv.Itoa(lines)+"; exit 3")...)
-	if p.code != 3 || p.stdout != want.String() {
-		t.Errorf("a failing command: exit %d, stdout %d bytes; want its own 3 and its whole output", p.code, len(p.stdout))
+	p := fbEnv(t, state, env, testenv.RunArgs("bigfail", []string{"--attempts", "1"}, "sh", "-c", "seq 1 "+strconv.Itoa(lines)+"; exit 3")...)
+	if p.Code != 3 || p.Stdout != want.String() {
+		t.Errorf("a failing command: exit %d, stdout %d bytes; want its own 3 and its whole output", p.Code, len(p.Stdout))
 	}
 }

@@ -20,8 +20,8 @@ func TestStatusWritesANodeExporterTextfile(t *testing.T) {
 	out := filepath.Join(dir, "textfile", "fusebox.prom")
 	os.Mkdir(filepath.Dir(out), 0o755)
 	os.WriteFile(out, []byte("old"), 0o644)
-	if p := inproc(t, state, "status", "--format", "prometheus", "--output", out); p.code != 0 || p.stdout != "" {
-		t.Fatalf("status --format prometheus --output: exit %d, stdout %q, %s", p.code, p.stdout, p.stderr)
+	if p := inproc(t, state, "status", "--format", "prometheus", "--output", out); p.Code != 0 || p.Stdout != "" {
+		t.Fatalf("status --format prometheus --output: exit %d, stdout %q, %s", p.Code, p.Stdout, p.Stderr)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -44,15 +44,15 @@ func TestStatusWritesANodeExporterTextfile(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
-	if p := inproc(t, state, "status", "--format", "prometheus"); !strings.Contains(p.stdout, "# TYPE fusebox_attempts_total counter") {
-		t.Errorf("to stdout:\n%s", p.stdout)
+	if p := inproc(t, state, "status", "--format", "prometheus"); !strings.Contains(p.Stdout, "# TYPE fusebox_attempts_total counter") {
+		t.Errorf("to stdout:\n%s", p.Stdout)
 	}
 	for _, args := range [][]string{{"--format", "yaml"}, {"--json", "--format", "prometheus"}} {
-		if p := inproc(t, state, append([]string{"status"}, args...)...); p.code != exitUsage {
-			t.Errorf("status %v: exit %d, want %d", args, p.code, exitUsage)
+		if p := inproc(t, state, append([]string{"status"}, args...)...); p.Code != exitUsage {
+			t.Errorf("status %v: exit %d, want %d", args, p.Code, exitUsage)
 		}
 	}
-	if p := inproc(t, state, "status", "--output", filepath.Join(dir, "no", "such", "dir", "f")); p.code == 0 {
+	if p := inproc(t, state, "status", "--output", filepath.Join(dir, "no", "such", "dir", "f")); p.Code == 0 {
 		t.Error("writing into a missing dir succeeded")
 	}
 }
@@ -72,10 +72,10 @@ func TestStatusAndTheDaemonWriteTheSameFamilies(t *testing.T) {
 	inproc(t, state, "run", "nas", "--", "true")
 
 	d := startServe(t, state, cfg)
-	_, _, scraped := d.get(t, "/metrics")
+	_, _, scraped := d.Get(t, "/metrics")
 	p := inprocEnv(t, state, env, "status", "--format", "prometheus")
-	if p.code != 0 {
-		t.Fatalf("status --format prometheus: exit %d: %s", p.code, p.stderr)
+	if p.Code != 0 {
+		t.Fatalf("status --format prometheus: exit %d: %s", p.Code, p.Stderr)
 	}
 	parse := func(what, text string) map[string]*dto.MetricFamily {
 		parser := expfmt.NewTextParser(model.UTF8Validation)
@@ -85,7 +85,7 @@ func TestStatusAndTheDaemonWriteTheSameFamilies(t *testing.T) {
 		}
 		return fams
 	}
-	daemon, cli := parse("/metrics", scraped), parse("status --format prometheus", p.stdout)
+	daemon, cli := parse("/metrics", scraped), parse("status --format prometheus", p.Stdout)
 	for name, f := range cli {
 		g, ok := daemon[name]
 		if !ok {

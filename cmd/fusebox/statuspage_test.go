@@ -88,12 +88,12 @@ chains:
 `)
 	d := startServe(t, state, cfg)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
-	if p := inprocEnv(t, state, env, "call", "weather"); p.code != 0 {
-		t.Fatalf("call: %d %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "call", "weather"); p.Code != 0 {
+		t.Fatalf("call: %d %s", p.Code, p.Stderr)
 	}
 
 	ctx, consoleErrors, requested := browser(t)
-	page := "http://" + d.addr + "/"
+	page := "http://" + d.Addr + "/"
 	if err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(`article[data-name="openweather"]`)); err != nil {
 		t.Fatalf("loading the status page: %v", err)
 	}
@@ -105,12 +105,12 @@ chains:
 	// From the CLI: one endpoint fails and opens, one is tripped by hand.
 	// The page shows both at its next refresh.
 	up.down.Store(true)
-	if p := inprocEnv(t, state, env, "call", "openweather"); p.code != exitUnavailable {
-		t.Fatalf("call on a down upstream: %d %s", p.code, p.stderr)
+	if p := inprocEnv(t, state, env, "call", "openweather"); p.Code != exitUnavailable {
+		t.Fatalf("call on a down upstream: %d %s", p.Code, p.Stderr)
 	}
 	up.down.Store(false)
-	if p := inprocEnv(t, state, env, "trip", "zigbee2mqtt", "--for", "2h"); p.code != 0 {
-		t.Fatal(p.stderr)
+	if p := inprocEnv(t, state, env, "trip", "zigbee2mqtt", "--for", "2h"); p.Code != 0 {
+		t.Fatal(p.Stderr)
 	}
 	wait := func(js string) {
 		t.Helper()
@@ -164,7 +164,7 @@ chains:
 		t.Errorf("console errors: %q", errs)
 	}
 	for _, u := range requested() {
-		if !strings.HasPrefix(u, "http://"+d.addr+"/") && !strings.HasPrefix(u, "data:") {
+		if !strings.HasPrefix(u, "http://"+d.Addr+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page asked for %s, outside the daemon", u)
 		}
 	}

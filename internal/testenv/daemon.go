@@ -3,14 +3,18 @@ package testenv
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"os/exec"
 	"regexp"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // Daemon is a `fusebox serve` process a test started, listening on a
-// loopback port it chose.
+// loopback port it chose. Its methods are safe for concurrent use.
 type Daemon struct {
 	Cmd    *exec.Cmd
 	Addr   string  // host:port it listens on
@@ -79,4 +83,50 @@ func (d *Daemon) Exited() (bool, int) {
 	default:
 		return false, 0
 	}
+}
+
+// Get returns the status, header and body of GET path, failing the test
+// when there is no answer.
+func (d *Daemon) Get(t testing.TB, path string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + d.Addr + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// Signal sends s to the daemon, by its PID.
+func (d *Daemon) Signal(t testing.TB, s os.Signal) {
+	t.Helper()
+	if err := d.Cmd.Process.Signal(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Wait waits for the daemon to exit and returns its exit status. The
+// minute is a guard for a daemon that does not stop, not a speed target.
+func (d *Daemon) Wait(t testing.TB) int {
+	t.Helper()
+	select {
+	case <-d.exited:
+		return d.code
+	case <-time.After(time.Minute):
+		t.Fatalf("fusebox serve did not exit within a minute (timed out): %s", d.Stderr)
+		return 0
+	}
+}
+
+// Stop asks the daemon to stop (SIGTERM, by its PID) and waits for it to
+// exit; it returns what the daemon logged.
+func (d *Daemon) Stop(t testing.TB) string {
+	t.Helper()
+	_ = d.Cmd.Process.Signal(syscall.SIGTERM) // fails only when it has exited already
+	d.Wait(t)
+	return d.Stderr.String()
 }

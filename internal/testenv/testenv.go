@@ -1,4 +1,8 @@
-// Package testenv holds what fusebox's tests share about their environment.
+// Package testenv holds what fusebox's tests share about their environment:
+// the one harness for running the fusebox binary as a child process (Run
+// and Proc, RunWatched, StartDaemon and Daemon, WaitFor), the services they
+// talk to (Mosquitto, ServeConns), and what a machine must offer them (Skip,
+// MountTmpfs, Group).
 package testenv
 
 import (
