@@ -26,7 +26,7 @@ var cronPolicy = []string{"--backoff", "20ms", "--max-delay", "100ms", "--open-f
 // closed.
 const cronMailBound = 3
 
-// TestRunCronOutageMailsFromAtMostThreeRuns drives the README's cron line,
+// TestRunCronOutageMailsFromAtMostThreeRuns drives the cron line of docs/schedulers.md,
 // `fusebox run NAME -- curl -fsS URL`, as cron does: ticks of ten jobs
 // started at once, against a loopback HTTP server that goes down for
 // several probes of the circuit, then comes back until a probe closes the
