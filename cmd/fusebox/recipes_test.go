@@ -57,10 +57,10 @@ func (b *bridgeHealth) aimed(t *testing.T, command string) string {
 	return strings.ReplaceAll(command, "http://zigbee.lan:8080", b.srv.URL)
 }
 
-// recipeEnv is the environment a recipe of docs/schedulers.md runs in: fusebox on PATH,
-// state in state, and a config that keeps the recipe's circuit's policy
-// but cuts its waits from seconds to milliseconds (as cronPolicy does), so
-// that an outage of several probes takes seconds.
+// recipeEnv is the environment a recipe of docs/schedulers.md runs in:
+// fusebox on PATH, state in state, and a config that keeps the recipe's
+// circuit's policy but cuts its waits from seconds to milliseconds (as
+// cronPolicy does), so that an outage of several probes takes seconds.
 func recipeEnv(t *testing.T, state string) []string {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
@@ -125,9 +125,10 @@ func outage(t *testing.T, b *bridgeHealth, state string, run func() job) (phases
 }
 
 // TestDocsCrontabLineMailsTwicePerOutage runs the command part of the
-// crontab line of docs/schedulers.md, as written, as cron does (through /bin/sh, fusebox
-// on PATH): any byte on stdout or stderr is a mail. None while the bridge
-// works, at most two per outage, and those say what happened.
+// crontab line of docs/schedulers.md, as written, as cron does (through
+// /bin/sh, fusebox on PATH): any byte on stdout or stderr is a mail. None
+// while the bridge works, at most two per outage, and those say what
+// happened.
 func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
@@ -198,10 +199,11 @@ func cronicleFailed(j job, interpretJSON bool) bool {
 	return j.code != 0
 }
 
-// TestDocsCronicleScriptFailsOneJobPerOutage runs the Cronicle
-// script of docs/schedulers.md as the Shell Script plugin does (written to a file of mode 0775
-// and executed) through an outage of several failed probes, and counts
-// the jobs Cronicle would fail, with "Interpret JSON in Output" off and on.
+// TestDocsCronicleScriptFailsOneJobPerOutage runs the Cronicle script of
+// docs/schedulers.md as the Shell Script plugin does (written to a file of
+// mode 0775 and executed) through an outage of several failed probes, and
+// counts the jobs Cronicle would fail, with "Interpret JSON in Output" off
+// and on.
 func TestDocsCronicleScriptFailsOneJobPerOutage(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
@@ -262,9 +264,9 @@ type haScan struct {
 // scanAsHomeAssistant runs command through /bin/sh with HA's timeout and
 // reads it as HA does: an exit status other than 0 or the timeout logs an
 // ERROR and leaves no value; else the value is stdout, stripped. The
-// templates of docs/schedulers.md are applied as they read: available when value_json
-// is defined and its source is not none, the state value_json.body, the
-// attributes the listed keys of value_json.
+// templates of docs/schedulers.md are applied as they read: available when
+// value_json is defined and its source is not none, the state
+// value_json.body, the attributes the listed keys of value_json.
 func scanAsHomeAssistant(t *testing.T, command string, timeout time.Duration, env []string, attrs []string) haScan {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -296,11 +298,11 @@ func scanAsHomeAssistant(t *testing.T, command string, timeout time.Duration, en
 	return scan
 }
 
-// TestDocsHomeAssistantCommandLineSensor runs the command_line
-// sensor of docs/schedulers.md, its command as Home Assistant does, on the example config: a value
-// while the chain answers, the stale value through an outage, and with
-// nothing to show unavailable, never an ERROR; the chain's deadline is
-// inside the sensor's command_timeout.
+// TestDocsHomeAssistantCommandLineSensor runs the command_line sensor of
+// docs/schedulers.md, its command as Home Assistant does, on the example
+// config: a value while the chain answers, the stale value through an
+// outage, and with nothing to show unavailable, never an ERROR; the chain's
+// deadline is inside the sensor's command_timeout.
 func TestDocsHomeAssistantCommandLineSensor(t *testing.T) {
 	var ha haSensor
 	if err := yaml.Unmarshal([]byte(doctext.Block(t, "docs/schedulers.md", "yaml home-assistant", "command_line:")), &ha); err != nil || len(ha.CommandLine) != 1 {
