@@ -17,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/fusebox-hq/fusebox/internal/doctext"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -102,8 +103,9 @@ func (d *yamlDoc) jsonValue(n ast.Node, path string) any {
 	}
 }
 
-// repositoryConfigs are the config files of the repository and the README's
-// YAML blocks (each one a config, as cmd/fusebox's README test holds).
+// repositoryConfigs are the config files of the repository and the YAML
+// blocks of README.md and docs/*.md (each one a config, as cmd/fusebox's
+// TestDocsConfigsValidate holds).
 func repositoryConfigs(t *testing.T) map[string][]byte {
 	files, err := filepath.Glob("../examples/*.yaml")
 	if err != nil {
@@ -118,12 +120,10 @@ func repositoryConfigs(t *testing.T) map[string][]byte {
 		}
 		configs[f] = data
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, b := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(readme, -1) {
-		configs["README.md yaml block "+strconv.Itoa(i+1)] = b[1]
+	for _, page := range doctext.Pages(t) {
+		for i, b := range doctext.Fenced(t, page, "yaml") {
+			configs[page+" yaml block "+strconv.Itoa(i+1)] = []byte(b)
+		}
 	}
 	return configs
 }
@@ -153,19 +153,16 @@ func TestExamplesNameSchema(t *testing.T) {
 			t.Errorf("%s starts %q, want %q", f, first, want)
 		}
 	}
-	// The README's config names the schema by the URL it gives itself.
+	// The reference config of docs/config.md names the schema by the URL it
+	// gives itself.
 	var doc struct {
 		ID string `json:"$id"`
 	}
 	if err := json.Unmarshal(JSONSchema(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if line := "```yaml\n# yaml-language-server: $schema=" + doc.ID + "\n"; !bytes.Contains(readme, []byte(line)) {
-		t.Errorf("no config in the README starts %q", line)
+	if line := "```yaml\n# yaml-language-server: $schema=" + doc.ID + "\n"; !strings.Contains(doctext.Read(t, "docs/config.md"), line) {
+		t.Errorf("no config in docs/config.md starts %q", line)
 	}
 }
 

@@ -34,8 +34,8 @@ func (o Options) Validate() error {
 // The levels New prints: by default fusebox.LevelNotice and above (what a
 // person must hear about: a final failure, a circuit opening or closing,
 // fusebox's own trouble), which keeps cron quiet while things work; Quiet
-// only errors (fusebox's own trouble); Verbose everything. See the README's
-// logging table.
+// only errors (fusebox's own trouble); Verbose everything. See the table of
+// docs/run.md, "Logging".
 //
 // New returns a logger writing one line per record to w, secrets redacted by
 // r (nil: not redacted, for lines that cannot hold one). journal says w is

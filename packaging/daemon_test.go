@@ -31,7 +31,7 @@ const (
 // base URLs replaced by upstream's, its key files beside it, and returns
 // its path. The chain's fresh: is dropped, so that every call reaches the
 // upstream and a test can watch the fallbacks (fresh answers are fusebox
-// call's, tested with the README's examples). Every replaced text must be
+// call's, tested with the examples of docs/call.md). Every replaced text must be
 // there exactly once: an example config that changed under the test fails
 // it rather than passing untested.
 func exampleConfig(t *testing.T, dir, upstream string) string {

@@ -39,7 +39,7 @@ const nodeREDSettings = `module.exports = {
 };
 `
 
-// exampleFlow returns examples/node-red-flow.json, the nodes the README
+// exampleFlow returns examples/node-red-flow.json, the nodes packaging/README.md
 // tells users to import, with only the daemon's address replaced by addr.
 func exampleFlow(t *testing.T, addr string) json.RawMessage {
 	t.Helper()

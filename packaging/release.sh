@@ -1,7 +1,8 @@
 #!/bin/sh
 # release.sh [OUTDIR] builds fusebox's release files into OUTDIR (default
-# dist/): a static, stripped binary per platform in a .tar.gz, a .deb for
-# linux amd64, arm64 and armhf, and SHA256SUMS over them all.
+# dist/): a static, stripped binary per platform in a .tar.gz with its man
+# pages, units, README.md and docs/, a .deb for linux amd64, arm64 and
+# armhf, and SHA256SUMS over them all.
 #
 #   VERSION=1.2.3 packaging/release.sh            # every platform, into dist/
 #   FUSEBOX_RELEASE_TARGETS=linux/amd64 packaging/release.sh /tmp/out
@@ -50,6 +51,12 @@ tgz() {
 		--owner=0 --group=0 --numeric-owner -cf - "$(basename "$1")" | gzip -9n >"$out/$2.tar.gz"
 }
 
+# docs DIR: the pages README.md links to, as DIR/docs, readable by all.
+docs() {
+	cp -R docs "$1/docs"
+	chmod -R u=rwX,go=rX "$1/docs"
+}
+
 # deb BINDIR DEBARCH: OUTDIR/fusebox_VERSION_DEBARCH.deb.
 deb() {
 	root=$work/deb-$2
@@ -67,6 +74,7 @@ deb() {
 		chmod 0644 "$root/usr/share/man/man1/$(basename "$page").gz"
 	done
 	install -m 0644 README.md "$root/usr/share/doc/fusebox/README.md"
+	docs "$root/usr/share/doc/fusebox"
 	install -m 0644 packaging/README.md "$root/usr/share/doc/fusebox/README.packaging.md"
 	for script in postinst prerm postrm; do
 		install -m 0755 "packaging/deb/$script" "$root/DEBIAN/$script"
@@ -112,6 +120,7 @@ T
 	mkdir -p "$dir/man" "$dir/systemd"
 	build "$goos" "$goarch" "${goarm:-}" "$dir"
 	cp README.md "$dir/"
+	docs "$dir"
 	cp docs/man/*.1 "$dir/man/"
 	cp packaging/systemd/* "$dir/systemd/"
 	find "$dir" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +

@@ -54,10 +54,10 @@ func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
 		}
 	})
 
-	t.Run("the archive holds a static binary, the man pages and the units", func(t *testing.T) {
+	t.Run("the archive holds a static binary, the man pages, the units and the docs", func(t *testing.T) {
 		files := tarFiles(t, archive)
 		top := "fusebox-" + version + "-linux-amd64/"
-		for _, want := range []string{"fusebox", "README.md", "man/fusebox.1", "man/fusebox-run.1", "systemd/fusebox.service"} {
+		for _, want := range append([]string{"fusebox", "README.md", "man/fusebox.1", "man/fusebox-run.1", "systemd/fusebox.service"}, docPages(t)...) {
 			if _, ok := files[top+want]; !ok {
 				t.Errorf("archive lacks %s%s; it has %v", top, want, keys(files))
 			}
@@ -92,6 +92,11 @@ func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
 		for _, f := range []string{"fusebox.service", "fusebox-job@.service", "fusebox-job@.timer"} {
 			if !lineWith(list, "-rw-r--r-- root/root", "./usr/lib/systemd/system/"+f) {
 				t.Errorf("no unit %s, 0644 root, in:\n%s", f, list)
+			}
+		}
+		for _, p := range append([]string{"README.md"}, docPages(t)...) {
+			if !lineWith(list, "-rw-r--r-- root/root", "./usr/share/doc/fusebox/"+p) {
+				t.Errorf("no %s, 0644 root, in /usr/share/doc/fusebox:\n%s", p, list)
 			}
 		}
 		pages, _ := filepath.Glob("../docs/man/*.1")
@@ -237,4 +242,19 @@ func keys(m map[string][]byte) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// docPages returns the pages README.md links to, docs/*.md, as paths from
+// the repository's root: a release ships them beside README.md, so that
+// its links resolve where it is unpacked or installed.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no pages in docs/ (%v)", err)
+	}
+	for i, p := range pages {
+		pages[i] = "docs/" + filepath.Base(p)
+	}
+	return pages
 }

@@ -51,11 +51,11 @@
 // connection fails at once; the bound is for one that is slow to answer, or
 // a host so busy that its process is not scheduled to read the answer in
 // time. Slow is not down: on a host with every core saturated a Redis round
-// trip can take far longer than on an idle one, and a process that gave up
-// on Redis after 50 ms left the shared circuits for no fault of Redis's. Go
-// reports a timeout when the process is scheduled after the deadline, even
-// with the answer waiting in the socket: with 200 processes released at once
-// on 2 cores at a load average of 60, about 1 in 100 missed a 2s bound.
+// trip can take far longer than on an idle one, and Go reports a timeout
+// when the process is scheduled after the deadline, even with the answer
+// waiting in the socket; so the bounds are seconds, not milliseconds (the
+// figures behind them: docs/benchmarks.md, "Figures behind bounds in the
+// code").
 // Answered tells the errors of a Redis that answered (a per-record problem)
 // from those of one that is unavailable. Falling back to the local replica
 // when Redis is unavailable is package statestore's job, not this package's.

@@ -22,8 +22,8 @@
 // progresses; a cost is CPU time, not wall time), and a count found off
 // says whether an update was lost or a process timed out. -short's 50
 // processes on one lock are what a machine without a free core works
-// through within the file store's 5s lock wait; of 200, the last waited
-// 6.6s there. Tests that need root (tmpfs mounts,
+// through within the file store's 5s lock wait (docs/benchmarks.md,
+// "Figures behind bounds in the code"). Tests that need root (tmpfs mounts,
 // chown) skip loudly without it, and fail instead when FUSEBOX_TEST_NO_SKIP
 // is set, as CI does. docs/reliability.md lists every case with the figures
 // of the last run, and the bugs the suite found (all fixed).

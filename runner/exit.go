@@ -10,7 +10,7 @@ import (
 )
 
 // Exit statuses an ExitError carries besides the command's own. They are an
-// interface: scripts test them, so they never change (README "Exit status").
+// interface: scripts test them, so they never change (docs/run.md, "Exit status").
 // A command killed by signal N gets 128+N, as the shell reports it.
 const (
 	ExitTimeout  = 124 // the last attempt hit its timeout, as timeout(1)

@@ -44,9 +44,9 @@ func NotifyInterrupt(parent context.Context) (ctx context.Context, sig Interrupt
 // LazyInterrupt is NotifyInterrupt for a call that may end before it does
 // anything a signal must interrupt (fusebox call with every circuit open):
 // the signals are watched from the first arm on. Installing the handlers
-// costs a round trip with the runtime's signal thread for each signal, about
-// half a millisecond here, that such a call need not pay; until arm, a
-// signal has Go's default action. arm may be called any number of times,
+// costs a round trip with the runtime's signal thread for each signal
+// (docs/benchmarks.md, "Figures behind bounds in the code"), that such a
+// call need not pay; until arm, a signal has Go's default action. arm may be called any number of times,
 // from any goroutine; after stop it does nothing.
 func LazyInterrupt(parent context.Context) (ctx context.Context, sig Interrupt, arm, stop func()) {
 	ctx, cancel := context.WithCancel(parent)

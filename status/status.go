@@ -1,7 +1,7 @@
 // Package status takes snapshots of circuits, endpoints and chains: what
 // `fusebox status` prints, as a table or as JSON, and what the daemon's
 // /api/circuits, status page and metrics show. A Row's JSON form is a
-// documented interface (README "fusebox status --json"): fields are added,
+// documented interface (docs/status.md, `status --json`): fields are added,
 // never renamed or removed.
 package status
 

@@ -15,7 +15,7 @@ import (
 
 // weatherExample serves the stand-in APIs until the test ends and writes
 // examples/weather.yaml, pointed at them, beside the token it reads: the
-// README's worked example, with a state dir and the environment it sets.
+// worked example of docs/call.md, with a state dir and the environment it sets.
 func weatherExample(t *testing.T) (apis *fakeapis.Server, state string, env []string) {
 	t.Helper()
 	apis = fakeapis.New("demo-key", "demo-token")
@@ -33,9 +33,9 @@ func weatherExample(t *testing.T) (apis *fakeapis.Server, state string, env []st
 	return apis, filepath.Join(dir, "state"), []string{"OWM_API_KEY=demo-key", "FUSEBOX_CONFIG=" + cfg}
 }
 
-// TestREADMEWeatherExample runs the README's worked example against the
+// TestDocsWeatherExample runs the worked example of docs/call.md against the
 // stand-in APIs, with the config from examples/ as documented.
-func TestREADMEWeatherExample(t *testing.T) {
+func TestDocsWeatherExample(t *testing.T) {
 	apis, state, env := weatherExample(t)
 	call := func(args ...string) testenv.Proc {
 		t.Helper()
@@ -97,9 +97,9 @@ func TestREADMEWeatherExample(t *testing.T) {
 	}
 }
 
-// TestREADMEHedgeExample runs the README's hedged chain, weather-now, with
+// TestDocsHedgeExample runs the hedged chain of docs/call.md, weather-now, with
 // OpenWeatherMap holding its answer for longer than the call lasts.
-func TestREADMEHedgeExample(t *testing.T) {
+func TestDocsHedgeExample(t *testing.T) {
 	apis, state, env := weatherExample(t)
 	for _, name := range []string{"openweather", "wttr"} {
 		if p := fbEnv(t, state, env, "reset", name); p.Code != 0 {

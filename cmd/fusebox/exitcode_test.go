@@ -14,7 +14,7 @@ import (
 	"github.com/fusebox-hq/fusebox/runner"
 )
 
-// TestExitCodes: every status README "Exit status" and fusebox --help
+// TestExitCodes: every status docs/run.md "Exit status" and fusebox --help
 // document, from the errors that produce it, bare and wrapped as the
 // commands return them; and whether main still prints the error.
 func TestExitCodes(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/doctext"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -164,18 +164,11 @@ circuits:
 	}
 }
 
-// aclOfREADME is the README's mosquitto ACL for the controls, as written.
-func aclOfREADME(t *testing.T) string {
+// aclOfDocs is the mosquitto ACL for the controls in docs/notify.md, as
+// written.
+func aclOfDocs(t *testing.T) string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile("(?s)an `acl_file` such as.*?```text\n(.*?)```").FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("no mosquitto ACL in the README")
-	}
-	return strings.ReplaceAll(string(m[1]), "\n  ", "\n")
+	return doctext.Block(t, "docs/notify.md", "text", "user fusebox")
 }
 
 // dialAs connects to the broker at addr as user.
@@ -203,10 +196,10 @@ func dialAs(t *testing.T, addr, user, password string, heard func(*paho.Publish)
 	return publisher{c}
 }
 
-// The README's ACL, as written, on a mosquitto that lets no one in
+// The ACL of docs/notify.md, as written, on a mosquitto that lets no one in
 // anonymously: Home Assistant's user presses, another user's press never
 // reaches the daemon.
-func TestServeTakesPressesOnlyFromWhomTheREADMEsACLAllows(t *testing.T) {
+func TestServeTakesPressesOnlyFromWhomTheDocsACLAllows(t *testing.T) {
 	if _, err := exec.LookPath("mosquitto_passwd"); err != nil {
 		testenv.Skip(t, "no mosquitto_passwd to make the broker's password file (apt-get install mosquitto)")
 	}
@@ -221,7 +214,7 @@ func TestServeTakesPressesOnlyFromWhomTheREADMEsACLAllows(t *testing.T) {
 			t.Fatalf("mosquitto_passwd %s: %v: %s", user, err, out)
 		}
 	}
-	if err := os.WriteFile(acl, []byte(aclOfREADME(t)), 0o600); err != nil {
+	if err := os.WriteFile(acl, []byte(aclOfDocs(t)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// mosquitto started as root runs as the mosquitto user: it must read them.

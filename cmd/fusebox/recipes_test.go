@@ -20,26 +20,10 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/internal/doctext"
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
-
-// readmeBlock returns the README's fenced block whose info string is info
-// and whose text contains marker.
-func readmeBlock(t *testing.T, info, marker string) string {
-	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile("(?s)```"+regexp.QuoteMeta(info)+"\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
-		if strings.Contains(m[1], marker) {
-			return m[1]
-		}
-	}
-	t.Fatalf("no ```%s block with %q in the README", info, marker)
-	return ""
-}
 
 // bridgeHealth is a stand-in for Zigbee2MQTT's health URL at
 // http://zigbee.lan:8080, down while down is set; hits counts its requests.
@@ -63,20 +47,20 @@ func newBridgeHealth(t *testing.T) *bridgeHealth {
 	return b
 }
 
-// aimed returns a README command aimed at the stand-in instead of the
+// aimed returns a recipe's command aimed at the stand-in instead of the
 // bridge, otherwise as written.
 func (b *bridgeHealth) aimed(t *testing.T, command string) string {
 	t.Helper()
 	if !strings.Contains(command, "http://zigbee.lan:8080") {
-		t.Fatalf("the README's command %q no longer asks http://zigbee.lan:8080", command)
+		t.Fatalf("the command %q of docs/schedulers.md no longer asks http://zigbee.lan:8080", command)
 	}
 	return strings.ReplaceAll(command, "http://zigbee.lan:8080", b.srv.URL)
 }
 
-// recipeEnv is the environment a README recipe runs in: fusebox on PATH,
-// state in state, and a config that keeps the recipe's circuit's policy
-// but cuts its waits from seconds to milliseconds (as cronPolicy does), so
-// that an outage of several probes takes seconds.
+// recipeEnv is the environment a recipe of docs/schedulers.md runs in:
+// fusebox on PATH, state in state, and a config that keeps the recipe's
+// circuit's policy but cuts its waits from seconds to milliseconds (as
+// cronPolicy does), so that an outage of several probes takes seconds.
 func recipeEnv(t *testing.T, state string) []string {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
@@ -120,18 +104,22 @@ func outage(t *testing.T, b *bridgeHealth, state string, run func() testenv.Proc
 	return phases, jobs
 }
 
-// TestREADMECrontabLineMailsTwicePerOutage runs the command part of the
-// README's crontab line, as written, as cron does (through /bin/sh, fusebox
-// on PATH): any byte on stdout or stderr is a mail. None while the bridge
-// works, at most two per outage, and those say what happened.
-func TestREADMECrontabLineMailsTwicePerOutage(t *testing.T) {
+// TestDocsCrontabLineMailsTwicePerOutage runs the command part of the
+// crontab line of docs/schedulers.md, as written, as cron does (through
+// /bin/sh, fusebox on PATH): any byte on stdout or stderr is a mail. None
+// while the bridge works, at most two per outage, and those say what
+// happened.
+func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
 	}
-	line := strings.TrimSpace(readmeBlock(t, "crontab", "fusebox run"))
+	line := strings.TrimSpace(doctext.Block(t, "docs/schedulers.md", "crontab", "fusebox run"))
+	if shown := strings.TrimSpace(doctext.Block(t, "README.md", "crontab", "fusebox run")); shown != line {
+		t.Errorf("README.md shows the crontab line %q, docs/schedulers.md %q: one line, tested here", shown, line)
+	}
 	m := regexp.MustCompile(`^(\S+\s+){5}(.+)$`).FindStringSubmatch(line)
 	if m == nil {
-		t.Fatalf("the README's crontab line %q has no five time fields and a command", line)
+		t.Fatalf("the crontab line %q of docs/schedulers.md has no five time fields and a command", line)
 	}
 	b := newBridgeHealth(t)
 	command := b.aimed(t, m[2])
@@ -191,17 +179,18 @@ func cronicleFailed(j testenv.Proc, interpretJSON bool) bool {
 	return j.Code != 0
 }
 
-// TestREADMECronicleScriptFailsOneJobPerOutage runs the README's Cronicle
-// script as the Shell Script plugin does (written to a file of mode 0775
-// and executed) through an outage of several failed probes, and counts
-// the jobs Cronicle would fail, with "Interpret JSON in Output" off and on.
-func TestREADMECronicleScriptFailsOneJobPerOutage(t *testing.T) {
+// TestDocsCronicleScriptFailsOneJobPerOutage runs the Cronicle script of
+// docs/schedulers.md as the Shell Script plugin does (written to a file of
+// mode 0775 and executed) through an outage of several failed probes, and
+// counts the jobs Cronicle would fail, with "Interpret JSON in Output" off
+// and on.
+func TestDocsCronicleScriptFailsOneJobPerOutage(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
 	}
 	b := newBridgeHealth(t)
 	script := filepath.Join(t.TempDir(), "cronicle-script-temp.sh")
-	os.WriteFile(script, []byte(b.aimed(t, readmeBlock(t, "sh", "--skip-told"))), 0o775)
+	os.WriteFile(script, []byte(b.aimed(t, doctext.Block(t, "docs/schedulers.md", "sh", "--skip-told"))), 0o775)
 	state := filepath.Join(t.TempDir(), "state")
 	env := recipeEnv(t, state)
 	phases, jobs := outage(t, b, state, func() testenv.Proc {
@@ -229,7 +218,7 @@ func TestREADMECronicleScriptFailsOneJobPerOutage(t *testing.T) {
 	}
 }
 
-// haSensor is the README's command_line sensor.
+// haSensor is the command_line sensor of docs/schedulers.md.
 type haSensor struct {
 	CommandLine []struct {
 		Sensor struct {
@@ -255,9 +244,9 @@ type haScan struct {
 // scanAsHomeAssistant runs command through /bin/sh with HA's timeout and
 // reads it as HA does: an exit status other than 0 or the timeout logs an
 // ERROR and leaves no value; else the value is stdout, stripped. The
-// README's templates are applied as they read: available when value_json
-// is defined and its source is not none, the state value_json.body, the
-// attributes the listed keys of value_json.
+// templates of docs/schedulers.md are applied as they read: available when
+// value_json is defined and its source is not none, the state
+// value_json.body, the attributes the listed keys of value_json.
 func scanAsHomeAssistant(t *testing.T, command string, timeout time.Duration, env []string, attrs []string) haScan {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -289,19 +278,19 @@ func scanAsHomeAssistant(t *testing.T, command string, timeout time.Duration, en
 	return scan
 }
 
-// TestREADMEHomeAssistantCommandLineSensor runs the README's command_line
-// sensor's command as Home Assistant does, on the example config: a value
-// while the chain answers, the stale value through an outage, and with
-// nothing to show unavailable, never an ERROR; the chain's deadline is
-// inside the sensor's command_timeout.
-func TestREADMEHomeAssistantCommandLineSensor(t *testing.T) {
+// TestDocsHomeAssistantCommandLineSensor runs the command_line sensor of
+// docs/schedulers.md, its command as Home Assistant does, on the example
+// config: a value while the chain answers, the stale value through an
+// outage, and with nothing to show unavailable, never an ERROR; the chain's
+// deadline is inside the sensor's command_timeout.
+func TestDocsHomeAssistantCommandLineSensor(t *testing.T) {
 	var ha haSensor
-	if err := yaml.Unmarshal([]byte(readmeBlock(t, "yaml home-assistant", "command_line:")), &ha); err != nil || len(ha.CommandLine) != 1 {
-		t.Fatalf("the README's command_line block: %v, %d sensors", err, len(ha.CommandLine))
+	if err := yaml.Unmarshal([]byte(doctext.Block(t, "docs/schedulers.md", "yaml home-assistant", "command_line:")), &ha); err != nil || len(ha.CommandLine) != 1 {
+		t.Fatalf("the command_line block of docs/schedulers.md: %v, %d sensors", err, len(ha.CommandLine))
 	}
 	sensor := ha.CommandLine[0].Sensor
 	if sensor.ValueTemplate != "{{ value_json.body }}" || sensor.Availability != "{{ value_json is defined and value_json.source is not none }}" {
-		t.Fatalf("the README's templates changed (value %q, availability %q): change scanAsHomeAssistant with them", sensor.ValueTemplate, sensor.Availability)
+		t.Fatalf("the templates of docs/schedulers.md changed (value %q, availability %q): change scanAsHomeAssistant with them", sensor.ValueTemplate, sensor.Availability)
 	}
 	timeout := time.Duration(sensor.CommandTimeout) * time.Second
 	if sensor.CommandTimeout == 0 {
@@ -362,13 +351,13 @@ func TestREADMEHomeAssistantCommandLineSensor(t *testing.T) {
 	}
 }
 
-// TestREADMEPrometheusScrapesEachFamilyOnce applies the README's
-// scrape_configs to what each target serves: the node job's
+// TestDocsPrometheusScrapesEachFamilyOnce applies the
+// scrape_configs of docs/status.md to what each target serves: the node job's
 // metric_relabel_configs drop every family status --format prometheus
 // writes into the textfile (as Prometheus matches a regex: anchored at
 // both ends) and none of node_exporter's own, so no family is scraped from
 // both jobs.
-func TestREADMEPrometheusScrapesEachFamilyOnce(t *testing.T) {
+func TestDocsPrometheusScrapesEachFamilyOnce(t *testing.T) {
 	var prom struct {
 		ScrapeConfigs []struct {
 			JobName        string `yaml:"job_name"`
@@ -379,8 +368,8 @@ func TestREADMEPrometheusScrapesEachFamilyOnce(t *testing.T) {
 			} `yaml:"metric_relabel_configs"`
 		} `yaml:"scrape_configs"`
 	}
-	if err := yaml.Unmarshal([]byte(readmeBlock(t, "yaml prometheus", "scrape_configs:")), &prom); err != nil {
-		t.Fatalf("the README's prometheus.yml: %v", err)
+	if err := yaml.Unmarshal([]byte(doctext.Block(t, "docs/status.md", "yaml prometheus", "scrape_configs:")), &prom); err != nil {
+		t.Fatalf("the prometheus.yml of docs/status.md: %v", err)
 	}
 	dropped := func(job, family string) bool {
 		for _, sc := range prom.ScrapeConfigs {

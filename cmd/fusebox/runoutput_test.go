@@ -27,13 +27,13 @@ var cronPolicy = []string{"--backoff", "20ms", "--max-delay", "100ms", "--open-f
 // closed.
 const cronMailBound = 3
 
-// TestRunCronOutageMailsFromAtMostThreeRuns drives the README's cron line,
-// `fusebox run NAME -- curl -fsS URL`, as cron does: ticks of ten jobs
-// started at once, against a loopback HTTP server that goes down for
-// several probes of the circuit, then comes back until a probe closes the
-// circuit. A job that writes anything on stderr is a mail. The ticks are
-// counted by what the server saw (its probes) and by the circuit's state,
-// not by the clock.
+// TestRunCronOutageMailsFromAtMostThreeRuns drives the cron line of
+// docs/schedulers.md, `fusebox run NAME -- curl -fsS URL`, as cron does:
+// ticks of ten jobs started at once, against a loopback HTTP server that
+// goes down for several probes of the circuit, then comes back until a probe
+// closes the circuit. A job that writes anything on stderr is a mail. The
+// ticks are counted by what the server saw (its probes) and by the circuit's
+// state, not by the clock.
 func TestRunCronOutageMailsFromAtMostThreeRuns(t *testing.T) {
 	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()

@@ -1,5 +1,5 @@
 // Command fakeapis serves stand-ins for OpenWeatherMap, wttr.in, Open-Meteo
-// and Home Assistant on 127.0.0.1, so the README's worked examples run as
+// and Home Assistant on 127.0.0.1, so the worked examples of docs/call.md run as
 // documented:
 //
 //	go build -o fakeapis ./examples/fakeapis

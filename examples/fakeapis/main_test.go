@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestStartSaysReadyAndStopLeavesNothing runs the README's steps: start
+// TestStartSaysReadyAndStopLeavesNothing runs the steps of docs/call.md: start
 // returns once the stand-in answers, a second start on the same port says
 // why it cannot, and stop ends the server, leaving no process behind.
 func TestStartSaysReadyAndStopLeavesNothing(t *testing.T) {

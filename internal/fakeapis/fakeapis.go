@@ -1,5 +1,5 @@
 // Package fakeapis serves stand-ins for the APIs fusebox is shown against:
-// those the README's worked examples call — OpenWeatherMap, wttr.in,
+// those the worked examples of docs/call.md call — OpenWeatherMap, wttr.in,
 // Open-Meteo and Home Assistant — so the examples run as documented on a
 // machine without those services, and the weather API and backup that
 // `fusebox demo` walks through. Tests use it for both.
@@ -164,7 +164,7 @@ func apiOf(path string) string {
 	return ""
 }
 
-// unavailable answers 503 as api does. The README's stand-ins say when to
+// unavailable answers 503 as api does. The stand-ins of docs/call.md say when to
 // come back; the demo's API does not, so that the demo shows fusebox's own
 // backoff.
 func unavailable(w http.ResponseWriter, api string) {
