@@ -13,7 +13,7 @@ import (
 )
 
 // Exit statuses. They are an interface: scripts test them, so they never
-// change once documented (README "Exit status").
+// change once documented (docs/run.md, "Exit status").
 const (
 	exitOK          = 0
 	exitUnavailable = 69                  // call: every endpoint failed (EX_UNAVAILABLE)
