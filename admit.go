@@ -110,7 +110,7 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (Permit, e
 		before := *st
 		before.Probes = slices.Clone(st.Probes) // Acquire rebases leases in place
 		if health {
-			permit, events, aerr = st.AcquireHealth(bp, clock.Now(), leaseID)
+			permit, events, aerr = st.acquireHealth(bp, clock.Now(), leaseID)
 		} else {
 			permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
 		}

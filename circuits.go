@@ -145,7 +145,7 @@ func (c *Circuits) Flush(ctx context.Context) error {
 // Trip forces the named circuit open, for d or (d == 0) until Reset: every
 // call skips it meanwhile. It returns the circuit's view afterwards.
 func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration) (View, error) {
-	return c.TripBy(ctx, name, d, ByHand)
+	return c.TripBy(ctx, name, d, handBy)
 }
 
 // TripBy is Trip, the event recording by whom (State.TripBy).
@@ -159,7 +159,7 @@ func (c *Circuits) TripBy(ctx context.Context, name string, d time.Duration, by 
 // Reset closes the named circuit and forgets its failures; its counts are
 // kept. It returns the circuit's view afterwards.
 func (c *Circuits) Reset(ctx context.Context, name string) (View, error) {
-	return c.ResetBy(ctx, name, ByHand)
+	return c.ResetBy(ctx, name, handBy)
 }
 
 // ResetBy is Reset, the event recording by whom (State.ResetBy).
@@ -177,7 +177,7 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*State, In
 	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
 		now = c.clock.Now()
 		events = apply(st, now)
-		StampSkips(events, skips)
+		stampSkips(events, skips)
 		return events, true
 	})
 	if err != nil {

@@ -28,7 +28,7 @@ func (c *Circuits) Do(ctx context.Context, name string, fn func(ctx context.Cont
 
 // Probe runs fn once as a health check of the named circuit. It is Do with
 // one attempt, except that an open circuit need not have reached the end of
-// its open period: Probe takes a probe lease at once (State.AcquireHealth),
+// its open period: Probe takes a probe lease at once,
 // shared with every process's probes, and fn's success closes the circuit
 // while its failure leaves the open period as it was. A circuit forced open,
 // or one whose probe lease another caller holds, returns an error matching

@@ -6,7 +6,7 @@ import (
 )
 
 // recordSuccess logs and records an attempt, begun at start, that succeeded. A
-// success that changes nothing but the counters (State.QuietSuccess) is only
+// success that changes nothing but the counters (State.quietSuccess) is only
 // counted: no lock, no write of the State. It records even when parent is
 // done (the outcome happened), with parent's values.
 func (k *call) recordSuccess(parent context.Context, permit Permit, start Instant, attempt int) {
@@ -21,7 +21,7 @@ func (k *call) recordSuccess(parent context.Context, permit Permit, start Instan
 	ctx := detached(parent)
 	counts := Counts{Successes: 1, LastSuccess: k.c.since(start).Wall}
 	st, err := k.c.store.Load(ctx, k.name)
-	if err == nil && st.QuietSuccess(k.policy.Breaker, permit) {
+	if err == nil && st.quietSuccess(k.policy.Breaker, permit) {
 		k.count(ctx, counts)
 		k.emit(Event{Time: counts.LastSuccess, Circuit: k.name, Kind: EventSuccess, Attempt: attempt})
 		return
@@ -84,8 +84,8 @@ func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Cou
 	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
 		now = clock.Now()
 		events = st.Record(bp, now, permit, o)
-		StampSkips(events, skips)
-		StampRetry(events, retry)
+		stampSkips(events, skips)
+		stampRetry(events, retry)
 		return events, true
 	})
 	if err != nil {
@@ -113,7 +113,7 @@ func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Cou
 	return 0, false
 }
 
-// skipTotal reads the circuit's skip count for StampSkips; 0 when it cannot
+// skipTotal reads the circuit's skip count for stampSkips; 0 when it cannot
 // be read (the Update that follows reports a broken store).
 func skipTotal(ctx context.Context, s Store, name string) uint64 {
 	c, err := s.Counts(ctx, name)

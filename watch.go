@@ -81,7 +81,7 @@ func (c *Circuits) Watched(ctx context.Context, name string, p BreakerPolicy, up
 	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
 		now = c.clock.Now()
 		events, changed = apply(st, now)
-		StampSkips(events, skips)
+		stampSkips(events, skips)
 		return events, changed
 	})
 	if err != nil {
