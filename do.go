@@ -9,7 +9,8 @@ import (
 
 // Do calls fn under the named circuit's policy: each attempt asks the breaker
 // first, runs with the attempt timeout, and records its outcome; failures are
-// retried with backoff within the deadline.
+// retried with backoff within the deadline. An attempt whose deadline ctx
+// already sets (or that has none) runs with ctx itself, at no cost.
 //
 // Do returns nil when an attempt succeeded; an error matching ErrOpen when the
 // circuit was open and fn never ran; an *ExhaustedError wrapping the last
