@@ -123,9 +123,6 @@ func (c *Circuits) since(start Instant) Instant {
 	return c.clock.Now()
 }
 
-// Store returns the store the circuits are kept in.
-func (c *Circuits) Store() Store { return c.store }
-
 // Clock returns the clock the circuits are timed by.
 func (c *Circuits) Clock() Clock { return c.clock }
 
