@@ -80,25 +80,40 @@ func openCircuits(tb testing.TB, how string) *fusebox.Circuits {
 	return c
 }
 
-// The allocations of a call are counted, not timed, so this is a test: a
-// successful Do on the in-memory store allocates only its attempt's
-// context (what context.WithDeadline costs), and a skipped one once (the
-// OpenError). The race detector's instrumentation allocates on its own, so
-// it is not counted there.
-func TestDoAllocatesOnlyItsAttemptsContext(t *testing.T) {
+// The allocations of a call are counted, not timed, so this is a test. A
+// successful Do on the in-memory store allocates nothing when there is no
+// deadline (Timeout and Deadline NoDeadline, a caller's context that never
+// ends). Under a caller's deadline sooner than its own, the attempt runs with
+// the caller's context, and the call allocates once: the outcome is recorded
+// under context.WithoutCancel, whether or not the caller has gone. Otherwise
+// it allocates only its attempt's context (what context.WithDeadline costs).
+// A skipped call allocates once (the OpenError). The race detector's instrumentation allocates on its
+// own, so it is not counted there.
+func TestDoAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Log("not counted under the race detector")
 		return
 	}
 	ctx := context.Background()
 	ok := func(context.Context) error { return nil }
+	none := fusebox.New(mem.New(), fusebox.WithPolicy(fusebox.Policy{
+		Retry: fusebox.RetryPolicy{Timeout: fusebox.NoDeadline, Deadline: fusebox.NoDeadline},
+	}))
+	if n := testing.AllocsPerRun(200, func() { none.Do(ctx, "healthy", ok) }); n != 0 {
+		t.Errorf("a successful Do without a deadline allocates %.0f times, want 0", n)
+	}
+	callers, cancel := context.WithTimeout(ctx, time.Second) // sooner than the default timeout
+	defer cancel()
+	c := fusebox.New(mem.New())
+	if n := testing.AllocsPerRun(200, func() { c.Do(callers, "healthy", ok) }); n > 1 {
+		t.Errorf("a successful Do under the caller's sooner deadline allocates %.0f times, want at most 1", n)
+	}
 	attemptCtx := testing.AllocsPerRun(200, func() {
 		_, cancel := context.WithDeadline(ctx, time.Now().Add(time.Minute))
 		cancel()
 	})
-	c := fusebox.New(mem.New())
 	if n := testing.AllocsPerRun(200, func() { c.Do(ctx, "healthy", ok) }); n > attemptCtx {
-		t.Errorf("a successful Do allocates %.0f times, want at most the %.0f of its attempt's context", n, attemptCtx)
+		t.Errorf("a successful Do with the default timeout allocates %.0f times, want at most the %.0f of its attempt's context", n, attemptCtx)
 	}
 	for _, how := range []string{"opened", "tripped"} {
 		c := openCircuits(t, how)

@@ -12,7 +12,7 @@ type Permit struct {
 	Generation uint64
 	Lease      string // the probe lease ID when the attempt is a half-open probe
 	// Health marks a health check's probe of an open circuit, granted
-	// before its open period ends (AcquireHealth): its success closes the
+	// before its open period ends (acquireHealth): its success closes the
 	// circuit, its failure leaves the open period as it was.
 	Health bool
 	// Unprotected is set when the store could not be used and the attempt runs
@@ -75,13 +75,13 @@ func (s *State) Acquire(p BreakerPolicy, now Instant, leaseID string) (Permit, [
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: v.Phase == HalfOpen}
 }
 
-// AcquireHealth is Acquire for a health check (fusebox serve's): it may also
+// acquireHealth is Acquire for a health check (fusebox serve's): it may also
 // probe an open circuit before its open period ends, under the same probe
 // leases as Acquire (at most p.Probes at once, across every process), so
 // that a circuit closes as soon as its endpoint is back, not when the open
 // period happens to end. A circuit forced open is refused: a trip by hand
 // says nothing about health.
-func (s *State) AcquireHealth(p BreakerPolicy, now Instant, leaseID string) (Permit, []Event, error) {
+func (s *State) acquireHealth(p BreakerPolicy, now Instant, leaseID string) (Permit, []Event, error) {
 	events := s.settle(now)
 	v := s.View(now)
 	if v.Phase != Open {
@@ -95,7 +95,7 @@ func (s *State) AcquireHealth(p BreakerPolicy, now Instant, leaseID string) (Per
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: true}
 }
 
-// QuietSuccess reports whether a successful attempt holding permit would
+// quietSuccess reports whether a successful attempt holding permit would
 // change nothing in s: the circuit is closed with no failure to forget, the
 // attempt is no probe, and a failure-rate window (if any) is already all
 // successes. Such a success is only counted (Store.Count), with no Update.
@@ -103,7 +103,7 @@ func (s *State) AcquireHealth(p BreakerPolicy, now Instant, leaseID string) (Per
 // Judged on a state read without a lock, the answer may be stale; that is
 // sound, because the success can be ordered at the moment of that read,
 // before any failure recorded since.
-func (s *State) QuietSuccess(p BreakerPolicy, permit Permit) bool {
+func (s *State) quietSuccess(p BreakerPolicy, permit Permit) bool {
 	switch {
 	case permit.Unprotected:
 		return true
@@ -191,9 +191,9 @@ func (s *State) failed(now Instant) {
 	s.ConsecutiveFailures++
 }
 
-// StampSkips sets Skips on the transitions among events to total, the
+// stampSkips sets Skips on the transitions among events to total, the
 // circuit's skip count read before they were made.
-func StampSkips(events []Event, total uint64) {
+func stampSkips(events []Event, total uint64) {
 	for i := range events {
 		if events[i].Kind == EventTransition {
 			events[i].Skips = total
@@ -202,11 +202,11 @@ func StampSkips(events []Event, total uint64) {
 }
 
 // Trip forces the circuit open, for d or (d == 0) until Reset.
-func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, ByHand) }
+func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, handBy) }
 
-// ByHand is who trips or resets a circuit from the command line or the
+// handBy is who trips or resets a circuit from the command line or the
 // daemon's API: the event's reason says "tripped by hand".
-const ByHand = "hand"
+const handBy = "hand"
 
 // TripBy is Trip, its event's reason saying by whom ("tripped by MQTT"):
 // the event log records where a trip came from.
@@ -226,7 +226,7 @@ func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
 }
 
 // Reset closes the circuit and forgets its failures; totals are kept.
-func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, ByHand) }
+func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, handBy) }
 
 // ResetBy is Reset, its event's reason saying by whom ("reset by MQTT").
 func (s *State) ResetBy(now Instant, by string) []Event {

@@ -53,8 +53,7 @@ type ExhaustedError struct {
 	RetryAfter time.Duration
 	// Reopened says the call was the probe of a half-open circuit and its
 	// failure opened the circuit again: the outage goes on, and was told
-	// when the circuit first opened. A front end that logs each failed call
-	// at a level people see can keep this one below it.
+	// when the circuit first opened (see Told).
 	Reopened bool
 	// Overtaken says another call's failure opened the circuit while this
 	// one ran or waited to retry, and it was still open when this call

@@ -83,9 +83,9 @@ func (r RetryRecord) Policy() RetryPolicy {
 	}
 }
 
-// StampRetry sets Retry on the transitions among events to p, the policy of
+// stampRetry sets Retry on the transitions among events to p, the policy of
 // the call that made them.
-func StampRetry(events []Event, p RetryPolicy) {
+func stampRetry(events []Event, p RetryPolicy) {
 	for i := range events {
 		if events[i].Kind == EventTransition {
 			events[i].Retry = RecordRetry(p)

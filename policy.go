@@ -61,8 +61,8 @@ type Backoff struct {
 type RetryPolicy struct {
 	Attempts int           // attempts in all, including the first
 	Backoff  Backoff       // waits between attempts
-	Timeout  time.Duration // per attempt
-	Deadline time.Duration // for the whole call, waits included; every wait is capped by it
+	Timeout  time.Duration // per attempt; NoDeadline: none
+	Deadline time.Duration // for the whole call, waits included, capping every wait; NoDeadline: none
 	// Budget caps the circuit's retries across every process sharing its
 	// store (config: retry_budget); nil: no cap, and no budget I/O.
 	Budget *RetryBudget

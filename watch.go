@@ -11,14 +11,14 @@ import (
 // it is down.
 const CauseWatch Cause = "watch"
 
-// WatchDown applies a watch's verdict that the circuit is down, for reason:
+// watchDown applies a watch's verdict that the circuit is down, for reason:
 // a closed circuit records the failure and opens at once for p.OpenMax; an
 // open one whose open period has ended (half-open) opens again, and one
 // with less than a quarter of p.OpenMax left has its period renewed
 // quietly, so that runs keep skipping while the watch says down. A circuit
 // forced open by hand is left as it is, as is an open one with time left:
 // changed is false, and nothing need be stored.
-func (s *State) WatchDown(p BreakerPolicy, now Instant, reason string) (events []Event, changed bool) {
+func (s *State) watchDown(p BreakerPolicy, now Instant, reason string) (events []Event, changed bool) {
 	events = s.settle(now)
 	period := max(p.OpenMax, p.OpenFor)
 	v := s.View(now)
@@ -37,11 +37,11 @@ func (s *State) WatchDown(p BreakerPolicy, now Instant, reason string) (events [
 	return append(events, s.open(now, period, reason)), true
 }
 
-// WatchUp applies a watch's verdict that the circuit is up, for reason: an
+// watchUp applies a watch's verdict that the circuit is up, for reason: an
 // open (or half-open) circuit closes, as after a probe that succeeded. A
 // closed circuit, or one forced open by hand, is left as it is: changed is
 // false.
-func (s *State) WatchUp(now Instant, reason string) (events []Event, changed bool) {
+func (s *State) watchUp(now Instant, reason string) (events []Event, changed bool) {
 	events = s.settle(now)
 	if s.Phase != Open {
 		return events, len(events) > 0
@@ -50,21 +50,25 @@ func (s *State) WatchUp(now Instant, reason string) (events []Event, changed boo
 	return append(events, s.transition(now, Closed, reason)), true
 }
 
-// Watched applies a watch's verdict (up or down, for reason) to the named
-// circuit, as WatchUp and WatchDown say, with p giving how long down opens
-// it; its transitions are logged and told to listeners as any call's are.
-// A verdict that changes nothing is judged on a state read without a lock,
-// and writes nothing: a watch that hears "online" every minute costs a
-// Load. It returns the circuit's view afterwards, and whether it changed.
+// Watched applies a watch's verdict, up or down, to the named circuit, for
+// reason. Down records a failure and opens a closed circuit at once for
+// p.OpenMax, opens a half-open one again, and quietly renews an open period
+// with less than a quarter of p.OpenMax left, so that runs keep skipping
+// while the watch says down. Up closes an open or half-open circuit, as a
+// successful probe does. A circuit forced open by hand is left as it is.
+// Transitions are logged and told to listeners as any call's are. A verdict
+// that changes nothing is judged on a state read without a lock and writes
+// nothing: a watch that hears "online" every minute costs a Load. Watched
+// returns the circuit's view afterwards, and whether it changed.
 func (c *Circuits) Watched(ctx context.Context, name string, p BreakerPolicy, up bool, reason string) (View, bool, error) {
 	if err := ValidateName(name); err != nil {
 		return View{}, false, err
 	}
 	apply := func(st *State, now Instant) ([]Event, bool) {
 		if up {
-			return st.WatchUp(now, reason)
+			return st.watchUp(now, reason)
 		}
-		return st.WatchDown(p, now, reason)
+		return st.watchDown(p, now, reason)
 	}
 	if st, err := c.store.Load(ctx, name); err == nil {
 		now := c.clock.Now()
@@ -81,7 +85,7 @@ func (c *Circuits) Watched(ctx context.Context, name string, p BreakerPolicy, up
 	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
 		now = c.clock.Now()
 		events, changed = apply(st, now)
-		StampSkips(events, skips)
+		stampSkips(events, skips)
 		return events, changed
 	})
 	if err != nil {

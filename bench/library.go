@@ -171,6 +171,19 @@ func runLibrary(dir string) ([]libResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := runCases(cases)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		log.Printf("library: %-40s %-8s %6.0f ns/op (%.0f–%.0f) %3d allocs/op", r.Name, mode(r.Parallel),
+			r.NsPerOp, r.MinNs, r.MaxNs, r.AllocsPerOp)
+	}
+	return out, nil
+}
+
+// runCases runs every case libRounds times, the cases taking turns.
+func runCases(cases []libCase) ([]libResult, error) {
 	ns := make([][]float64, len(cases))
 	out := make([]libResult, len(cases))
 	for range libRounds {
@@ -187,8 +200,6 @@ func runLibrary(dir string) ([]libResult, error) {
 		out[i].Rounds = ns[i]
 		sorted := slices.Sorted(slices.Values(ns[i]))
 		out[i].NsPerOp, out[i].MinNs, out[i].MaxNs = median64(sorted), sorted[0], sorted[len(sorted)-1]
-		log.Printf("library: %-40s %-8s %6.0f ns/op (%.0f–%.0f) %3d allocs/op", out[i].Name, mode(out[i].Parallel),
-			out[i].NsPerOp, out[i].MinNs, out[i].MaxNs, out[i].AllocsPerOp)
 	}
 	return out, nil
 }

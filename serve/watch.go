@@ -96,7 +96,7 @@ func (s *Server) watchMQTT(ctx context.Context, w *world, wt watch) {
 		}
 		st.applied(cur)
 		if !cur.up && v.Phase == fusebox.Open && v.ReopensIn > 0 {
-			// WatchDown renews the period once less than a quarter is left.
+			// Watched renews the period once less than a quarter is left.
 			d := max(v.ReopensIn-max(wt.policy.OpenMax, wt.policy.OpenFor)/4+time.Millisecond, time.Millisecond)
 			renew.at(time.Now().Add(d))
 		}
