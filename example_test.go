@@ -69,7 +69,7 @@ func ExampleBackoff_Delay() {
 	// after attempt 5: exp 10s full 5s   equal 7.5s
 }
 
-// ExamplePolicy is the README's library example: retries and their backoff
+// ExamplePolicy is the library example of docs/library.md: retries and their backoff
 // nest in Retry, the breaker in Breaker, and a field left zero is the
 // default.
 func ExamplePolicy() {
