@@ -3,6 +3,7 @@ package fusebox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -866,4 +867,53 @@ func withAttempts(n int) fusebox.Policy {
 	p := doPolicy()
 	p.Retry.Attempts = n
 	return p
+}
+
+// busyStore is a Store whose Update gives up on the lock, as a store whose
+// other callers keep it busy does: it works, it is only busy.
+type busyStore struct{ fusebox.Store }
+
+func (s *busyStore) Update(context.Context, string, func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+	return fusebox.State{}, fmt.Errorf("lock api: %w after 5s", fusebox.ErrLockTimeout)
+}
+
+// A success whose state update gives up on a busy lock is counted all the
+// same (a failure is counted before the lock); on a broken store nothing
+// is, and the call runs either way.
+func TestASuccessIsCountedWhenTheStoreIsOnlyBusy(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		wrap  func(fusebox.Store) fusebox.Store
+		count uint64
+	}{
+		{"busy: counted", func(s fusebox.Store) fusebox.Store { return &busyStore{s} }, 1},
+		{"broken: not counted", func(s fusebox.Store) fusebox.Store { return &brokenStore{Store: s, update: true} }, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, doPolicy(), nil)
+				// A failure first, so that the success must change the
+				// state (a quiet one is only counted, without the lock).
+				p := doPolicy()
+				p.Retry.Attempts = 1
+				if err := e.circuits(p).Do(context.Background(), "api", fails().fn); err == nil {
+					t.Fatal("the failing call succeeded")
+				}
+				e.store = tt.wrap(e.mem)
+				if err := e.circuits(doPolicy()).Do(context.Background(), "api", func(context.Context) error { return nil }); err != nil {
+					t.Fatalf("the call on a %s store: %v, want it run", tt.name, err)
+				}
+				c, err := e.mem.Counts(context.Background(), "api")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Successes != tt.count {
+					t.Errorf("%d successes counted, want %d", c.Successes, tt.count)
+				}
+				if !strings.Contains(e.log.String(), "state store unusable") {
+					t.Errorf("the store's trouble was not logged:\n%s", e.log.String())
+				}
+			})
+		})
+	}
 }

@@ -12,8 +12,9 @@ import (
 var ErrOpen = errors.New("circuit open")
 
 // ErrLockTimeout is matched by the error of a Store that gave up waiting for
-// a lock held by another caller after its own lock timeout: the store works,
-// it is only busy (see Store.Update, and Exclusive in httpcall/answers).
+// a lock held by another caller after its own lock timeout, or on a write
+// that other writers kept winning: the store works, it is only busy (see
+// Store.Update, and Exclusive in answers).
 var ErrLockTimeout = errors.New("timed out")
 
 // errNeedLock tells the caller of Decide to decide again under the lock.

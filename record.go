@@ -2,6 +2,7 @@ package fusebox
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -71,7 +72,7 @@ func detached(parent context.Context) context.Context {
 }
 
 // update records o in the State under the store's lock; a success's counts
-// are added once the State is stored.
+// are added once the State is stored, or when the store was only busy.
 func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Counts) (reopensIn time.Duration, opened bool) {
 	s := k.c.store
 	var skips uint64
@@ -89,6 +90,12 @@ func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Cou
 		return events, true
 	})
 	if err != nil {
+		if errors.Is(err, ErrLockTimeout) && !o.Failed && !o.Neutral {
+			// The store works, only busy: the success happened and is
+			// counted, as a failure is counted before the lock is taken
+			// (a count without its event, never an event without its count).
+			k.count(ctx, success)
+		}
 		k.storeFailed(err)
 		return 0, false
 	}

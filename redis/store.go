@@ -394,7 +394,7 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State)
 		}
 		s.retries.Add(1)
 		if time.Now().After(deadline) {
-			return fusebox.State{}, fmt.Errorf("redis update %s: %w: %d in %s", name, ErrConflict, attempt+1, s.updateTimeout)
+			return fusebox.State{}, fmt.Errorf("redis update %s: %w (%w): %d in %s", name, ErrConflict, fusebox.ErrLockTimeout, attempt+1, s.updateTimeout)
 		}
 		// Spread contending writers: a random wait up to 1, 2, 4 ... 16 ms.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 4)))
