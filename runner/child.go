@@ -19,7 +19,12 @@ const killGrace = 1 * time.Second
 // exited. A background job it started ('cmd &') may hold the pipe open for
 // hours; fusebox waits for the command, not for its jobs, whose later output
 // is cut off.
-const pipeDrain = 50 * time.Millisecond
+// The drain ends after pipeDrain of silence, or after maxDrain of a job
+// that keeps writing.
+const (
+	pipeDrain = 50 * time.Millisecond
+	maxDrain  = 2 * time.Second
+)
 
 // child is one attempt of a wrapped command.
 type child struct {

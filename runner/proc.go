@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -23,8 +24,21 @@ type proc struct {
 	pid    int
 	parent []*os.File     // fusebox's ends of the pipes: closed when the drain runs out
 	copies sync.WaitGroup // one per pipe
+	read   atomic.Int64   // bytes read from the child's stdout and stderr: the drain's progress
 	mu     sync.Mutex
 	ioErr  error // the first error copying a pipe
+}
+
+// progressReader counts what is read through it into n.
+type progressReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (r progressReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	r.n.Add(int64(n))
+	return n, err
 }
 
 // startProc starts argv (argv[0] looked up in $PATH unless it holds a
@@ -132,7 +146,7 @@ func (p *proc) writer(w io.Writer, child *[]*os.File) (*os.File, error) {
 	*child = append(*child, pw)
 	p.parent = append(p.parent, pr)
 	p.copy(func() error {
-		_, err := io.Copy(w, pr)
+		_, err := io.Copy(w, progressReader{pr, &p.read})
 		pr.Close() // a write error: the command gets EPIPE rather than a full pipe
 		return err
 	})
@@ -157,9 +171,12 @@ func (p *proc) closePipes() {
 	}
 }
 
-// wait reaps the child, then gives its pipes drain to reach EOF: a
-// background job it started may hold them open for hours, and its output
-// past drain is cut off. reaped is false when the child could not be
+// wait reaps the child, then reads its pipes until EOF, or until they have
+// been silent for drain, or for at most maxDrain: a background job it
+// started may hold them open for hours, and its later output is cut off.
+// Silence, not a fixed time, ends the drain, so that what the command
+// wrote before it exited is read whole on a machine too busy to read it
+// in one drain. reaped is false when the child could not be
 // waited for (err says why); else err is the first error copying its pipes
 // (none when the drain ran out).
 func (p *proc) wait(drain time.Duration) (ws syscall.WaitStatus, reaped bool, err error) {
@@ -175,9 +192,32 @@ func (p *proc) wait(drain time.Duration) (ws syscall.WaitStatus, reaped bool, er
 	reaped = err == nil
 	// Waited for here, with a timer to cut the drain short, rather than in a
 	// goroutine racing a timer: a goroutine started wakes another thread.
-	cut := time.AfterFunc(drain, p.closePipes)
+	var (
+		mu     sync.Mutex
+		cut    *time.Timer
+		closed bool
+		seen   = p.read.Load()
+		start  = time.Now()
+	)
+	mu.Lock()
+	cut = time.AfterFunc(drain, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if n := p.read.Load(); n != seen && time.Since(start) < maxDrain {
+			seen = n
+			cut.Reset(drain)
+			return
+		}
+		closed = true
+		p.closePipes()
+	})
+	mu.Unlock()
 	p.copies.Wait()
-	if cut.Stop() && err == nil { // else the errors are those of the closing
+	mu.Lock()
+	cut.Stop()
+	cutShort := closed
+	mu.Unlock()
+	if !cutShort && err == nil { // else the errors are those of the closing
 		p.mu.Lock()
 		err = p.ioErr
 		p.mu.Unlock()
