@@ -95,7 +95,13 @@ func FuzzDaemon(f *testing.F) {
 				if strings.ContainsFunc(k, func(c rune) bool { return c < ' ' || c == 0x7f }) {
 					t.Fatalf("the upstream was asked for %q: a query name with a control character", uri)
 				}
-				if name, _, _ := strings.Cut(strings.ToLower(k), "["); name == "key" {
+				// "key[...]" is key's array, as PHP reads it; a "[" that
+				// no "]" follows is part of another name ("key[" is "key_").
+				name := strings.ToLower(k)
+				if i := strings.IndexByte(name, '['); i >= 0 && strings.Contains(name[i:], "]") {
+					name = name[:i]
+				}
+				if name == "key" {
 					keys = append(keys, k+"="+strings.Join(vs, ","))
 				}
 			}
