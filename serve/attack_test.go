@@ -89,8 +89,8 @@ func TestAnUnsolicitedUpstreamAnswerIsNobodysAnswer(t *testing.T) {
 // sent, and its connection is closed rather than read on: a caller without
 // the token holds no connection with a slow body. Below 256 KiB net/http
 // would read on to drain the body until the read deadline (here an hour),
-// above it it gives up at once: both are closed as soon as the answer is
-// written.
+// above it it gives up at once: both are closed at most half a second
+// after the answer is written.
 func TestARefusedRequestIsAnsweredAndClosedWithoutItsBody(t *testing.T) {
 	u := newUpstream(t, "u")
 	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) { e.PassBody = true })}},
@@ -108,6 +108,51 @@ func TestARefusedRequestIsAnsweredAndClosedWithoutItsBody(t *testing.T) {
 		if err := refusedAndClosed(c, "HTTP/1.1 404 "); err != nil {
 			t.Errorf("a POST of no such endpoint with Content-Length %d: %v", size, err)
 		}
+	}
+	if u.hits.Load() != 0 {
+		t.Error("a refused request reached the upstream")
+	}
+}
+
+// A caller refused while its small body is still on its way (a request
+// over the body limit, as n8n may send one) sends the rest after its
+// answer and still reads a plain end of the connection, not a reset: the
+// daemon reads a refused body on for a moment, so that the reset of a
+// close with the body unread does not take the answer with it (Go's
+// transport then reports its failed write instead of the 413).
+func TestARefusedCallersLateBodyDoesNotResetItsAnswer(t *testing.T) {
+	u := newUpstream(t, "u")
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{MaxRequestBody: 1024})
+	c := dialDaemon(t, d)
+	body := strings.Repeat("x", 4096)
+	fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n\r\n%s", d.addr, len(body), body[:100])
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // a safety net: the daemon's close ends the reads
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over the limit: %d, want 413", resp.StatusCode)
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatalf("reading the answer's body: %v", err)
+	}
+	// In parts, as a transport's buffered writer sends it: on a closed
+	// connection the first part draws the reset, which the next one meets.
+	for i := 100; i < len(body); i += 1000 {
+		if _, err := io.WriteString(c, body[i:min(i+1000, len(body))]); err != nil {
+			t.Fatalf("sending the rest of the body after the answer, from byte %d: %v (the daemon closed the connection with the body unread)", i, err)
+		}
+	}
+	rest, err := io.ReadAll(br)
+	switch {
+	case isReset(err):
+		t.Fatalf("the connection was reset after the answer: a caller still sending its body can lose its answer")
+	case err != nil:
+		t.Fatalf("reading the end of the connection: %v (read %q)", err, rest)
+	case len(rest) > 0:
+		t.Fatalf("more after the answer: %q", rest)
 	}
 	if u.hits.Load() != 0 {
 		t.Error("a refused request reached the upstream")

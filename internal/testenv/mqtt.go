@@ -32,7 +32,10 @@ func Subscribe(t testing.TB, addr, filter string) *MQTTSubscriber {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Client = paho.NewClient(paho.ClientConfig{Conn: conn, OnClientError: func(error) {},
+	// PacketTimeout: the caller's context is the only bound on a publish.
+	// Paho's own default of 10 s cut a 30 MB publish short under the race
+	// detector on a loaded machine, whatever the test allowed it.
+	s.Client = paho.NewClient(paho.ClientConfig{Conn: conn, OnClientError: func(error) {}, PacketTimeout: time.Hour,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){
 			func(r paho.PublishReceived) (bool, error) {
 				s.mu.Lock()
