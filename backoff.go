@@ -3,20 +3,15 @@ package fusebox
 import (
 	"math"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Exp returns the un-jittered delay after the given failed attempt (1-based):
 // First * Multiplier^(attempt-1), capped at Max. It does not overflow for any
 // attempt count.
 func (b Backoff) Exp(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	f := float64(b.First) * math.Pow(b.Multiplier, float64(attempt-1))
-	if math.IsNaN(f) || f >= float64(b.Max) {
-		return b.Max
-	}
-	return time.Duration(f)
+	return breaker.Exp(b.First, b.Multiplier, b.Max, attempt)
 }
 
 // Delay returns the wait after the given failed attempt (1-based). draw is a

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -65,7 +66,7 @@ func openCircuits(tb testing.TB, how string) *fusebox.Circuits {
 	ctx := context.Background()
 	c := fusebox.New(mem.New(), fusebox.WithPolicy(fusebox.Policy{
 		Retry:   fusebox.RetryPolicy{Attempts: 1},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Hour},
+		Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Hour},
 	}))
 	if how == "tripped" {
 		if _, err := c.Trip(ctx, "bench", 0); err != nil {
@@ -74,7 +75,7 @@ func openCircuits(tb testing.TB, how string) *fusebox.Circuits {
 		return c
 	}
 	c.Do(ctx, "bench", func(context.Context) error { return errors.New("refused") })
-	if err := c.Do(ctx, "bench", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+	if err := c.Do(ctx, "bench", func(context.Context) error { return nil }); !errors.Is(err, breaker.ErrOpen) {
 		tb.Fatalf("after a failure with TripAfter 1: %v, want the circuit open", err)
 	}
 	return c

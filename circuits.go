@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Circuits runs calls under persistent circuit breakers kept in a Store. It is
@@ -51,13 +53,14 @@ func WithLogger(l *slog.Logger) Option { return func(c *Circuits) { c.logger = l
 func WithRand(draw func() float64) Option { return func(c *Circuits) { c.draw = draw } }
 
 // WithListener has every failure, transition, success and skip of every
-// circuit reported to fn (see EventKind). fn runs on a goroutine of its own,
-// one event at a time and in order, after the store's lock is released: a
-// listener that is slow, blocks or panics never delays or fails a call.
+// circuit reported to fn (see breaker.EventKind). fn runs on a goroutine of
+// its own, one event at a time and in order, after the store's lock is
+// released: a listener that is slow, blocks or panics never delays or fails
+// a call.
 // Events wait in a bounded queue; when fn falls too far behind, new events
 // are dropped and the drop is logged. Flush waits for the queue to drain.
 // Several listeners are called in the order they were given.
-func WithListener(fn func(Event)) Option {
+func WithListener(fn func(breaker.Event)) Option {
 	return func(c *Circuits) {
 		c.dispatcher().fns = append(c.listeners.fns, fn)
 	}
@@ -69,7 +72,7 @@ func WithListener(fn func(Event)) Option {
 // for it. A panic in it is logged and goes no further. It is for a counter
 // (a daemon's metrics): handing each event to a goroutine of its own costs
 // more than counting it.
-func WithSyncListener(fn func(Event)) Option {
+func WithSyncListener(fn func(breaker.Event)) Option {
 	return func(c *Circuits) {
 		c.dispatcher().syncFns = append(c.listeners.syncFns, fn)
 	}
@@ -105,10 +108,10 @@ func New(store Store, opts ...Option) *Circuits {
 
 // now reads the time for an attempt: the time its deadlines count from, and
 // the breaker's instant, from one clock read when the clock is WallClock.
-func (c *Circuits) now() (time.Time, Instant) {
+func (c *Circuits) now() (time.Time, breaker.Instant) {
 	t := time.Now()
 	if c.wall {
-		return t, Instant{Wall: t}
+		return t, breaker.Instant{Wall: t}
 	}
 	return t, c.clock.Now()
 }
@@ -116,9 +119,9 @@ func (c *Circuits) now() (time.Time, Instant) {
 // since is the breaker's instant now, for an attempt begun at start (as now
 // gave it). With WallClock it adds the monotonic time elapsed to start: that
 // clock is cheaper to read than the wall clock.
-func (c *Circuits) since(start Instant) Instant {
+func (c *Circuits) since(start breaker.Instant) breaker.Instant {
 	if c.wall {
-		return Instant{Wall: start.Wall.Add(time.Since(start.Wall))}
+		return breaker.Instant{Wall: start.Wall.Add(time.Since(start.Wall))}
 	}
 	return c.clock.Now()
 }
@@ -141,53 +144,54 @@ func (c *Circuits) Flush(ctx context.Context) error {
 
 // Trip forces the named circuit open, for d or (d == 0) until Reset: every
 // call skips it meanwhile. It returns the circuit's view afterwards.
-func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration) (View, error) {
-	return c.TripBy(ctx, name, d, handBy)
+func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration) (breaker.View, error) {
+	return c.TripBy(ctx, name, d, "")
 }
 
-// TripBy is Trip, the event recording by whom (State.TripBy).
-func (c *Circuits) TripBy(ctx context.Context, name string, d time.Duration, by string) (View, error) {
+// TripBy is Trip, the event recording by whom (breaker.State.TripBy).
+func (c *Circuits) TripBy(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
 	if d < 0 {
-		return View{}, fmt.Errorf("trip %s: negative duration %s", name, d)
+		return breaker.View{}, fmt.Errorf("trip %s: negative duration %s", name, d)
 	}
-	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.TripBy(now, d, by) })
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) []breaker.Event { return st.TripBy(now, d, by) })
 }
 
 // Reset closes the named circuit and forgets its failures; its counts are
 // kept. It returns the circuit's view afterwards.
-func (c *Circuits) Reset(ctx context.Context, name string) (View, error) {
-	return c.ResetBy(ctx, name, handBy)
+func (c *Circuits) Reset(ctx context.Context, name string) (breaker.View, error) {
+	return c.ResetBy(ctx, name, "")
 }
 
-// ResetBy is Reset, the event recording by whom (State.ResetBy).
-func (c *Circuits) ResetBy(ctx context.Context, name, by string) (View, error) {
-	return c.force(ctx, name, func(st *State, now Instant) []Event { return st.ResetBy(now, by) })
+// ResetBy is Reset, the event recording by whom (breaker.State.ResetBy).
+func (c *Circuits) ResetBy(ctx context.Context, name, by string) (breaker.View, error) {
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) []breaker.Event { return st.ResetBy(now, by) })
 }
 
-func (c *Circuits) force(ctx context.Context, name string, apply func(*State, Instant) []Event) (View, error) {
+func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.State, breaker.Instant) []breaker.Event) (breaker.View, error) {
 	if err := ValidateName(name); err != nil {
-		return View{}, err
+		return breaker.View{}, err
 	}
-	var now Instant
-	var events []Event
+	var now breaker.Instant
+	var events []breaker.Event
 	skips := skipTotal(ctx, c.store, name)
-	st, err := c.store.Update(ctx, name, func(st *State) ([]Event, bool) {
+	st, err := c.store.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 		now = c.clock.Now()
 		events = apply(st, now)
-		stampSkips(events, skips)
+		breaker.StampSkips(events, skips)
 		return events, true
 	})
 	if err != nil {
-		return View{}, fmt.Errorf("update %s: %w", name, err)
+		return breaker.View{}, fmt.Errorf("update %s: %w", name, err)
 	}
 	k := &call{c: c, name: name, byHand: true}
 	k.logEvents(events)
 	return st.View(now), nil
 }
 
-// Check reports whether the named circuit is open right now, reading its state
-// without a lock and running nothing: an error matching ErrOpen (the skip is
-// logged and counted, as Do would) when it is open or forced open, else nil.
+// Check reports whether the named circuit is open right now, reading its
+// state without a lock and running nothing: an error matching
+// breaker.ErrOpen (the skip is logged and counted, as Do would) when it is
+// open or forced open, else nil.
 // A half-open circuit, or state that cannot be read, gives nil: Do decides
 // those. It is the cheap first step of a short-lived process that wants to
 // exit at once on an open circuit before doing anything else.
@@ -200,7 +204,7 @@ func (c *Circuits) Check(ctx context.Context, name string) error {
 		return nil
 	}
 	now := c.clock.Now()
-	if _, err := st.Decide(now); err != nil && err != errNeedLock {
+	if _, err := st.Decide(now); err != nil && err != breaker.ErrNeedLock {
 		k := &call{c: c, name: name}
 		k.skip(ctx, err, now.Wall)
 		return err

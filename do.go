@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Do calls fn under the named circuit's policy: each attempt asks the breaker
@@ -12,10 +14,11 @@ import (
 // retried with backoff within the deadline. An attempt whose deadline ctx
 // already sets (or that has none) runs with ctx itself, at no cost.
 //
-// Do returns nil when an attempt succeeded; an error matching ErrOpen when the
-// circuit was open and fn never ran; an *ExhaustedError wrapping the last
-// attempt's error when the call failed; and ctx's error when ctx was cancelled,
-// which counts as neither success nor failure.
+// Do returns nil when an attempt succeeded; an error matching
+// breaker.ErrOpen when the circuit was open and fn never ran; an
+// *ExhaustedError wrapping the last attempt's error when the call failed;
+// and ctx's error when ctx was cancelled, which counts as neither success
+// nor failure.
 //
 // fn's error steers the retry: wrap it in a *Failure to make it permanent,
 // neutral, or to pass on a server's Retry-After.
@@ -33,7 +36,7 @@ func (c *Circuits) Do(ctx context.Context, name string, fn func(ctx context.Cont
 // shared with every process's probes, and fn's success closes the circuit
 // while its failure leaves the open period as it was. A circuit forced open,
 // or one whose probe lease another caller holds, returns an error matching
-// ErrOpen without running fn; no skip is counted for it.
+// breaker.ErrOpen without running fn; no skip is counted for it.
 func (c *Circuits) Probe(ctx context.Context, name string, fn func(ctx context.Context) error) error {
 	if err := ValidateName(name); err != nil {
 		return err
@@ -102,7 +105,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 			return nil
 		}
 		if parent.Err() == context.Canceled {
-			k.record(parent, permit, Outcome{Neutral: true, Attempt: attempt})
+			k.record(parent, permit, breaker.Outcome{Neutral: true, Attempt: attempt})
 			return fmt.Errorf("%s: %w", k.name, parent.Err())
 		}
 		f, ae := k.failure(err, cut, attempt)
@@ -231,14 +234,14 @@ func (k *call) stopped(parent context.Context, attempts int, last error) error {
 
 // cause is the kind of a failed attempt: a timeout when its timeout or a
 // deadline cut it, else what its failure says.
-func cause(f *Failure, ae *AttemptError) Cause {
+func cause(f *Failure, ae *AttemptError) breaker.Cause {
 	switch {
 	case ae.Cut != NotCut:
-		return CauseTimeout
+		return breaker.CauseTimeout
 	case f.Cause != "":
 		return f.Cause
 	}
-	return CauseOther
+	return breaker.CauseOther
 }
 
 // sleep waits for d or until ctx is done, reporting whether it slept fully.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 )
@@ -30,7 +31,7 @@ func doPolicy() fusebox.Policy {
 			Timeout:  5 * time.Second,
 			Deadline: time.Minute,
 		},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: 30 * time.Second},
+		Breaker: breaker.Policy{TripAfter: 3, OpenFor: 30 * time.Second},
 	}.WithDefaults()
 }
 
@@ -72,7 +73,7 @@ func (e *env) circuits(p fusebox.Policy) *fusebox.Circuits {
 		fusebox.WithClock(e.clock), fusebox.WithRand(func() float64 { return 0.5 }))
 }
 
-func (e *env) state(name string) fusebox.State {
+func (e *env) state(name string) breaker.State {
 	e.t.Helper()
 	st, err := e.mem.Load(context.Background(), name)
 	if err != nil {
@@ -81,7 +82,7 @@ func (e *env) state(name string) fusebox.State {
 	return st
 }
 
-func (e *env) view(name string) fusebox.View {
+func (e *env) view(name string) breaker.View {
 	st := e.state(name)
 	return st.View(e.clock.Now())
 }
@@ -107,12 +108,13 @@ func (e *env) open(name string) {
 	for range doPolicy().Breaker.TripAfter {
 		other.Do(context.Background(), name, func(context.Context) error { return errRefused })
 	}
-	if v := e.view(name); v.Phase != fusebox.Open {
+	if v := e.view(name); v.Phase != breaker.Open {
 		e.t.Fatalf("circuit is %s after %d failures", v.Phase, doPolicy().Breaker.TripAfter)
 	}
 }
 
 var (
+	epoch      = time.Unix(0, 0).UTC() // where a machine without an RTC battery boots
 	errRefused = errors.New("connection refused")
 	// errBlock, in a script, makes the attempt wait until its context ends.
 	errBlock = errors.New("block until the attempt's context ends")
@@ -268,8 +270,8 @@ func TestDoOpensTheCircuitThenFailsFast(t *testing.T) {
 
 		called := false
 		err = e.c.Do(ctx, "api", func(context.Context) error { called = true; return nil })
-		var oe *fusebox.OpenError
-		if !errors.Is(err, fusebox.ErrOpen) || !errors.As(err, &oe) || oe.ReopensIn != 30*time.Second {
+		var oe *breaker.OpenError
+		if !errors.Is(err, breaker.ErrOpen) || !errors.As(err, &oe) || oe.ReopensIn != 30*time.Second {
 			t.Fatalf("Do on an open circuit = %v, want ErrOpen reopening in 30s", err)
 		}
 		if called {
@@ -286,7 +288,7 @@ func TestDoOpensTheCircuitThenFailsFast(t *testing.T) {
 		if err := e.c.Do(ctx, "api", fails(nil).fn); err != nil {
 			t.Fatalf("probe = %v, want nil", err)
 		}
-		if v := e.view("api"); v.Phase != fusebox.Closed {
+		if v := e.view("api"); v.Phase != breaker.Closed {
 			t.Errorf("after a successful probe the circuit is %s", v.Phase)
 		}
 		for _, want := range []string{"probing half-open circuit", `circuit closed" circuit=api reason="probe succeeded"`} {
@@ -316,7 +318,7 @@ func TestDoStopsWhenAnotherCallerOpensTheCircuit(t *testing.T) {
 		time.Sleep(time.Second) // the patient caller is waiting out its 10s backoff
 		err := e.circuits(hasty).Do(ctx, "api", fails(errRefused, errRefused).fn)
 		wantExhausted(t, err, "attempts exhausted", 2)
-		if v := e.view("api"); v.Phase != fusebox.Open {
+		if v := e.view("api"); v.Phase != breaker.Open {
 			t.Fatalf("the other caller's failures left the circuit %s", v.Phase)
 		}
 
@@ -365,7 +367,7 @@ func TestDoLetsExactlyOneProbeThrough(t *testing.T) {
 		}
 		refused := 0
 		for _, err := range errs {
-			var oe *fusebox.OpenError
+			var oe *breaker.OpenError
 			switch {
 			case err == nil:
 			case errors.As(err, &oe) && oe.Probing:
@@ -380,7 +382,7 @@ func TestDoLetsExactlyOneProbeThrough(t *testing.T) {
 		if n := e.skips("api"); n != callers-1 {
 			t.Errorf("skips = %d, want %d", n, callers-1)
 		}
-		if v := e.view("api"); v.Phase != fusebox.Closed || v.ActiveProbes != 0 {
+		if v := e.view("api"); v.Phase != breaker.Closed || v.ActiveProbes != 0 {
 			t.Errorf("after the probe: %+v", v)
 		}
 	})
@@ -399,7 +401,7 @@ func TestDoFailedProbeReopensTheCircuit(t *testing.T) {
 		}
 		// Opened for 60s after the probe failed; the caller gave up at once
 		// instead of waiting out a backoff.
-		if v := e.view("api"); v.Phase != fusebox.Open || v.ReopensIn != 60*time.Second {
+		if v := e.view("api"); v.Phase != breaker.Open || v.ReopensIn != 60*time.Second {
 			t.Errorf("after a failed probe: %+v, want open for another 60s", v)
 		}
 	})
@@ -436,8 +438,8 @@ func TestDoCancellation(t *testing.T) {
 			e := newEnv(t, doPolicy(), nil)
 			e.open("api")
 			time.Sleep(30 * time.Second)
-			var heard []fusebox.EventKind
-			c := fusebox.New(e.store, fusebox.WithPolicy(doPolicy()), fusebox.WithSyncListener(func(ev fusebox.Event) {
+			var heard []breaker.EventKind
+			c := fusebox.New(e.store, fusebox.WithPolicy(doPolicy()), fusebox.WithSyncListener(func(ev breaker.Event) {
 				heard = append(heard, ev.Kind)
 			}))
 			ctx, cancel := context.WithCancel(context.Background())
@@ -453,7 +455,7 @@ func TestDoCancellation(t *testing.T) {
 				t.Errorf("the cancelled probe reported %v; want nothing: it neither failed nor succeeded", heard)
 			}
 			v := e.view("api")
-			if v.Phase != fusebox.HalfOpen || v.ActiveProbes != 0 {
+			if v.Phase != breaker.HalfOpen || v.ActiveProbes != 0 {
 				t.Fatalf("after a cancelled probe: %+v, want half-open with no probe", v)
 			}
 			if c := e.counts("api"); c.Failures != 3 {
@@ -463,7 +465,7 @@ func TestDoCancellation(t *testing.T) {
 			if err := e.c.Do(context.Background(), "api", s.fn); err != nil || s.called() != 1 {
 				t.Fatalf("the next caller got %v (fn called %d times), want to probe at once", err, s.called())
 			}
-			if v := e.view("api"); v.Phase != fusebox.Closed {
+			if v := e.view("api"); v.Phase != breaker.Closed {
 				t.Errorf("circuit is %s", v.Phase)
 			}
 		})
@@ -508,11 +510,11 @@ func TestDoNeutralFailuresDoNotTrip(t *testing.T) {
 				s := fails(tt.failure, tt.failure, tt.failure, tt.failure, tt.failure)
 				wantExhausted(t, e.c.Do(context.Background(), "api", s.fn), "attempts exhausted", 5)
 				st := e.state("api")
-				if v := e.view("api"); v.Phase != fusebox.Closed || e.counts("api").Failures != 0 || st.ConsecutiveFailures != 0 {
+				if v := e.view("api"); v.Phase != breaker.Closed || e.counts("api").Failures != 0 || st.ConsecutiveFailures != 0 {
 					t.Errorf("after 5 neutral failures: phase %s, %+v", v.Phase, st)
 				}
 				evs, _ := e.mem.Events(context.Background(), "api", time.Time{})
-				if len(evs) != 5 || evs[0].Kind != fusebox.EventNeutralFailure {
+				if len(evs) != 5 || evs[0].Kind != breaker.EventNeutralFailure {
 					t.Errorf("events = %+v, want 5 neutral failures", evs)
 				}
 			})
@@ -524,7 +526,7 @@ func TestDoNeutralFailuresDoNotTrip(t *testing.T) {
 			for range 3 {
 				e.c.Do(context.Background(), "api", fails(fusebox.Permanent(errRefused)).fn)
 			}
-			if v := e.view("api"); v.Phase != fusebox.Open {
+			if v := e.view("api"); v.Phase != breaker.Open {
 				t.Errorf("after 3 permanent failures the circuit is %s", v.Phase)
 			}
 		})
@@ -537,11 +539,11 @@ func TestDoA429OpensTheCircuitForEveryone(t *testing.T) {
 		tooMany := &fusebox.Failure{Err: errors.New("HTTP 429"), RetryAfter: 2 * time.Minute, OpenFor: 2 * time.Minute}
 		err := e.c.Do(context.Background(), "api", fails(tooMany).fn)
 		wantExhausted(t, err, "server asked to wait 2m0s, past the deadline", 1)
-		if v := e.view("api"); v.Phase != fusebox.Open || v.ReopensIn != 2*time.Minute {
+		if v := e.view("api"); v.Phase != breaker.Open || v.ReopensIn != 2*time.Minute {
 			t.Errorf("after a 429: %+v, want open for 2m", v)
 		}
 		err = e.circuits(doPolicy()).Do(context.Background(), "api", fails().fn)
-		if !errors.Is(err, fusebox.ErrOpen) {
+		if !errors.Is(err, breaker.ErrOpen) {
 			t.Errorf("another caller got %v, want ErrOpen", err)
 		}
 	})
@@ -555,16 +557,16 @@ type brokenStore struct {
 
 var errStore = errors.New("state store: no space left on device")
 
-func (s *brokenStore) Load(ctx context.Context, name string) (fusebox.State, error) {
+func (s *brokenStore) Load(ctx context.Context, name string) (breaker.State, error) {
 	if s.load {
-		return fusebox.State{}, errStore
+		return breaker.State{}, errStore
 	}
 	return s.Store.Load(ctx, name)
 }
 
-func (s *brokenStore) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *brokenStore) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	if s.update {
-		return fusebox.State{}, errStore
+		return breaker.State{}, errStore
 	}
 	return s.Store.Update(ctx, name, fn)
 }
@@ -580,16 +582,16 @@ func TestDoFailsOpenWhenTheStoreIsBroken(t *testing.T) {
 	tests := []struct {
 		name    string
 		store   brokenStore
-		circuit fusebox.Phase // how the circuit stands in the store
+		circuit breaker.Phase // how the circuit stands in the store
 		results []error
 		wantErr error
 	}{
-		{"unreadable store: the call runs", brokenStore{load: true, update: true, count: true}, fusebox.Closed, []error{nil}, nil},
-		{"read-only store: the call runs", brokenStore{update: true, count: true}, fusebox.Closed, []error{nil}, nil},
-		{"read-only store: the call retries, warning once", brokenStore{update: true, count: true}, fusebox.Closed, []error{errRefused, errRefused, nil}, nil},
-		{"unreadable store hiding an open circuit: the call runs", brokenStore{load: true}, fusebox.Open, []error{nil}, nil},
-		{"store that cannot lock a half-open circuit: the call runs", brokenStore{update: true}, fusebox.HalfOpen, []error{nil}, nil},
-		{"skip counter unwritable: the open circuit still refuses", brokenStore{count: true}, fusebox.Open, nil, fusebox.ErrOpen},
+		{"unreadable store: the call runs", brokenStore{load: true, update: true, count: true}, breaker.Closed, []error{nil}, nil},
+		{"read-only store: the call runs", brokenStore{update: true, count: true}, breaker.Closed, []error{nil}, nil},
+		{"read-only store: the call retries, warning once", brokenStore{update: true, count: true}, breaker.Closed, []error{errRefused, errRefused, nil}, nil},
+		{"unreadable store hiding an open circuit: the call runs", brokenStore{load: true}, breaker.Open, []error{nil}, nil},
+		{"store that cannot lock a half-open circuit: the call runs", brokenStore{update: true}, breaker.HalfOpen, []error{nil}, nil},
+		{"skip counter unwritable: the open circuit still refuses", brokenStore{count: true}, breaker.Open, nil, breaker.ErrOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -597,9 +599,9 @@ func TestDoFailsOpenWhenTheStoreIsBroken(t *testing.T) {
 				broken := tt.store
 				e := newEnv(t, doPolicy(), func(s fusebox.Store) fusebox.Store { broken.Store = s; return &broken })
 				switch tt.circuit {
-				case fusebox.Open:
+				case breaker.Open:
 					e.open("api")
-				case fusebox.HalfOpen:
+				case breaker.HalfOpen:
 					e.open("api")
 					time.Sleep(30 * time.Second)
 				}
@@ -664,13 +666,13 @@ func newBootClock() *bootClock {
 	return &bootClock{boot: "boot-a", booted: time.Now().Add(-time.Hour)}
 }
 
-func (c *bootClock) Now() fusebox.Instant {
+func (c *bootClock) Now() breaker.Instant {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
 	// Round(0) drops the monotonic reading, so wall-clock arithmetic sees
 	// the jumps, as it would across processes.
-	return fusebox.Instant{Wall: now.Add(c.wallOffset).Round(0), Boot: c.boot, BootTime: now.Sub(c.booted)}
+	return breaker.Instant{Wall: now.Add(c.wallOffset).Round(0), Boot: c.boot, BootTime: now.Sub(c.booted)}
 }
 
 func (c *bootClock) jumpWall(d time.Duration) {
@@ -699,7 +701,7 @@ func TestDoAcrossClockJumps(t *testing.T) {
 			t.Helper()
 			s := fails(nil)
 			err := e.c.Do(ctx, "api", s.fn)
-			var oe *fusebox.OpenError
+			var oe *breaker.OpenError
 			if !errors.As(err, &oe) || oe.ReopensIn != reopensIn || s.called() != 0 {
 				t.Fatalf("%s: Do = %v (fn called %d times), want open for %s", when, err, s.called(), reopensIn)
 			}
@@ -724,7 +726,7 @@ func TestDoAcrossClockJumps(t *testing.T) {
 		if err := e.c.Do(ctx, "api", fails(nil).fn); err != nil {
 			t.Fatalf("probe after the open period = %v", err)
 		}
-		if v := e.view("api"); v.Phase != fusebox.Closed {
+		if v := e.view("api"); v.Phase != breaker.Closed {
 			t.Errorf("circuit is %s", v.Phase)
 		}
 	})
@@ -741,7 +743,7 @@ func TestCircuitsCheck(t *testing.T) {
 			t.Error("Check accepted a bad name")
 		}
 		e.open("api")
-		if err := e.c.Check(ctx, "api"); !errors.Is(err, fusebox.ErrOpen) {
+		if err := e.c.Check(ctx, "api"); !errors.Is(err, breaker.ErrOpen) {
 			t.Errorf("Check on an open circuit = %v, want ErrOpen", err)
 		}
 		if n := e.skips("api"); n != 1 {
@@ -752,7 +754,7 @@ func TestCircuitsCheck(t *testing.T) {
 			t.Errorf("Check on a half-open circuit = %v: Do decides who probes", err)
 		}
 		broken := fusebox.New(&brokenStore{Store: e.mem, load: true})
-		e.mem.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		e.mem.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 			return st.Trip(fusebox.WallClock{}.Now(), 0), true
 		})
 		if err := broken.Check(ctx, "api"); err != nil {
@@ -873,8 +875,8 @@ func withAttempts(n int) fusebox.Policy {
 // other callers keep it busy does: it works, it is only busy.
 type busyStore struct{ fusebox.Store }
 
-func (s *busyStore) Update(context.Context, string, func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
-	return fusebox.State{}, fmt.Errorf("lock api: %w after 5s", fusebox.ErrLockTimeout)
+func (s *busyStore) Update(context.Context, string, func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
+	return breaker.State{}, fmt.Errorf("lock api: %w after 5s", fusebox.ErrLockTimeout)
 }
 
 // A success whose state update gives up on a busy lock is counted all the

@@ -16,17 +16,8 @@
 // [RetryBudget] (when it has one) before the breaker: a retry the budget
 // refuses ends the call with StopBudget, takes no probe lease and records no
 // failure; first attempts are only counted. Each attempt's result is recorded in
-// the store, which moves the circuit between closed, open and half-open.
-//
-// # Time
-//
-// Breaker state is shared between processes, so it is anchored to wall-clock
-// time, which can jump. Each stored time is an [Instant]: the wall time plus the
-// boot ID and CLOCK_BOOTTIME reading of the machine that took it. Elapsed time
-// within one boot is measured on the boot clock, which does not jump; across
-// boots the wall clock is used and clamped, so an open circuit never stays open
-// longer than its open period from now and no open period is skipped within a
-// boot.
+// the store, which moves the circuit between closed, open and half-open
+// (package breaker).
 //
 // # Failing open
 //
@@ -34,7 +25,8 @@
 // read or written, Do logs one warning and runs the call as if the circuit were
 // closed.
 //
-// This package is the domain: policies, the breaker state machine as pure
-// functions of (state, event, now), the [Store] contract and the Do loop. It
-// imports only the standard library. Stores live in subpackages (mem, file).
+// This package is the domain: policies, the [Store] contract and the Do
+// loop. The breaker's state machine is package breaker; stores live in
+// subpackages (mem, file, redis). It imports only the standard library and
+// package breaker.
 package fusebox

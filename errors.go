@@ -4,44 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// ErrOpen is matched (errors.Is) by every error that means a call was not run
-// because its circuit is open, forced open, or half-open with every probe
-// slot taken.
-var ErrOpen = errors.New("circuit open")
+	"github.com/fusebox-hq/fusebox/breaker"
+)
 
 // ErrLockTimeout is matched by the error of a Store that gave up waiting for
 // a lock held by another caller after its own lock timeout, or on a write
 // that other writers kept winning: the store works, it is only busy (see
 // Store.Update, and Exclusive in answers).
 var ErrLockTimeout = errors.New("timed out")
-
-// errNeedLock tells the caller of Decide to decide again under the lock.
-var errNeedLock = errors.New("decide under lock")
-
-// OpenError is the ErrOpen of one circuit.
-type OpenError struct {
-	Name      string
-	Phase     Phase
-	ReopensIn time.Duration // 0 when forced open until reset
-	Probing   bool          // half-open, and another caller holds the probe
-}
-
-func (e *OpenError) Error() string {
-	switch {
-	case e.Probing:
-		return fmt.Sprintf("circuit %s is half-open and another caller is probing it", e.Name)
-	case e.Phase == ForcedOpen && e.ReopensIn == 0:
-		return fmt.Sprintf("circuit %s is forced open until reset", e.Name)
-	case e.Phase == ForcedOpen:
-		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, roundDuration(e.ReopensIn))
-	}
-	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, roundDuration(e.ReopensIn))
-}
-
-// Is makes errors.Is(err, ErrOpen) true.
-func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 
 // ExhaustedError is returned by Do when the call failed: every attempt
 // failed, a failure was not retryable, the deadline left no time for another
@@ -180,45 +151,15 @@ func (e *AttemptError) Unwrap() error { return e.Err }
 // Failure wraps an attempt's error to tell Do how to treat it. An error that is
 // not a *Failure is a retryable failure that counts against the breaker.
 type Failure struct {
-	Err error
-	// Reason replaces Err.Error() in logs and events (it must hold no secret).
-	Reason    string
-	Permanent bool // do not retry
-	// Neutral failures do not count against the breaker (see Outcome).
-	Neutral bool
-	// Local marks a failure of this machine's own network; it is neutral.
-	Local bool
-	// RetryAfter is the server's requested wait, replacing the backoff.
-	RetryAfter time.Duration
-	// OpenFor opens the circuit at once for this long (see Outcome).
-	OpenFor time.Duration
-	// Cause is the kind of the failure, stored with its event, so that a
-	// dashboard groups failures without reading their reasons.
-	Cause Cause
+	Err        error
+	Reason     string        // replaces Err.Error() in logs and events; it must hold no secret
+	Permanent  bool          // do not retry
+	Neutral    bool          // counts neither for nor against the breaker (breaker.Outcome)
+	Local      bool          // a failure of this machine's own network; neutral
+	RetryAfter time.Duration // the server's requested wait, replacing the backoff
+	OpenFor    time.Duration // opens the circuit at once for this long (breaker.Outcome)
+	Cause      breaker.Cause // the failure's kind, stored with its event for a dashboard to group by
 }
-
-// Cause is the kind of a failed attempt: a few words a dashboard can group
-// by (fusebox serve's fusebox_failures_by_reason_total). The producers of
-// failures set it (httpcall's judge, package runner); Do sets CauseTimeout
-// for an attempt its timeout or deadline cut; "" is CauseOther.
-type Cause string
-
-// The causes.
-const (
-	CauseTimeout   Cause = "timeout" // an attempt timeout or a deadline cut it
-	CauseStatus5xx Cause = "status_5xx"
-	CauseStatus429 Cause = "status_429"
-	CauseStatus4xx Cause = "status_4xx"
-	CauseStatus    Cause = "status_other" // a status outside expect.status, a redirect not followed
-	CauseConnect   Cause = "connect"      // refused, reset, closed before the response
-	CauseDNS       Cause = "dns"
-	CauseTLS       Cause = "tls"
-	CauseLocal     Cause = "local_network"
-	CauseBody      Cause = "body"  // too large, cut short, not JSON
-	CauseCheck     Cause = "check" // expect.jq false, extract failed
-	CauseExit      Cause = "exit"  // fusebox run: the command failed
-	CauseOther     Cause = "other"
-)
 
 func (f *Failure) Error() string {
 	switch {

@@ -9,29 +9,30 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 func TestOpenErrorReadsWell(t *testing.T) {
 	tests := []struct {
-		err  fusebox.OpenError
+		err  breaker.OpenError
 		want string
 	}{
-		{fusebox.OpenError{Name: "api", Phase: fusebox.Open, ReopensIn: 29*time.Second + 987*time.Millisecond}, "circuit api is open (probe in 30s)"},
-		{fusebox.OpenError{Name: "api", Phase: fusebox.Open, ReopensIn: 4*time.Minute + 31*time.Second + 400*time.Millisecond}, "circuit api is open (probe in 4m31s)"},
-		{fusebox.OpenError{Name: "api", Phase: fusebox.Open, ReopensIn: 1234567 * time.Nanosecond}, "circuit api is open (probe in 1ms)"},
-		{fusebox.OpenError{Name: "api", Phase: fusebox.HalfOpen, Probing: true}, "circuit api is half-open and another caller is probing it"},
-		{fusebox.OpenError{Name: "api", Phase: fusebox.ForcedOpen}, "circuit api is forced open until reset"},
-		{fusebox.OpenError{Name: "api", Phase: fusebox.ForcedOpen, ReopensIn: 90 * time.Second}, "circuit api is forced open (closes in 1m30s)"},
+		{breaker.OpenError{Name: "api", Phase: breaker.Open, ReopensIn: 29*time.Second + 987*time.Millisecond}, "circuit api is open (probe in 30s)"},
+		{breaker.OpenError{Name: "api", Phase: breaker.Open, ReopensIn: 4*time.Minute + 31*time.Second + 400*time.Millisecond}, "circuit api is open (probe in 4m31s)"},
+		{breaker.OpenError{Name: "api", Phase: breaker.Open, ReopensIn: 1234567 * time.Nanosecond}, "circuit api is open (probe in 1ms)"},
+		{breaker.OpenError{Name: "api", Phase: breaker.HalfOpen, Probing: true}, "circuit api is half-open and another caller is probing it"},
+		{breaker.OpenError{Name: "api", Phase: breaker.ForcedOpen}, "circuit api is forced open until reset"},
+		{breaker.OpenError{Name: "api", Phase: breaker.ForcedOpen, ReopensIn: 90 * time.Second}, "circuit api is forced open (closes in 1m30s)"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
-		if !errors.Is(&tt.err, fusebox.ErrOpen) {
+		if !errors.Is(&tt.err, breaker.ErrOpen) {
 			t.Errorf("%q does not match ErrOpen", tt.want)
 		}
 	}
-	if errors.Is(&fusebox.OpenError{}, io.EOF) {
+	if errors.Is(&breaker.OpenError{}, io.EOF) {
 		t.Error("an OpenError matches io.EOF")
 	}
 }

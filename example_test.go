@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -16,7 +17,7 @@ func ExampleCircuits_Do() {
 			Attempts: 3,
 			Backoff:  fusebox.Backoff{First: time.Millisecond, Jitter: fusebox.JitterNone},
 		},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: 30 * time.Second},
+		Breaker: breaker.Policy{TripAfter: 3, OpenFor: 30 * time.Second},
 	}))
 	ctx := context.Background()
 
@@ -42,13 +43,13 @@ func ExampleCircuits_Do() {
 		panic("not called while the circuit is open")
 	})
 	fmt.Println("open:", err)
-	fmt.Println("errors.Is(err, fusebox.ErrOpen):", errors.Is(err, fusebox.ErrOpen))
+	fmt.Println("errors.Is(err, breaker.ErrOpen):", errors.Is(err, breaker.ErrOpen))
 
 	// Output:
 	// flaky: <nil> after 3 attempts
 	// down: inventory: attempts exhausted after 3 attempts: connection refused
 	// open: circuit inventory is open (probe in 30s)
-	// errors.Is(err, fusebox.ErrOpen): true
+	// errors.Is(err, breaker.ErrOpen): true
 }
 
 func ExampleBackoff_Delay() {
@@ -85,7 +86,7 @@ func ExamplePolicy() {
 			Timeout:  10 * time.Second, // per attempt
 			Deadline: time.Minute,      // the whole call, waits included
 		},
-		Breaker: fusebox.BreakerPolicy{
+		Breaker: breaker.Policy{
 			TripAfter: 3,               // consecutive failed attempts, from any process
 			OpenFor:   3 * time.Minute, // then doubling at each failed probe
 			OpenMax:   10 * time.Minute,
@@ -108,7 +109,7 @@ func ExamplePolicy() {
 	})
 	fmt.Println("call:", err)
 
-	fmt.Println(fusebox.Policy{Breaker: fusebox.BreakerPolicy{OpenMax: 15 * time.Second}}.Validate())
+	fmt.Println(fusebox.Policy{Breaker: breaker.Policy{OpenMax: 15 * time.Second}}.Validate())
 	// Output:
 	// attempts: 4 open for: 3m0s probes (the default): 1
 	// wait before retry 1: up to 2s

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // maxQueued bounds the events waiting for a listener that falls behind.
@@ -14,12 +16,12 @@ const maxQueued = 4096
 // runs only while events wait: an idle Circuits has no goroutine, so a
 // process that makes one call and exits leaks nothing.
 type dispatcher struct {
-	fns     []func(Event) // called on the dispatcher's goroutine
-	syncFns []func(Event) // called on the caller's
+	fns     []func(breaker.Event) // called on the dispatcher's goroutine
+	syncFns []func(breaker.Event) // called on the caller's
 	logger  func() *slog.Logger
 
 	mu      sync.Mutex
-	queue   []Event
+	queue   []breaker.Event
 	running bool
 	idle    chan struct{} // closed when the queue has drained
 	dropped int
@@ -27,7 +29,7 @@ type dispatcher struct {
 
 // emit queues e and starts the goroutine when it is not running. It never
 // blocks on a listener.
-func (d *dispatcher) emit(e Event) {
+func (d *dispatcher) emit(e breaker.Event) {
 	for _, fn := range d.syncFns {
 		d.call(fn, e)
 	}
@@ -73,7 +75,7 @@ func (d *dispatcher) drain() {
 }
 
 // call runs one listener, so that its panic is logged and goes no further.
-func (d *dispatcher) call(fn func(Event), e Event) {
+func (d *dispatcher) call(fn func(breaker.Event), e breaker.Event) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.logger().Error("a listener panicked", "circuit", e.Circuit, "event", e.Kind, "panic", fmt.Sprint(r))

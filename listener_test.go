@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/mem"
 )
@@ -23,9 +24,9 @@ type lockWatch struct {
 	updates atomic.Int32
 }
 
-func (s *lockWatch) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *lockWatch) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	s.updates.Add(1)
-	return s.Store.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+	return s.Store.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 		s.held.Add(1)
 		defer s.held.Add(-1)
 		return fn(st)
@@ -35,10 +36,10 @@ func (s *lockWatch) Update(ctx context.Context, name string, fn func(*fusebox.St
 // recorder is a listener that keeps what it is told.
 type recorder struct {
 	mu     sync.Mutex
-	events []fusebox.Event
+	events []breaker.Event
 }
 
-func (r *recorder) listen(e fusebox.Event) {
+func (r *recorder) listen(e breaker.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
@@ -50,7 +51,7 @@ func (r *recorder) kinds() []string {
 	var out []string
 	for _, e := range r.events {
 		k := string(e.Kind)
-		if e.Kind == fusebox.EventTransition {
+		if e.Kind == breaker.EventTransition {
 			k += ":" + string(e.To)
 		}
 		out = append(out, k)
@@ -61,7 +62,7 @@ func (r *recorder) kinds() []string {
 func onePolicy() fusebox.Policy {
 	return fusebox.Policy{
 		Retry:   fusebox.RetryPolicy{Attempts: 1},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Minute},
+		Breaker: breaker.Policy{TripAfter: 2, OpenFor: time.Minute},
 	}
 }
 
@@ -73,7 +74,7 @@ func TestListenerHearsEveryFailureTransitionSuccessAndSkipInOrder(t *testing.T) 
 	for range 2 {
 		c.Do(ctx, "api", func(context.Context) error { return errRefused })
 	}
-	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, breaker.ErrOpen) {
 		t.Fatalf("Do on the open circuit = %v", err)
 	}
 	if _, err := c.Reset(ctx, "api"); err != nil {
@@ -92,13 +93,13 @@ func TestListenerRunsAfterTheLockIsReleased(t *testing.T) {
 	store := &lockWatch{Store: mem.New()}
 	heardUnderLock := make(chan bool, 16)
 	var c *fusebox.Circuits
-	c = fusebox.New(store, fusebox.WithPolicy(onePolicy()), fusebox.WithListener(func(e fusebox.Event) {
-		if e.Kind != fusebox.EventTransition {
+	c = fusebox.New(store, fusebox.WithPolicy(onePolicy()), fusebox.WithListener(func(e breaker.Event) {
+		if e.Kind != breaker.EventTransition {
 			return
 		}
 		under := store.held.Load() != 0
 		// Taking the circuit's lock from the listener works: nobody holds it.
-		_, err := store.Update(context.Background(), e.Circuit, func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false })
+		_, err := store.Update(context.Background(), e.Circuit, func(*breaker.State) ([]breaker.Event, bool) { return nil, false })
 		heardUnderLock <- under || err != nil
 	}))
 	ctx := context.Background()
@@ -123,7 +124,7 @@ func TestABlockedListenerDelaysNoCall(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	rec := &recorder{}
-	c := fusebox.New(mem.New(), fusebox.WithPolicy(onePolicy()), fusebox.WithListener(func(e fusebox.Event) {
+	c := fusebox.New(mem.New(), fusebox.WithPolicy(onePolicy()), fusebox.WithListener(func(e breaker.Event) {
 		once.Do(func() { close(entered); <-release })
 		rec.listen(e)
 	}))
@@ -162,7 +163,7 @@ func TestABlockedListenerDelaysNoCall(t *testing.T) {
 func TestAListenerThatPanicsFailsNoCall(t *testing.T) {
 	log := &logBuffer{}
 	c := fusebox.New(mem.New(), fusebox.WithPolicy(onePolicy()), fusebox.WithLogger(newTestLogger(log)),
-		fusebox.WithListener(func(fusebox.Event) { panic("listener bug") }))
+		fusebox.WithListener(func(breaker.Event) { panic("listener bug") }))
 	ctx := context.Background()
 	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); err != nil {
 		t.Fatalf("Do = %v, want the call's own success", err)
@@ -184,12 +185,12 @@ func TestSyncListener(t *testing.T) {
 	inline, queued := &recorder{}, &recorder{}
 	var underLock atomic.Bool
 	c := fusebox.New(store, fusebox.WithPolicy(onePolicy()), fusebox.WithLogger(newTestLogger(log)),
-		fusebox.WithSyncListener(func(e fusebox.Event) {
+		fusebox.WithSyncListener(func(e breaker.Event) {
 			underLock.Store(underLock.Load() || store.held.Load() != 0)
 			inline.listen(e)
 		}),
-		fusebox.WithSyncListener(func(e fusebox.Event) {
-			if e.Kind == fusebox.EventSkip {
+		fusebox.WithSyncListener(func(e breaker.Event) {
+			if e.Kind == breaker.EventSkip {
 				panic("listener bug")
 			}
 		}),
@@ -202,7 +203,7 @@ func TestSyncListener(t *testing.T) {
 	for range 2 {
 		c.Do(ctx, "api", func(context.Context) error { return errRefused })
 	}
-	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, breaker.ErrOpen) {
 		t.Fatalf("Do on the open circuit = %v, want ErrOpen, whatever a listener does", err)
 	}
 	want := []string{"success", "failure", "failure", "transition:open", "skip"}
@@ -266,14 +267,14 @@ func TestTripAndResetSteerTheCircuit(t *testing.T) {
 	c := fusebox.New(mem.New(), fusebox.WithListener(rec.listen))
 	ctx := context.Background()
 	v, err := c.Trip(ctx, "nas", 10*time.Minute)
-	if err != nil || v.Phase != fusebox.ForcedOpen || v.ReopensIn != 10*time.Minute {
+	if err != nil || v.Phase != breaker.ForcedOpen || v.ReopensIn != 10*time.Minute {
 		t.Fatalf("Trip = %+v, %v; want forced open for 10m", v, err)
 	}
 	ran := false
-	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); !errors.Is(err, fusebox.ErrOpen) || ran {
+	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); !errors.Is(err, breaker.ErrOpen) || ran {
 		t.Errorf("Do on a tripped circuit = %v, ran %v", err, ran)
 	}
-	if v, err := c.Reset(ctx, "nas"); err != nil || v.Phase != fusebox.Closed {
+	if v, err := c.Reset(ctx, "nas"); err != nil || v.Phase != breaker.Closed {
 		t.Errorf("Reset = %+v, %v; want closed", v, err)
 	}
 	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); err != nil || !ran {
@@ -302,9 +303,9 @@ func newTestLogger(b *logBuffer) *slog.Logger {
 }
 
 // stoppedClock is a Clock that always reads the same instant.
-type stoppedClock fusebox.Instant
+type stoppedClock breaker.Instant
 
-func (c stoppedClock) Now() fusebox.Instant { return fusebox.Instant(c) }
+func (c stoppedClock) Now() breaker.Instant { return breaker.Instant(c) }
 
 func TestEventsAndLastSuccessAreTimedByTheCircuitsClock(t *testing.T) {
 	at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC) // far from the wall clock

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // LevelNotice is the level of a circuit closing: good news, worth one line
@@ -53,7 +55,7 @@ func (k *call) skip(ctx context.Context, err error, now time.Time) {
 	}
 	k.count(ctx, Counts{Skips: 1})
 	if k.c.listeners != nil {
-		k.emit(Event{Time: now, Circuit: k.name, Kind: EventSkip, Reason: err.Error()})
+		k.emit(breaker.Event{Time: now, Circuit: k.name, Kind: breaker.EventSkip, Reason: err.Error()})
 	}
 }
 
@@ -65,7 +67,7 @@ func (k *call) storeFailed(err error) {
 }
 
 // emit hands e to the listeners, if any.
-func (k *call) emit(e Event) {
+func (k *call) emit(e breaker.Event) {
 	if k.c.listeners != nil {
 		k.c.listeners.emit(e)
 	}
@@ -73,9 +75,9 @@ func (k *call) emit(e Event) {
 
 // logEvents logs the transitions among events and hands every event to the
 // listeners. It runs after the store's lock is released.
-func (k *call) logEvents(events []Event) {
+func (k *call) logEvents(events []breaker.Event) {
 	for _, e := range events {
-		if e.Kind == EventTransition { // logged first: what a listener logs comes after
+		if e.Kind == breaker.EventTransition { // logged first: what a listener logs comes after
 			k.logTransition(e)
 		}
 		k.emit(e)
@@ -85,19 +87,19 @@ func (k *call) logEvents(events []Event) {
 // logTransition logs a transition at the level the logging contract gives
 // it: an opening warns, a closing is a notice, a failed probe's reopening
 // and a trip or reset by hand (whose command says what it did) are info.
-func (k *call) logTransition(e Event) {
+func (k *call) logTransition(e breaker.Event) {
 	if k.byHand {
 		k.info("circuit "+strings.ReplaceAll(string(e.To), "_", " "), "reason", e.Reason)
 		return
 	}
 	switch e.To {
-	case Open:
-		if e.From == HalfOpen { // a failed probe: the opening was told already
+	case breaker.Open:
+		if e.From == breaker.HalfOpen { // a failed probe: the opening was told already
 			k.info("circuit reopened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
 		} else {
 			k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
 		}
-	case Closed:
+	case breaker.Closed:
 		k.notice("circuit closed", "reason", e.Reason)
 	}
 }

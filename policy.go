@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Jitter names how a backoff delay is randomised, as defined in the AWS
@@ -41,12 +43,13 @@ const (
 	DefaultOpenMultiplier = 2.0
 	DefaultOpenMax        = 5 * time.Minute
 	DefaultProbes         = 1
-	// ProbeLeaseSlack is added to the attempt timeout to make the default
-	// probe lease: a probe is killed at its timeout (plus a grace), so its
-	// lease outlives it, and a probe killed with SIGKILL frees the circuit
-	// once its lease ends.
-	ProbeLeaseSlack = 2 * time.Second
 )
+
+// probeLeaseSlack is added to the attempt timeout to make the default probe
+// lease: a probe is killed at its timeout (plus a grace), so its lease
+// outlives it, and a probe killed with SIGKILL frees the circuit once its
+// lease ends.
+const probeLeaseSlack = 2 * time.Second
 
 // Backoff is the schedule of waits between attempts. The zero value means the
 // defaults: 2s, doubling, capped at 30s, full jitter.
@@ -68,48 +71,18 @@ type RetryPolicy struct {
 	Budget *RetryBudget
 }
 
-// FailureRate trips a circuit when, over the last Window attempts (and at
-// least MinAttempts of them), the share that failed reaches Threshold.
-type FailureRate struct {
-	Threshold   float64 // 0 < Threshold <= 1
-	Window      int
-	MinAttempts int
-}
-
-// BreakerPolicy says when a circuit opens and how it recovers.
-type BreakerPolicy struct {
-	// TripAfter consecutive failed attempts open a closed circuit. It is not
-	// used when FailureRate is set.
-	TripAfter   int
-	FailureRate *FailureRate
-	// OpenFor is the first open period; each failed half-open probe
-	// multiplies the next one by OpenMultiplier, up to OpenMax. A success
-	// closes the circuit and resets the period.
-	OpenFor        time.Duration
-	OpenMultiplier float64
-	OpenMax        time.Duration
-	// LearnOpenFor (open_for: auto) learns an outage's first open period
-	// from how the circuit's recent outages recovered (State.LearnedOpenFor),
-	// between MinLearnedOpenFor and OpenMax; OpenFor is the period until
-	// there is anything to learn from.
-	LearnOpenFor bool
-	// Probes is how many callers, across all processes sharing the store,
-	// may try a half-open circuit at once. Each holds a lease of ProbeLease.
-	Probes     int
-	ProbeLease time.Duration
-}
-
 // Policy is the retry and breaker policy of one circuit. The zero value is
 // usable: every zero field means its default (see WithDefaults).
 type Policy struct {
 	Retry   RetryPolicy
-	Breaker BreakerPolicy
+	Breaker breaker.Policy
 }
 
 // DefaultPolicy returns the policy used when nothing is configured.
 func DefaultPolicy() Policy { return Policy{}.WithDefaults() }
 
-// WithDefaults returns p with every zero field set to its default.
+// WithDefaults returns p with every zero field set to its default; the
+// default probe lease is the attempt timeout and 2s.
 func (p Policy) WithDefaults() Policy {
 	r, b := &p.Retry, &p.Breaker
 	setDefault(&r.Attempts, DefaultAttempts)
@@ -128,7 +101,7 @@ func (p Policy) WithDefaults() Policy {
 	setDefault(&b.OpenMultiplier, DefaultOpenMultiplier)
 	setDefault(&b.OpenMax, max(DefaultOpenMax, b.OpenFor))
 	setDefault(&b.Probes, DefaultProbes)
-	setDefault(&b.ProbeLease, r.Timeout+ProbeLeaseSlack)
+	setDefault(&b.ProbeLease, r.Timeout+probeLeaseSlack)
 	return p
 }
 

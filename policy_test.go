@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 func TestParseJitter(t *testing.T) {
@@ -34,7 +35,7 @@ func TestPolicyWithDefaults(t *testing.T) {
 				Timeout:  10 * time.Second,
 				Deadline: time.Minute,
 			},
-			Breaker: fusebox.BreakerPolicy{
+			Breaker: breaker.Policy{
 				TripAfter: 3, OpenFor: 30 * time.Second, OpenMultiplier: 2, OpenMax: 5 * time.Minute,
 				Probes: 1, ProbeLease: 12 * time.Second,
 			},
@@ -53,8 +54,8 @@ func TestPolicyWithDefaults(t *testing.T) {
 				Backoff:  fusebox.Backoff{First: time.Second, Multiplier: 3, Max: time.Minute, Jitter: fusebox.JitterEqual},
 				Timeout:  time.Second, Deadline: time.Hour,
 			},
-			Breaker: fusebox.BreakerPolicy{
-				TripAfter: 5, FailureRate: &fusebox.FailureRate{Threshold: 0.5, Window: 10},
+			Breaker: breaker.Policy{
+				TripAfter: 5, FailureRate: &breaker.FailureRate{Threshold: 0.5, Window: 10},
 				OpenFor: time.Second, OpenMultiplier: 1.5, OpenMax: time.Hour, Probes: 2, ProbeLease: time.Minute,
 			},
 		}
@@ -69,7 +70,7 @@ func TestPolicyWithDefaults(t *testing.T) {
 		}
 	})
 	t.Run("open_max grows to cover a long open_for", func(t *testing.T) {
-		got := fusebox.Policy{Breaker: fusebox.BreakerPolicy{OpenFor: 10 * time.Minute}}.WithDefaults()
+		got := fusebox.Policy{Breaker: breaker.Policy{OpenFor: 10 * time.Minute}}.WithDefaults()
 		if got.Breaker.OpenMax != 10*time.Minute {
 			t.Errorf("OpenMax = %s, want 10m", got.Breaker.OpenMax)
 		}
@@ -85,7 +86,7 @@ func TestPolicyWithDefaults(t *testing.T) {
 	})
 	t.Run("the probe lease outlives the attempt timeout", func(t *testing.T) {
 		got := fusebox.Policy{Retry: fusebox.RetryPolicy{Timeout: 20 * time.Second}}.WithDefaults()
-		if want := 20*time.Second + fusebox.ProbeLeaseSlack; got.Breaker.ProbeLease != want {
+		if want := 22 * time.Second; got.Breaker.ProbeLease != want {
 			t.Errorf("ProbeLease = %s, want %s", got.Breaker.ProbeLease, want)
 		}
 	})
@@ -122,13 +123,13 @@ func TestPolicyValidate(t *testing.T) {
 		f(&p.Retry)
 		return p
 	}
-	breaker := func(f func(*fusebox.BreakerPolicy)) fusebox.Policy {
+	brk := func(f func(*breaker.Policy)) fusebox.Policy {
 		var p fusebox.Policy
 		f(&p.Breaker)
 		return p
 	}
-	rate := func(fr fusebox.FailureRate) fusebox.Policy {
-		return fusebox.Policy{Breaker: fusebox.BreakerPolicy{FailureRate: &fr}}
+	rate := func(fr breaker.FailureRate) fusebox.Policy {
+		return fusebox.Policy{Breaker: breaker.Policy{FailureRate: &fr}}
 	}
 	tests := []struct {
 		name string
@@ -137,8 +138,8 @@ func TestPolicyValidate(t *testing.T) {
 	}{
 		{"the zero policy is valid: zero means default", fusebox.Policy{}, nil},
 		{"the default policy is valid", fusebox.DefaultPolicy(), nil},
-		{"a sane failure rate is valid", rate(fusebox.FailureRate{Threshold: 0.5, Window: 20, MinAttempts: 10}), nil},
-		{"a threshold of 100% is valid", rate(fusebox.FailureRate{Threshold: 1, Window: 1}), nil},
+		{"a sane failure rate is valid", rate(breaker.FailureRate{Threshold: 0.5, Window: 20, MinAttempts: 10}), nil},
+		{"a threshold of 100% is valid", rate(breaker.FailureRate{Threshold: 1, Window: 1}), nil},
 		{"negative attempts", retry(func(r *fusebox.RetryPolicy) { r.Attempts = -1 }), []string{"attempts"}},
 		{"negative backoff", retry(func(r *fusebox.RetryPolicy) { r.Backoff.First = -time.Second }), []string{"backoff"}},
 		{"multiplier below 1 shrinks the wait", retry(func(r *fusebox.RetryPolicy) { r.Backoff.Multiplier = 0.5 }), []string{"multiplier"}},
@@ -148,25 +149,25 @@ func TestPolicyValidate(t *testing.T) {
 		{"unknown jitter", retry(func(r *fusebox.RetryPolicy) { r.Backoff.Jitter = "random" }), []string{"jitter"}},
 		{"negative timeout", retry(func(r *fusebox.RetryPolicy) { r.Timeout = -1 }), []string{"timeout"}},
 		{"negative deadline", retry(func(r *fusebox.RetryPolicy) { r.Deadline = -1 }), []string{"deadline"}},
-		{"negative trip_after", breaker(func(b *fusebox.BreakerPolicy) { b.TripAfter = -3 }), []string{"trip_after"}},
-		{"threshold 0 never trips", rate(fusebox.FailureRate{Threshold: 0, Window: 10}), []string{"failure_rate.threshold"}},
-		{"threshold above 100%", rate(fusebox.FailureRate{Threshold: 1.5, Window: 10}), []string{"failure_rate.threshold"}},
-		{"threshold NaN", rate(fusebox.FailureRate{Threshold: nan, Window: 10}), []string{"failure_rate.threshold"}},
-		{"empty window", rate(fusebox.FailureRate{Threshold: 0.5}), []string{"failure_rate.window"}},
-		{"min_attempts above the window", rate(fusebox.FailureRate{Threshold: 0.5, Window: 10, MinAttempts: 11}), []string{"failure_rate.min_attempts"}},
-		{"negative min_attempts", rate(fusebox.FailureRate{Threshold: 0.5, Window: 10, MinAttempts: -1}), []string{"failure_rate.min_attempts"}},
-		{"negative open_for", breaker(func(b *fusebox.BreakerPolicy) { b.OpenFor = -1 }), []string{"open_for"}},
-		{"open_multiplier below 1", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMultiplier = 0.9 }), []string{"open_multiplier"}},
-		{"open_multiplier NaN", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMultiplier = nan }), []string{"open_multiplier"}},
-		{"negative open_max", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMax = -1 }), []string{"open_max"}},
-		{"open_max below open_for", breaker(func(b *fusebox.BreakerPolicy) { b.OpenFor, b.OpenMax = time.Minute, time.Second }), []string{"open_max"}},
-		{"open_max below the default open_for", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMax = 15 * time.Second }), []string{"open_max"}},
-		{"open_max below auto's first guess: auto stays within it", breaker(func(b *fusebox.BreakerPolicy) { b.OpenMax, b.LearnOpenFor = 15*time.Second, true }), nil},
-		{"negative probes", breaker(func(b *fusebox.BreakerPolicy) { b.Probes = -1 }), []string{"probes"}},
-		{"negative probe_lease", breaker(func(b *fusebox.BreakerPolicy) { b.ProbeLease = -1 }), []string{"probe_lease"}},
+		{"negative trip_after", brk(func(b *breaker.Policy) { b.TripAfter = -3 }), []string{"trip_after"}},
+		{"threshold 0 never trips", rate(breaker.FailureRate{Threshold: 0, Window: 10}), []string{"failure_rate.threshold"}},
+		{"threshold above 100%", rate(breaker.FailureRate{Threshold: 1.5, Window: 10}), []string{"failure_rate.threshold"}},
+		{"threshold NaN", rate(breaker.FailureRate{Threshold: nan, Window: 10}), []string{"failure_rate.threshold"}},
+		{"empty window", rate(breaker.FailureRate{Threshold: 0.5}), []string{"failure_rate.window"}},
+		{"min_attempts above the window", rate(breaker.FailureRate{Threshold: 0.5, Window: 10, MinAttempts: 11}), []string{"failure_rate.min_attempts"}},
+		{"negative min_attempts", rate(breaker.FailureRate{Threshold: 0.5, Window: 10, MinAttempts: -1}), []string{"failure_rate.min_attempts"}},
+		{"negative open_for", brk(func(b *breaker.Policy) { b.OpenFor = -1 }), []string{"open_for"}},
+		{"open_multiplier below 1", brk(func(b *breaker.Policy) { b.OpenMultiplier = 0.9 }), []string{"open_multiplier"}},
+		{"open_multiplier NaN", brk(func(b *breaker.Policy) { b.OpenMultiplier = nan }), []string{"open_multiplier"}},
+		{"negative open_max", brk(func(b *breaker.Policy) { b.OpenMax = -1 }), []string{"open_max"}},
+		{"open_max below open_for", brk(func(b *breaker.Policy) { b.OpenFor, b.OpenMax = time.Minute, time.Second }), []string{"open_max"}},
+		{"open_max below the default open_for", brk(func(b *breaker.Policy) { b.OpenMax = 15 * time.Second }), []string{"open_max"}},
+		{"open_max below auto's first guess: auto stays within it", brk(func(b *breaker.Policy) { b.OpenMax, b.LearnOpenFor = 15*time.Second, true }), nil},
+		{"negative probes", brk(func(b *breaker.Policy) { b.Probes = -1 }), []string{"probes"}},
+		{"negative probe_lease", brk(func(b *breaker.Policy) { b.ProbeLease = -1 }), []string{"probe_lease"}},
 		{"every problem is reported at once, in config order", fusebox.Policy{
 			Retry:   fusebox.RetryPolicy{Attempts: -1, Deadline: -1},
-			Breaker: fusebox.BreakerPolicy{FailureRate: &fusebox.FailureRate{Threshold: 2}, Probes: -1},
+			Breaker: breaker.Policy{FailureRate: &breaker.FailureRate{Threshold: 2}, Probes: -1},
 		}, []string{"attempts", "deadline", "failure_rate.threshold", "failure_rate.window", "probes"}},
 	}
 	for _, tt := range tests {
@@ -179,9 +180,9 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestFieldErrorMessagesNameTheValue(t *testing.T) {
-	p := fusebox.Policy{Breaker: fusebox.BreakerPolicy{
+	p := fusebox.Policy{Breaker: breaker.Policy{
 		OpenFor: time.Minute, OpenMax: 30 * time.Second,
-		FailureRate: &fusebox.FailureRate{Threshold: 1.5, Window: 10},
+		FailureRate: &breaker.FailureRate{Threshold: 1.5, Window: 10},
 	}}
 	got := p.Validate().Error()
 	for _, want := range []string{

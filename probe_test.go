@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // A health check (Circuits.Probe) may probe an open circuit before its open
@@ -21,7 +22,7 @@ func TestProbeOfAnOpenCircuit(t *testing.T) {
 			if err := e.c.Probe(context.Background(), "api", fails(nil).fn); err != nil {
 				t.Fatalf("Probe = %v", err)
 			}
-			if v := e.view("api"); v.Phase != fusebox.Closed {
+			if v := e.view("api"); v.Phase != breaker.Closed {
 				t.Errorf("after a passed health check: %+v, want closed", v)
 			}
 			if got := e.log.Lines("circuit closed", "health check succeeded"); len(got) != 1 {
@@ -41,7 +42,7 @@ func TestProbeOfAnOpenCircuit(t *testing.T) {
 				t.Fatalf("Probe = %v, want one failed attempt", err)
 			}
 			after := e.state("api")
-			if v := e.view("api"); v.Phase != fusebox.Open || v.ReopensIn != 25*time.Second ||
+			if v := e.view("api"); v.Phase != breaker.Open || v.ReopensIn != 25*time.Second ||
 				after.Generation != before.Generation || after.Reopens != before.Reopens || len(after.Probes) != 0 {
 				t.Errorf("after a failed health check: %+v, state %+v; want open, 25s left, lease given back", v, after)
 			}
@@ -65,10 +66,10 @@ func TestProbeOfAnOpenCircuit(t *testing.T) {
 				})
 			}()
 			<-inside
-			if err := e.c.Probe(context.Background(), "api", fails(nil).fn); !errors.Is(err, fusebox.ErrOpen) {
+			if err := e.c.Probe(context.Background(), "api", fails(nil).fn); !errors.Is(err, breaker.ErrOpen) {
 				t.Errorf("a second health check = %v, want ErrOpen (probing)", err)
 			}
-			if err := e.circuits(doPolicy()).Do(context.Background(), "api", fails(nil).fn); !errors.Is(err, fusebox.ErrOpen) {
+			if err := e.circuits(doPolicy()).Do(context.Background(), "api", fails(nil).fn); !errors.Is(err, breaker.ErrOpen) {
 				t.Errorf("an ordinary call during the health check = %v, want ErrOpen", err)
 			}
 			close(release)
@@ -84,7 +85,7 @@ func TestProbeOfAnOpenCircuit(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := fails(nil)
-			if err := e.c.Probe(context.Background(), "api", s.fn); !errors.Is(err, fusebox.ErrOpen) || s.called() != 0 {
+			if err := e.c.Probe(context.Background(), "api", s.fn); !errors.Is(err, breaker.ErrOpen) || s.called() != 0 {
 				t.Errorf("Probe of a tripped circuit = %v, ran %d times; want ErrOpen and nothing run", err, s.called())
 			}
 		})

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // recordSuccess logs and records an attempt, begun at start, that succeeded. A
 // success that changes nothing but the counters (State.quietSuccess) is only
 // counted: no lock, no write of the State. It records even when parent is
 // done (the outcome happened), with parent's values.
-func (k *call) recordSuccess(parent context.Context, permit Permit, start Instant, attempt int) {
+func (k *call) recordSuccess(parent context.Context, permit breaker.Permit, start breaker.Instant, attempt int) {
 	if attempt > 1 || permit.Lease != "" {
 		k.info("attempt succeeded", "attempt", attempt)
 	} else {
@@ -22,20 +24,20 @@ func (k *call) recordSuccess(parent context.Context, permit Permit, start Instan
 	ctx := detached(parent)
 	counts := Counts{Successes: 1, LastSuccess: k.c.since(start).Wall}
 	st, err := k.c.store.Load(ctx, k.name)
-	if err == nil && st.quietSuccess(k.policy.Breaker, permit) {
+	if err == nil && st.QuietSuccess(k.policy.Breaker, permit) {
 		k.count(ctx, counts)
-		k.emit(Event{Time: counts.LastSuccess, Circuit: k.name, Kind: EventSuccess, Attempt: attempt})
+		k.emit(breaker.Event{Time: counts.LastSuccess, Circuit: k.name, Kind: breaker.EventSuccess, Attempt: attempt})
 		return
 	}
-	k.update(ctx, permit, Outcome{Attempt: attempt}, counts)
+	k.update(ctx, permit, breaker.Outcome{Attempt: attempt}, counts)
 }
 
 // recordFailure logs and records a failed attempt, and reports whether the
 // circuit is now open, and for how long.
-func (k *call) recordFailure(parent context.Context, permit Permit, f *Failure, ae *AttemptError) (reopensIn time.Duration, opened bool) {
+func (k *call) recordFailure(parent context.Context, permit breaker.Permit, f *Failure, ae *AttemptError) (reopensIn time.Duration, opened bool) {
 	reason := ae.Error()
 	k.info("attempt failed", "attempt", ae.Attempt, "attempts", k.policy.Retry.Attempts, "reason", reason)
-	reopensIn, opened = k.record(parent, permit, Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: ae.Attempt,
+	reopensIn, opened = k.record(parent, permit, breaker.Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: ae.Attempt,
 		Reason: reason, TimedOut: ae.Cut != NotCut, Cause: cause(f, ae), OpenFor: f.OpenFor})
 	k.reopened = k.reopened || opened && permit.Lease != ""
 	k.open = opened && !f.Neutral && !f.Local
@@ -45,7 +47,7 @@ func (k *call) recordFailure(parent context.Context, permit Permit, f *Failure, 
 // record stores a failed or cancelled attempt's outcome and reports whether
 // the circuit is now open, and for how long. It records even when parent
 // is done (the outcome happened), with parent's values.
-func (k *call) record(parent context.Context, permit Permit, o Outcome) (reopensIn time.Duration, opened bool) {
+func (k *call) record(parent context.Context, permit breaker.Permit, o breaker.Outcome) (reopensIn time.Duration, opened bool) {
 	if k.broken || permit.Unprotected {
 		return 0, false
 	}
@@ -73,19 +75,19 @@ func detached(parent context.Context) context.Context {
 
 // update records o in the State under the store's lock; a success's counts
 // are added once the State is stored, or when the store was only busy.
-func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Counts) (reopensIn time.Duration, opened bool) {
+func (k *call) update(ctx context.Context, permit breaker.Permit, o breaker.Outcome, success Counts) (reopensIn time.Duration, opened bool) {
 	s := k.c.store
 	var skips uint64
 	if !o.Neutral || permit.Lease != "" { // it may open or close the circuit
 		skips = skipTotal(ctx, s, k.name)
 	}
-	var events []Event
-	var now Instant
+	var events []breaker.Event
+	var now breaker.Instant
 	clock, bp, retry := k.c.clock, k.policy.Breaker, k.policy.Retry // not k: see acquireLocked
-	st, err := s.Update(ctx, k.name, func(st *State) ([]Event, bool) {
+	st, err := s.Update(ctx, k.name, func(st *breaker.State) ([]breaker.Event, bool) {
 		now = clock.Now()
 		events = st.Record(bp, now, permit, o)
-		stampSkips(events, skips)
+		breaker.StampSkips(events, skips)
 		stampRetry(events, retry)
 		return events, true
 	})
@@ -101,17 +103,17 @@ func (k *call) update(ctx context.Context, permit Permit, o Outcome, success Cou
 	}
 	if !o.Failed && !o.Neutral { // not a cancelled probe, which gave its lease back
 		k.count(ctx, success)
-		k.emit(Event{Time: now.Wall, Circuit: k.name, Kind: EventSuccess, Attempt: o.Attempt})
+		k.emit(breaker.Event{Time: now.Wall, Circuit: k.name, Kind: breaker.EventSuccess, Attempt: o.Attempt})
 	}
 	for _, e := range events {
-		k.opened = k.opened || e.Kind == EventTransition && e.To == Open
+		k.opened = k.opened || e.Kind == breaker.EventTransition && e.To == breaker.Open
 	}
 	k.logEvents(events)
 	v := st.View(now)
 	switch v.Phase {
-	case Open:
+	case breaker.Open:
 		return v.ReopensIn, true
-	case ForcedOpen:
+	case breaker.ForcedOpen:
 		if v.ReopensIn == 0 {
 			return NoDeadline, true // until reset
 		}

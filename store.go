@@ -3,6 +3,8 @@ package fusebox
 import (
 	"context"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Store keeps circuit state where every process that shares a circuit sees
@@ -29,7 +31,7 @@ type Store interface {
 	// Load returns the circuit's state without taking a lock; it may be stale
 	// by the time the caller acts on it, but it is never torn. A circuit
 	// never stored is a zero State with Name set and no error.
-	Load(ctx context.Context, name string) (State, error)
+	Load(ctx context.Context, name string) (breaker.State, error)
 
 	// Update applies fn to the current state with exclusive access across
 	// every process sharing the store and, when fn reports a change, stores
@@ -42,7 +44,7 @@ type Store interface {
 	// afresh. It may read the clock. Update returns the state as fn's last
 	// call left it (stored only when fn reported a change). No lock is held
 	// once Update returns: a caller never holds one across its own work.
-	Update(ctx context.Context, name string, fn func(*State) (events []Event, changed bool)) (State, error)
+	Update(ctx context.Context, name string, fn func(*breaker.State) (events []breaker.Event, changed bool)) (breaker.State, error)
 
 	// Count adds c's Successes, Failures and Skips to the circuit's
 	// counters, and raises its LastSuccess to c.LastSuccess when that is
@@ -72,17 +74,17 @@ type Admin interface {
 	Names(ctx context.Context) ([]string, error)
 
 	// Events returns the circuit's events at or after since, oldest first.
-	Events(ctx context.Context, name string, since time.Time) ([]Event, error)
+	Events(ctx context.Context, name string, since time.Time) ([]breaker.Event, error)
 
 	// AllEvents returns the events of every circuit at or after since,
 	// oldest first (events of the same time in circuit-name order): what
 	// an outage history or a notifier reads to catch up.
-	AllEvents(ctx context.Context, since time.Time) ([]Event, error)
+	AllEvents(ctx context.Context, since time.Time) ([]breaker.Event, error)
 
 	// GC removes, as of now, circuits (State, Counts and events) and
 	// stored answers not used for unusedFor, and events older than
 	// eventsFor. A circuit whose trip by hand has not ended as of now (until
-	// reset, or timed: State.TripInForce) is kept: someone meant it.
+	// reset, or timed: breaker.State.TripInForce) is kept: someone meant it.
 	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/mem"
 )
@@ -55,7 +56,7 @@ func ok(context.Context) error { return nil }
 func doBench(c *fusebox.Circuits, parallel, wantOpen bool) func(b *testing.B) {
 	ctx := context.Background()
 	check := func(err error) error {
-		if wantOpen != errors.Is(err, fusebox.ErrOpen) {
+		if wantOpen != errors.Is(err, breaker.ErrOpen) {
 			return fmt.Errorf("fusebox Do: %v (want open: %t)", err, wantOpen)
 		}
 		return nil
@@ -150,7 +151,7 @@ func libCases(dir string) ([]libCase, error) {
 	openCB.Execute(func() (struct{}, error) { return struct{}{}, errBoom })
 	openDo := fusebox.New(mem.New(), fusebox.WithPolicy(fusebox.Policy{
 		Retry:   fusebox.RetryPolicy{Attempts: 1},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Hour},
+		Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Hour},
 	}))
 	openDo.Do(context.Background(), "bench", func(context.Context) error { return errBoom })
 	cases = append(cases,

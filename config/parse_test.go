@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
@@ -33,7 +34,7 @@ func TestParseReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr := &fusebox.FailureRate{Threshold: 0.5, Window: 20, MinAttempts: 10}
+	fr := &breaker.FailureRate{Threshold: 0.5, Window: 20, MinAttempts: 10}
 	defaults := fusebox.Policy{
 		Retry: fusebox.RetryPolicy{
 			Attempts: 3,
@@ -41,7 +42,7 @@ func TestParseReference(t *testing.T) {
 			Timeout:  10 * time.Second,
 			Deadline: 60 * time.Second,
 		},
-		Breaker: fusebox.BreakerPolicy{
+		Breaker: breaker.Policy{
 			TripAfter: 3, FailureRate: fr, OpenFor: 30 * time.Second, OpenMultiplier: 2,
 			OpenMax: 5 * time.Minute, Probes: 1, ProbeLease: 15 * time.Second,
 		},
@@ -132,10 +133,10 @@ circuits:
 			if fr := c.Policy("a").Breaker.FailureRate; fr != nil {
 				t.Errorf("a: got %+v, want none", fr)
 			}
-			if fr := c.Policy("b").Breaker.FailureRate; *fr != (fusebox.FailureRate{Threshold: 1, Window: 4, MinAttempts: 4}) {
+			if fr := c.Policy("b").Breaker.FailureRate; *fr != (breaker.FailureRate{Threshold: 1, Window: 4, MinAttempts: 4}) {
 				t.Errorf("b: got %+v", fr)
 			}
-			if fr := c.Policy("c").Breaker.FailureRate; *fr != (fusebox.FailureRate{Threshold: 0.25, Window: 8}) || fr == c.Defaults.Breaker.FailureRate {
+			if fr := c.Policy("c").Breaker.FailureRate; *fr != (breaker.FailureRate{Threshold: 0.25, Window: 8}) || fr == c.Defaults.Breaker.FailureRate {
 				t.Errorf("c: got %+v, want an own copy of the default", fr)
 			}
 		}},

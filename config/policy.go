@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // keyRefs maps the policy keys set in one place (defaults: or a circuit),
@@ -93,7 +94,7 @@ func (l *loader) jitter(e entry) (fusebox.Jitter, bool) {
 
 // failureRate reads failure_rate as a unit: null means none (to turn off a
 // failure rate set in defaults:).
-func (l *loader) failureRate(e entry, refs keyRefs) *fusebox.FailureRate {
+func (l *loader) failureRate(e entry, refs keyRefs) *breaker.FailureRate {
 	if isNull(l.resolve(e.value, e.path)) {
 		return nil
 	}
@@ -101,7 +102,7 @@ func (l *loader) failureRate(e entry, refs keyRefs) *fusebox.FailureRate {
 	if !ok {
 		return nil
 	}
-	fr := &fusebox.FailureRate{}
+	fr := &breaker.FailureRate{}
 	for _, f := range entries {
 		switch f.name {
 		case "threshold":

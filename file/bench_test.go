@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			s := open(b, b.TempDir(), file.WithFsync(fsync))
 			for b.Loop() {
-				if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+				if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
 					st.ConsecutiveFailures++
 					return nil, true
 				}); err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -111,8 +111,8 @@ func TestEventLogIsCutBySize(t *testing.T) {
 	line := `{"time":"2030-01-02T03:04:06Z","circuit":"db","kind":"failure","reason":"flap"}` + "\n"
 	writeFile(t, path, []byte(old+strings.Repeat(line, (4<<20)/len(line))))
 	for i := range 3 {
-		_, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-			return []fusebox.Event{{Time: time.Date(2030, 1, 3, 0, 0, i, 0, time.UTC), Circuit: "db", Kind: fusebox.EventFailure, Reason: fmt.Sprint("new ", i)}}, true
+		_, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
+			return []breaker.Event{{Time: time.Date(2030, 1, 3, 0, 0, i, 0, time.UTC), Circuit: "db", Kind: breaker.EventFailure, Reason: fmt.Sprint("new ", i)}}, true
 		})
 		if err != nil {
 			t.Fatal(err)

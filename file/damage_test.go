@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -36,12 +37,12 @@ func TestDamagedStateFileIsMovedAside(t *testing.T) {
 				path := filepath.Join(dir, "db.json")
 				writeFile(t, path, d.content)
 
-				var st fusebox.State
+				var st breaker.State
 				var err error
 				if first == "Load" {
 					st, err = s.Load(ctx, "db")
 				} else {
-					st, err = s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) { return nil, false })
+					st, err = s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) { return nil, false })
 				}
 				if err != nil || st.Name != "db" || st.Phase != "" || st.Generation != 0 {
 					t.Fatalf("%s = %+v, %v; want a fresh state", first, st, err)

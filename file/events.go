@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // An event log is bounded by size as well as by age (gc's history.keep):
@@ -31,7 +32,7 @@ const (
 // writer: a log whose last byte is not a newline was torn or damaged, and is
 // moved aside first so that the new lines do not run into it. A log that
 // grows past maxEventsLog is cut (see cutEvents).
-func (s *Store) appendEvents(ctx context.Context, name string, events []fusebox.Event) error {
+func (s *Store) appendEvents(ctx context.Context, name string, events []breaker.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -124,7 +125,7 @@ func tornTail(fd int, path string, size int64) (string, error) {
 
 // AllEvents returns the events of every circuit with a log, at or after
 // since, by time.
-func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event, error) {
+func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]breaker.Event, error) {
 	err := s.checkSubdir(eventsDir, false)
 	var names []string
 	if err == nil {
@@ -136,7 +137,7 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
-	var out []fusebox.Event
+	var out []breaker.Event
 	for _, name := range names {
 		evs, err := s.Events(ctx, name, since)
 		if err != nil {
@@ -147,13 +148,13 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event
 		}
 		out = append(out, evs...)
 	}
-	fusebox.SortEvents(out)
+	breaker.SortEvents(out)
 	return out, nil
 }
 
 // Events returns the circuit's events at or after since, oldest first. Lines
 // that do not decode (a person's edit) are skipped.
-func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]fusebox.Event, error) {
+func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]breaker.Event, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
@@ -168,9 +169,9 @@ func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]fus
 	if err != nil {
 		return nil, fmt.Errorf("read events of %s: %w", name, err)
 	}
-	var out []fusebox.Event
+	var out []breaker.Event
 	for line := range eventLines(b) {
-		var e fusebox.Event
+		var e breaker.Event
 		if len(line) > maxEventLine || json.Unmarshal(line, &e) != nil || e.Time.Before(since) {
 			continue
 		}

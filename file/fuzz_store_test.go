@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -47,7 +47,7 @@ func FuzzStateFile(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
-		var want fusebox.State
+		var want breaker.State
 		decodes := json.Unmarshal(data, &want) == nil
 		if st.Name != "db" {
 			t.Errorf("Load gave a state named %q", st.Name)
@@ -67,7 +67,7 @@ func FuzzStateFile(f *testing.F) {
 				t.Fatalf("%d warnings, want 1:\n%s", len(w), strings.Join(w, ""))
 			}
 		}
-		stored, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		stored, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
 			st.LastFailure = "fuzz marker"
 			return nil, true
 		})
@@ -78,7 +78,7 @@ func FuzzStateFile(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back fusebox.State
+		var back breaker.State
 		if err := json.Unmarshal(b, &back); err != nil || back.LastFailure != "fuzz marker" || back.Generation != stored.Generation {
 			t.Fatalf("stored file %q does not decode to what Update stored: %v", b, err)
 		}
@@ -124,9 +124,9 @@ func FuzzEventLog(f *testing.F) {
 		}
 		logOpt, log := withLog()
 		s := open(t, dir, logOpt, file.WithFsync(false), file.WithNow(func() time.Time { return fixedNow }))
-		marker := fusebox.Event{Time: fixedNow.UTC(), Circuit: "db", Kind: fusebox.EventFailure, Attempt: 1, Reason: "fuzz marker"}
-		if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-			return []fusebox.Event{marker}, true
+		marker := breaker.Event{Time: fixedNow.UTC(), Circuit: "db", Kind: breaker.EventFailure, Attempt: 1, Reason: "fuzz marker"}
+		if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
+			return []breaker.Event{marker}, true
 		}); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
@@ -151,7 +151,7 @@ func FuzzEventLog(f *testing.F) {
 			}
 			b = b[len(data):]
 		}
-		var appended fusebox.Event
+		var appended breaker.Event
 		if err := json.Unmarshal(b, &appended); err != nil || appended.Reason != "fuzz marker" || b[len(b)-1] != '\n' {
 			t.Fatalf("appended %q: %v; want one whole event line", b, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 const (
@@ -286,7 +287,7 @@ func startsAfter(path string, cutoff time.Time) (bool, error) {
 		return false, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
-	var e fusebox.Event
+	var e breaker.Event
 	return json.Unmarshal(line, &e) == nil && !e.Time.Before(cutoff), nil
 }
 
@@ -310,7 +311,7 @@ func (s *Store) trimEvents(ctx context.Context, name string, cutoff time.Time) (
 		dropped++ // what came before the newest part, or its first line, cut short
 	}
 	for line := range eventLines(b) {
-		var e fusebox.Event
+		var e breaker.Event
 		if len(line) > maxEventLine || json.Unmarshal(line, &e) != nil || e.Time.Before(cutoff) {
 			dropped++
 			continue

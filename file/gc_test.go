@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -75,7 +76,7 @@ func TestGCKeepsACircuitSkippedRecently(t *testing.T) {
 func TestGCRemovesACircuitThatOnlyLeftALockFile(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
-	if _, err := s.Update(ctx, "idle", func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false }); err != nil {
+	if _, err := s.Update(ctx, "idle", func(*breaker.State) ([]breaker.Event, bool) { return nil, false }); err != nil {
 		t.Fatal(err)
 	}
 	if r := gc(t, s, week, 100*week); len(r.Circuits) != 0 {
@@ -174,7 +175,7 @@ func TestAutomaticGCRunsAtMostHourly(t *testing.T) {
 	if !exists("b") {
 		t.Fatal("GC ran half an hour after the last")
 	}
-	if _, err := s.Update(ctx, "busy", func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false }); err != nil {
+	if _, err := s.Update(ctx, "busy", func(*breaker.State) ([]breaker.Event, bool) { return nil, false }); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(31 * time.Minute)

@@ -12,15 +12,16 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 func TestLayout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	s := open(t, dir)
-	now := fusebox.Instant{Wall: time.Now()}
+	now := breaker.Instant{Wall: time.Now()}
 	p := fusebox.DefaultPolicy().Breaker
-	if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		evs := st.Record(p, now, fusebox.Permit{Generation: st.Generation}, fusebox.Outcome{Failed: true, Attempt: 1, Reason: "refused"})
+	if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
+		evs := st.Record(p, now, breaker.Permit{Generation: st.Generation}, breaker.Outcome{Failed: true, Attempt: 1, Reason: "refused"})
 		return evs, true
 	}); err != nil {
 		t.Fatal(err)
@@ -75,7 +76,7 @@ func TestLoadWritesNothing(t *testing.T) {
 	s := open(t, dir)
 	writeFile(t, filepath.Join(dir, "db.json"), []byte(`{"name":"db","state":"open","consecutive_failures":3}`))
 	st, err := s.Load(ctx, "db")
-	if err != nil || st.Phase != fusebox.Open || st.ConsecutiveFailures != 3 {
+	if err != nil || st.Phase != breaker.Open || st.ConsecutiveFailures != 3 {
 		t.Errorf("Load = %+v, %v; want the stored state", st, err)
 	}
 	if _, err := s.Load(ctx, "unknown"); err != nil {
@@ -97,7 +98,7 @@ func TestLoadSetsTheName(t *testing.T) {
 func TestUnchangedUpdateWritesNoState(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir)
-	if _, err := s.Update(ctx, "db", func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false }); err != nil {
+	if _, err := s.Update(ctx, "db", func(*breaker.State) ([]breaker.Event, bool) { return nil, false }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "db.json")); !os.IsNotExist(err) {

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -93,7 +93,7 @@ func TestLockFileRemovedWhileWaitedOn(t *testing.T) {
 	releaseOld := holdLock(t, path)
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		_, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
 			st.ConsecutiveFailures++
 			return nil, true
 		})

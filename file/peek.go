@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // ErrDamaged is a state file that Peek found damaged: Load would move it
@@ -17,16 +18,16 @@ var ErrDamaged = errors.New("damaged")
 // wrapping ErrDamaged that names the file and its problem, with the fresh
 // state Load would then start from. For fusebox explain, which promises to
 // change nothing.
-func (s *Store) Peek(_ context.Context, name string) (fusebox.State, error) {
+func (s *Store) Peek(_ context.Context, name string) (breaker.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return fusebox.State{}, fmt.Errorf("load: %w", err)
+		return breaker.State{}, fmt.Errorf("load: %w", err)
 	}
 	st, err := s.readState(name)
 	if d := (*damage)(nil); errors.As(err, &d) {
-		return fusebox.State{Name: name}, fmt.Errorf("%s is %w (%s)", s.statePath(name), ErrDamaged, d.problem)
+		return breaker.State{Name: name}, fmt.Errorf("%s is %w (%s)", s.statePath(name), ErrDamaged, d.problem)
 	}
 	if err != nil {
-		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
+		return breaker.State{}, fmt.Errorf("load %s: %w", name, err)
 	}
 	return st, nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -45,9 +45,9 @@ func TestHelperProcess(t *testing.T) {
 	fmt.Println("ready")
 	io.Copy(io.Discard, os.Stdin)
 	start := time.Now()
-	_, err = s.Update(ctx, "shared", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	_, err = s.Update(ctx, "shared", func(st *breaker.State) ([]breaker.Event, bool) {
 		st.ConsecutiveFailures++
-		return []fusebox.Event{{Time: time.Now(), Circuit: "shared", Kind: fusebox.EventFailure, Reason: "pid " + strconv.Itoa(os.Getpid())}}, true
+		return []breaker.Event{{Time: time.Now(), Circuit: "shared", Kind: breaker.EventFailure, Reason: "pid " + strconv.Itoa(os.Getpid())}}, true
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -45,8 +46,8 @@ func TestASharedDirOfAnotherOwnerIsAcceptedByItsGroup(t *testing.T) {
 		t.Fatalf("Open of a dir shared with my group: %v", err)
 	}
 	ctx := context.Background()
-	if _, err := s.Update(ctx, "c", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		return []fusebox.Event{{Time: time.Now(), Circuit: "c", Kind: fusebox.EventFailure, Reason: "x"}}, true
+	if _, err := s.Update(ctx, "c", func(st *breaker.State) ([]breaker.Event, bool) {
+		return []breaker.Event{{Time: time.Now(), Circuit: "c", Kind: breaker.EventFailure, Reason: "x"}}, true
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,30 +13,31 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Load returns the circuit's state from DIR/NAME.json without a lock: one
 // open, read and close, as every fail-fast call makes it. A file that is
 // damaged or a symlink is moved aside under the lock, and the circuit starts
 // afresh.
-func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
+func (s *Store) Load(ctx context.Context, name string) (breaker.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return fusebox.State{}, fmt.Errorf("load: %w", err)
+		return breaker.State{}, fmt.Errorf("load: %w", err)
 	}
 	st, err := s.readState(name)
 	if err == nil {
 		return st, nil
 	}
 	if d := (*damage)(nil); !errors.As(err, &d) { // d is made here, only on an error
-		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
+		return breaker.State{}, fmt.Errorf("load %s: %w", name, err)
 	}
 	unlock, err := s.lock(ctx, name)
 	if err != nil {
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
 	defer unlock()
 	if st, err = s.readLocked(name); err != nil {
-		return fusebox.State{}, fmt.Errorf("load %s: %w", name, err)
+		return breaker.State{}, fmt.Errorf("load %s: %w", name, err)
 	}
 	return st, nil
 }
@@ -63,13 +64,13 @@ func (s *Store) Names(context.Context) ([]string, error) {
 // Update applies fn to the circuit's state under its lock. When fn reports a
 // change it replaces DIR/NAME.json and appends fn's events to the log. After
 // a write, at most once an hour, it runs GC with the configured retention.
-func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return fusebox.State{}, fmt.Errorf("update: %w", err)
+		return breaker.State{}, fmt.Errorf("update: %w", err)
 	}
 	st, changed, err := s.update(ctx, name, fn)
 	if err != nil {
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
 	if changed {
 		s.maybeGC(ctx)
@@ -78,15 +79,15 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State)
 }
 
 // update is Update under the lock; it reports whether it wrote.
-func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, bool, error) {
+func (s *Store) update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, bool, error) {
 	unlock, err := s.lock(ctx, name)
 	if err != nil {
-		return fusebox.State{}, false, err
+		return breaker.State{}, false, err
 	}
 	defer unlock()
 	st, err := s.readLocked(name)
 	if err != nil {
-		return fusebox.State{}, false, fmt.Errorf("update %s: %w", name, err)
+		return breaker.State{}, false, fmt.Errorf("update %s: %w", name, err)
 	}
 	events, changed := fn(&st)
 	if !changed {
@@ -95,26 +96,26 @@ func (s *Store) update(ctx context.Context, name string, fn func(*fusebox.State)
 	st.Name = name
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
-		return fusebox.State{}, false, fmt.Errorf("update %s: encode state: %w", name, err)
+		return breaker.State{}, false, fmt.Errorf("update %s: encode state: %w", name, err)
 	}
 	if len(events) > 0 {
 		// Before the state is written, so that a refused log changes nothing.
 		if err := s.checkSubdir(eventsDir, true); err != nil {
-			return fusebox.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
+			return breaker.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
 		}
 	}
 	if err := s.writeAtomic(s.statePath(name), append(b, '\n')); err != nil {
-		return fusebox.State{}, false, fmt.Errorf("update %s: write state: %w", name, err)
+		return breaker.State{}, false, fmt.Errorf("update %s: write state: %w", name, err)
 	}
 	if err := s.appendEvents(ctx, name, events); err != nil {
-		return fusebox.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
+		return breaker.State{}, false, fmt.Errorf("update %s: append events: %w", name, err)
 	}
 	return st, true, nil
 }
 
 // readLocked reads the circuit's state under its lock, where no one else
 // writes it: damage seen now is real, and the file is moved aside.
-func (s *Store) readLocked(name string) (fusebox.State, error) {
+func (s *Store) readLocked(name string) (breaker.State, error) {
 	st, err := s.readState(name)
 	if err == nil {
 		return st, nil
@@ -124,9 +125,9 @@ func (s *Store) readLocked(name string) (fusebox.State, error) {
 		return st, err
 	}
 	if err := s.moveAside(s.statePath(name), d.problem, d.unusable); err != nil {
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
-	return fusebox.State{Name: name}, nil
+	return breaker.State{Name: name}, nil
 }
 
 // damage is a file that holds no usable record: damaged (a crash, an edit),
@@ -141,7 +142,7 @@ func (d *damage) Error() string { return d.problem }
 // readState reads the circuit's state file, or returns the State cached
 // from it when one lstat finds it unchanged (see stateCache). A missing file
 // is a fresh state; an unparsable file or a symlink is a *damage.
-func (s *Store) readState(name string) (fusebox.State, error) {
+func (s *Store) readState(name string) (breaker.State, error) {
 	var lst unix.Stat_t
 	lerr := lstatJoin(&lst, s.prefix, name, ".json") // statePath, unallocated
 	switch lerr {
@@ -151,15 +152,15 @@ func (s *Store) readState(name string) (fusebox.State, error) {
 		}
 	case unix.ENOENT:
 		s.states.drop(name)
-		return fusebox.State{Name: name}, nil
+		return breaker.State{Name: name}, nil
 	}
 	path := s.statePath(name)
 	fd, err := openFile(path, readFlags)
 	if errors.Is(err, fs.ErrPermission) && lerr == nil { // another user's file, or FIFO
 		if lst.Mode&unix.S_IFMT != unix.S_IFREG {
-			return fusebox.State{}, &damage{notRegular(uint32(lst.Mode)), true}
+			return breaker.State{}, &damage{notRegular(uint32(lst.Mode)), true}
 		}
-		return fusebox.State{}, &damage{s.forbidden(&lst), true}
+		return breaker.State{}, &damage{s.forbidden(&lst), true}
 	}
 	if err != nil {
 		return stateOf(nil, err, name)
@@ -176,26 +177,26 @@ func (s *Store) readState(name string) (fusebox.State, error) {
 }
 
 // readStateFile reads the state file at path, uncached.
-func readStateFile(path, name string) (fusebox.State, error) {
+func readStateFile(path, name string) (breaker.State, error) {
 	b, err := readFile(path, maxStateSize)
 	return stateOf(b, err, name)
 }
 
 // stateOf decodes the content b of a state file, read with err.
-func stateOf(b []byte, err error, name string) (fusebox.State, error) {
+func stateOf(b []byte, err error, name string) (breaker.State, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fusebox.State{Name: name}, nil
+		return breaker.State{Name: name}, nil
 	case symlinkRefused(err):
-		return fusebox.State{}, &damage{"it is a symlink", true}
+		return breaker.State{}, &damage{"it is a symlink", true}
 	case refused(err) != "":
-		return fusebox.State{}, &damage{refused(err), true}
+		return breaker.State{}, &damage{refused(err), true}
 	case err != nil:
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
-	var st fusebox.State
+	var st breaker.State
 	if err := json.Unmarshal(b, &st); err != nil {
-		return fusebox.State{}, &damage{describe(b, err), false}
+		return breaker.State{}, &damage{describe(b, err), false}
 	}
 	st.Name = name
 	return st, nil

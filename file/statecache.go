@@ -4,9 +4,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/fusebox-hq/fusebox/breaker"
 	"golang.org/x/sys/unix"
-
-	"github.com/fusebox-hq/fusebox"
 )
 
 // A Store keeps the State it last read or wrote of each circuit, decoded,
@@ -40,7 +39,7 @@ func idOf(st *unix.Stat_t) fileID {
 type cachedState struct {
 	fd    int // the file it came from, held open
 	id    fileID
-	state fusebox.State
+	state breaker.State
 }
 
 // stateCache is safe for concurrent use.
@@ -51,12 +50,12 @@ type stateCache struct {
 
 // lookup returns the cached State of name when it came from the file lst
 // describes. The State is the caller's to change.
-func (c *stateCache) lookup(name string, lst *unix.Stat_t) (fusebox.State, bool) {
+func (c *stateCache) lookup(name string, lst *unix.Stat_t) (breaker.State, bool) {
 	c.mu.Lock()
 	e := c.m[name]
 	c.mu.Unlock()
 	if e == nil || e.id != idOf(lst) {
-		return fusebox.State{}, false
+		return breaker.State{}, false
 	}
 	st := e.state
 	st.Probes = slices.Clone(st.Probes) // a State's methods change its leases in place
@@ -65,7 +64,7 @@ func (c *stateCache) lookup(name string, lst *unix.Stat_t) (fusebox.State, bool)
 
 // put caches st, read from or written to the open file fd, which it now
 // owns: it is closed when the entry is replaced or dropped.
-func (c *stateCache) put(name string, fd int, fst *unix.Stat_t, st fusebox.State) {
+func (c *stateCache) put(name string, fd int, fst *unix.Stat_t, st breaker.State) {
 	st.Probes = slices.Clone(st.Probes)
 	e := &cachedState{fd: fd, id: idOf(fst), state: st}
 	c.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -90,8 +90,8 @@ func TestKeptStatesShowEveryWrite(t *testing.T) {
 	})
 	t.Run("a State a Load returned is the caller's to change", func(t *testing.T) {
 		s := open(t, t.TempDir())
-		if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-			st.Probes = []fusebox.Lease{{ID: "a"}}
+		if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
+			st.Probes = []breaker.Lease{{ID: "a"}}
 			return nil, true
 		}); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/storetest"
@@ -56,12 +57,12 @@ var (
 	corruptSuffix = ".corrupt-" + fixedNow.UTC().Format("20060102T150405Z")
 )
 
-func succeed(st *fusebox.State) ([]fusebox.Event, bool) {
+func succeed(st *breaker.State) ([]breaker.Event, bool) {
 	st.ConsecutiveFailures++
-	return []fusebox.Event{{Time: time.Now(), Circuit: st.Name, Kind: fusebox.EventTransition, Reason: "test"}}, true
+	return []breaker.Event{{Time: time.Now(), Circuit: st.Name, Kind: breaker.EventTransition, Reason: "test"}}, true
 }
 
-func mustUpdate(t testing.TB, s *file.Store, name string) fusebox.State {
+func mustUpdate(t testing.TB, s *file.Store, name string) breaker.State {
 	t.Helper()
 	st, err := s.Update(ctx, name, succeed)
 	if err != nil {

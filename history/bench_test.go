@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/history"
 )
@@ -47,7 +48,7 @@ func simulatedYear(b *testing.B, keep time.Duration) *yearDir {
 			down := start.AddDate(0, 0, day).Add(time.Duration(c)*time.Hour + 15*time.Minute)
 			for _, batch := range outageEvents(name, down) {
 				now = batch[len(batch)-1].Time
-				if _, err := s.Update(ctx, name, func(*fusebox.State) ([]fusebox.Event, bool) { return batch, true }); err != nil {
+				if _, err := s.Update(ctx, name, func(*breaker.State) ([]breaker.Event, bool) { return batch, true }); err != nil {
 					b.Fatal(err)
 				}
 				y.events += len(batch)
@@ -64,20 +65,20 @@ func simulatedYear(b *testing.B, keep time.Duration) *yearDir {
 
 // outageEvents is one outage as the stores see it, in the Updates that
 // write it: three failures open the circuit, two probes fail, one closes it.
-func outageEvents(name string, down time.Time) [][]fusebox.Event {
+func outageEvents(name string, down time.Time) [][]breaker.Event {
 	at := func(d time.Duration) time.Time { return down.Add(d) }
-	fail := func(d time.Duration, attempt int) fusebox.Event {
-		return fusebox.Event{Time: at(d), Circuit: name, Kind: fusebox.EventFailure, Attempt: attempt, Reason: "connect: connection refused"}
+	fail := func(d time.Duration, attempt int) breaker.Event {
+		return breaker.Event{Time: at(d), Circuit: name, Kind: breaker.EventFailure, Attempt: attempt, Reason: "connect: connection refused"}
 	}
-	tr := func(d time.Duration, from, to fusebox.Phase, why string, skips uint64) fusebox.Event {
-		return fusebox.Event{Time: at(d), Circuit: name, Kind: fusebox.EventTransition, From: from, To: to, Reason: why, Since: down, Skips: skips, For: fusebox.Duration(30 * time.Second)}
+	tr := func(d time.Duration, from, to breaker.Phase, why string, skips uint64) breaker.Event {
+		return breaker.Event{Time: at(d), Circuit: name, Kind: breaker.EventTransition, From: from, To: to, Reason: why, Since: down, Skips: skips, For: breaker.Duration(30 * time.Second)}
 	}
-	return [][]fusebox.Event{
+	return [][]breaker.Event{
 		{fail(0, 1)}, {fail(2*time.Second, 2)},
-		{fail(6*time.Second, 3), tr(6*time.Second, fusebox.Closed, fusebox.Open, "3 consecutive failures", 0)},
-		{fail(40*time.Second, 1), tr(40*time.Second, fusebox.HalfOpen, fusebox.Open, "probe failed: connect: connection refused", 4)},
-		{fail(2*time.Minute, 1), tr(2*time.Minute, fusebox.HalfOpen, fusebox.Open, "probe failed: connect: connection refused", 8)},
-		{tr(5*time.Minute, fusebox.HalfOpen, fusebox.Closed, "probe succeeded", 12)},
+		{fail(6*time.Second, 3), tr(6*time.Second, breaker.Closed, breaker.Open, "3 consecutive failures", 0)},
+		{fail(40*time.Second, 1), tr(40*time.Second, breaker.HalfOpen, breaker.Open, "probe failed: connect: connection refused", 4)},
+		{fail(2*time.Minute, 1), tr(2*time.Minute, breaker.HalfOpen, breaker.Open, "probe failed: connect: connection refused", 8)},
+		{tr(5*time.Minute, breaker.HalfOpen, breaker.Closed, "probe succeeded", 12)},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/history"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
@@ -25,7 +26,7 @@ func TestTheReturnLiesBetweenTheLastFailureAndTheEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := fusebox.Policy{
 			Retry:   fusebox.RetryPolicy{Attempts: 1, Timeout: time.Second},
-			Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: time.Second, OpenMax: 8 * time.Second},
+			Breaker: breaker.Policy{TripAfter: 3, OpenFor: time.Second, OpenMax: 8 * time.Second},
 		}
 		store := mem.New()
 		c := fusebox.New(store, fusebox.WithPolicy(p))
@@ -78,7 +79,7 @@ func TestSavedIsEstimatedFromThePolicyTheRunsUsed(t *testing.T) {
 			c.Do(ctx, "bridge", refused)
 		}
 		for range 8 {
-			if err := c.Do(ctx, "bridge", refused); !errors.Is(err, fusebox.ErrOpen) {
+			if err := c.Do(ctx, "bridge", refused); !errors.Is(err, breaker.ErrOpen) {
 				t.Fatalf("Do on the open circuit: %v, want a skip", err)
 			}
 		}
@@ -92,7 +93,7 @@ func TestSavedIsEstimatedFromThePolicyTheRunsUsed(t *testing.T) {
 		// Events written before transitions recorded their policy fall back
 		// to the config's: 8 skips × the mean waits of 1 s and 2 s.
 		for i := range events {
-			events[i].Retry = fusebox.RetryRecord{}
+			events[i].Retry = breaker.RetryRecord{}
 		}
 		if out, _ := history.Outages(events, nil, time.Now()); len(out) != 1 || out[0].Saved != 24*time.Second {
 			t.Fatalf("outages of old events = %+v, want 8 skips saving 24s", out)
@@ -107,15 +108,15 @@ func TestSkipsOfEachOpenPeriodUseItsOwnPolicy(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	slow := fusebox.RecordRetry(fusebox.RetryPolicy{Attempts: 2, Timeout: 10 * time.Second, Backoff: fusebox.Backoff{First: 2 * time.Second, Jitter: fusebox.JitterNone}})
 	quick := fusebox.RecordRetry(fusebox.RetryPolicy{Attempts: 1, Timeout: 4 * time.Second})
-	fail := func(s int) fusebox.Event {
-		return fusebox.Event{Time: at(s), Circuit: "api", Kind: fusebox.EventFailure, Reason: "timeout", TimedOut: true}
+	fail := func(s int) breaker.Event {
+		return breaker.Event{Time: at(s), Circuit: "api", Kind: breaker.EventFailure, Reason: "timeout", TimedOut: true}
 	}
-	events := []fusebox.Event{
+	events := []breaker.Event{
 		fail(0), fail(1), fail(2),
-		{Time: at(2), Circuit: "api", Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.Open, Since: at(0), Skips: 100, Retry: slow},
+		{Time: at(2), Circuit: "api", Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.Open, Since: at(0), Skips: 100, Retry: slow},
 		fail(40),
-		{Time: at(40), Circuit: "api", Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Open, Since: at(0), Skips: 103, Retry: quick},
-		{Time: at(200), Circuit: "api", Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Closed, Reason: "probe succeeded", Since: at(0), Skips: 108, Retry: slow},
+		{Time: at(40), Circuit: "api", Kind: breaker.EventTransition, From: breaker.HalfOpen, To: breaker.Open, Since: at(0), Skips: 103, Retry: quick},
+		{Time: at(200), Circuit: "api", Kind: breaker.EventTransition, From: breaker.HalfOpen, To: breaker.Closed, Reason: "probe succeeded", Since: at(0), Skips: 108, Retry: slow},
 	}
 	out, _ := history.Outages(events, nil, at(300))
 	// Every failure timed out: 3 skips × (10 s + 2 s + 10 s), then 5 × 4 s.
@@ -164,7 +165,7 @@ func TestAClockSteppedBackDuringAnOutageEndsIt(t *testing.T) {
 			store := open(t)
 			defer store.Close()
 			t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
-			clk := testenv.NewClock(fusebox.Instant{Wall: t0})
+			clk := testenv.NewClock(breaker.Instant{Wall: t0})
 			c := fusebox.New(store, fusebox.WithClock(clk), fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}}))
 			refused := func(context.Context) error { return errors.New("connection refused") }
 			for range 3 {
@@ -176,7 +177,7 @@ func TestAClockSteppedBackDuringAnOutageEndsIt(t *testing.T) {
 			clk.Advance(-time.Hour)   // NTP steps the clock back
 			clk.Advance(5 * time.Minute)
 			ok := func(context.Context) error { return nil }
-			if err := c.Do(ctx, "nas", ok); !errors.Is(err, fusebox.ErrOpen) {
+			if err := c.Do(ctx, "nas", ok); !errors.Is(err, breaker.ErrOpen) {
 				t.Fatalf("the first call after the step: %v, want a skip (the open period restarts from the stepped clock)", err)
 			}
 			clk.Advance(time.Minute)
@@ -195,7 +196,7 @@ func TestAClockSteppedBackDuringAnOutageEndsIt(t *testing.T) {
 			if o := out[0]; !o.LastFailureAt.Equal(t0.Add(63*time.Second)) || o.End.Before(o.LastFailureAt) {
 				t.Errorf("last failure %s, end %s: want the failed probe at 06:16:03, and no end before it", o.LastFailureAt, o.End)
 			}
-			if len(ignored) != 1 || ignored[0].Event.To != fusebox.Closed || !strings.Contains(ignored[0].Why, "before the event stored before it") {
+			if len(ignored) != 1 || ignored[0].Event.To != breaker.Closed || !strings.Contains(ignored[0].Why, "before the event stored before it") {
 				t.Errorf("ignored = %+v, want the closing, stepped back", ignored)
 			}
 		})
@@ -207,15 +208,15 @@ func TestAClockSteppedBackDuringAnOutageEndsIt(t *testing.T) {
 func TestTimesBeyondBeliefAreIgnored(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	fail := func(t time.Time) fusebox.Event {
-		return fusebox.Event{Time: t, Circuit: "bridge", Kind: fusebox.EventFailure, Reason: "refused"}
+	fail := func(t time.Time) breaker.Event {
+		return breaker.Event{Time: t, Circuit: "bridge", Kind: breaker.EventFailure, Reason: "refused"}
 	}
 	year1 := time.Time{}
-	events := []fusebox.Event{
+	events := []breaker.Event{
 		fail(year1), fail(at(0)), fail(time.Unix(0, 0)),
-		{Time: year1, Circuit: "bridge", Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.Open, Since: year1},
+		{Time: year1, Circuit: "bridge", Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.Open, Since: year1},
 		fail(time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)),
-		{Time: at(30), Circuit: "bridge", Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Closed, Reason: "probe succeeded"},
+		{Time: at(30), Circuit: "bridge", Kind: breaker.EventTransition, From: breaker.HalfOpen, To: breaker.Closed, Reason: "probe succeeded"},
 	}
 	out, ignored := history.Outages(events, nil, at(3600))
 	if len(out) != 1 || !out[0].Start.Equal(t0) || !out[0].LastFailureAt.Equal(t0) || out[0].Duration != 30*time.Second {

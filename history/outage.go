@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Outage is one outage of one circuit's endpoint. Its times never run
@@ -87,12 +88,12 @@ type ReasonCount struct {
 // An opening by hand (fusebox trip) is maintenance, not an outage; closing
 // by hand (fusebox reset) ends an outage. The skips of an ongoing outage are
 // not in the events: CountSkipsTo adds them from the circuit's Counts.
-func Outages(events []fusebox.Event, policy func(name string) fusebox.Policy, now time.Time) ([]Outage, []Ignored) {
+func Outages(events []breaker.Event, policy func(name string) fusebox.Policy, now time.Time) ([]Outage, []Ignored) {
 	if policy == nil {
 		policy = func(string) fusebox.Policy { return fusebox.Policy{} }
 	}
 	var names []string
-	logs := map[string][]fusebox.Event{}
+	logs := map[string][]breaker.Event{}
 	for _, e := range events {
 		if logs[e.Circuit] == nil {
 			names = append(names, e.Circuit)
@@ -160,26 +161,26 @@ type tracker struct {
 
 func (t *tracker) add(e placed) (Outage, bool) {
 	switch {
-	case e.Kind == fusebox.EventFailure && t.cur != nil:
+	case e.Kind == breaker.EventFailure && t.cur != nil:
 		t.cur.failure(e)
-	case e.Kind == fusebox.EventFailure:
+	case e.Kind == breaker.EventFailure:
 		t.pending = append(t.pending, e)
-	case e.Kind != fusebox.EventTransition:
-	case e.To == fusebox.Open && t.cur != nil:
+	case e.Kind != breaker.EventTransition:
+	case e.To == breaker.Open && t.cur != nil:
 		t.cur.FailedProbes++
 		t.cur.LastFailureAt = e.at
 		t.cur.nextSpan(e, t.policy)
-	case e.To == fusebox.Open:
+	case e.To == breaker.Open:
 		t.cur = t.open(e)
 		t.pending = nil
-	case e.To == fusebox.Closed && t.cur != nil:
+	case e.To == breaker.Closed && t.cur != nil:
 		o := *t.cur
 		t.cur, t.closed = nil, e.at
 		o.End, o.EndedBy, o.Duration = e.at, e.Reason, max(e.at.Sub(o.Start), 0)
 		o.nextSpan(e, t.policy)
 		o.Skips, o.Saved = o.skipped(span{})
 		return o, true
-	case e.To == fusebox.Closed:
+	case e.To == breaker.Closed:
 		t.pending = nil
 	}
 	return Outage{}, false
@@ -211,8 +212,8 @@ func (t *tracker) open(e placed) *Outage {
 // policyOf is the policy the calls skipped after transition e are taken to
 // have run under: the retry policy e records, else the circuit's.
 func policyOf(e placed, circuit fusebox.Policy) fusebox.Policy {
-	if e.Retry != (fusebox.RetryRecord{}) {
-		circuit.Retry = e.Retry.Policy()
+	if e.Retry != (breaker.RetryRecord{}) {
+		circuit.Retry = fusebox.RecordedRetry(e.Retry)
 	}
 	return circuit.WithDefaults()
 }

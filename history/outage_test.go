@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
 	"github.com/fusebox-hq/fusebox/mem"
 )
@@ -19,7 +20,7 @@ import (
 // minute, doubling per failed probe.
 var testPolicy = fusebox.Policy{
 	Retry:   fusebox.RetryPolicy{Attempts: 1, Timeout: 5 * time.Second},
-	Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: time.Minute, OpenMax: 10 * time.Minute},
+	Breaker: breaker.Policy{TripAfter: 3, OpenFor: time.Minute, OpenMax: 10 * time.Minute},
 }
 
 // upstream is an endpoint that is down while down is set, failing with
@@ -197,15 +198,15 @@ func TestTripByHandIsNoOutageButResetEndsOne(t *testing.T) {
 func TestOutagesReadEventsWithoutTheMarks(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	fail := func(s int) fusebox.Event {
-		return fusebox.Event{Time: at(s), Circuit: "old", Kind: fusebox.EventFailure, Reason: "refused"}
+	fail := func(s int) breaker.Event {
+		return breaker.Event{Time: at(s), Circuit: "old", Kind: breaker.EventFailure, Reason: "refused"}
 	}
 	// Events of a release before openings carried Since and Skips: the
 	// start is the earliest of the TripAfter failures before the opening.
-	events := []fusebox.Event{
+	events := []breaker.Event{
 		fail(-3600), fail(0), fail(10), fail(20),
-		{Time: at(20), Circuit: "old", Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.Open},
-		{Time: at(100), Circuit: "old", Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Closed, Reason: "probe succeeded"},
+		{Time: at(20), Circuit: "old", Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.Open},
+		{Time: at(100), Circuit: "old", Kind: breaker.EventTransition, From: breaker.HalfOpen, To: breaker.Closed, Reason: "probe succeeded"},
 	}
 	out, _ := history.Outages(events, nil, at(200))
 	if len(out) != 1 || !out[0].Start.Equal(t0) || out[0].Duration != 100*time.Second || out[0].Failures != 3 {
@@ -241,13 +242,13 @@ func TestSkipCost(t *testing.T) {
 
 func TestSavedTimeFromTimeouts(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
-	slow := func(s int) fusebox.Event {
-		return fusebox.Event{Time: t0.Add(time.Duration(s) * time.Second), Circuit: "api", Kind: fusebox.EventFailure, Reason: "timeout after 5s", TimedOut: true}
+	slow := func(s int) breaker.Event {
+		return breaker.Event{Time: t0.Add(time.Duration(s) * time.Second), Circuit: "api", Kind: breaker.EventFailure, Reason: "timeout after 5s", TimedOut: true}
 	}
-	events := []fusebox.Event{
+	events := []breaker.Event{
 		slow(0), slow(5), slow(10),
-		{Time: t0.Add(10 * time.Second), Circuit: "api", Kind: fusebox.EventTransition, To: fusebox.Open, Since: t0, Skips: 7},
-		{Time: t0.Add(70 * time.Second), Circuit: "api", Kind: fusebox.EventTransition, To: fusebox.Closed, Reason: "probe succeeded", Skips: 19},
+		{Time: t0.Add(10 * time.Second), Circuit: "api", Kind: breaker.EventTransition, To: breaker.Open, Since: t0, Skips: 7},
+		{Time: t0.Add(70 * time.Second), Circuit: "api", Kind: breaker.EventTransition, To: breaker.Closed, Reason: "probe succeeded", Skips: 19},
 	}
 	out, _ := history.Outages(events, func(string) fusebox.Policy { return testPolicy }, t0.Add(time.Hour))
 	if len(out) != 1 || out[0].Skips != 12 || out[0].Saved != 12*5*time.Second {

@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
 )
 
@@ -20,14 +21,14 @@ import (
 func TestOutagesOfAnyHistory(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		p := testPolicy.WithDefaults()
-		st := fusebox.State{Name: "api"}
-		now := fusebox.Instant{Wall: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
-		var events []fusebox.Event
+		st := breaker.State{Name: "api"}
+		now := breaker.Instant{Wall: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+		var events []breaker.Event
 		openings, failures := 0, 0
 		steps := rapid.IntRange(0, 200).Draw(t, "steps")
 		for i := range steps {
 			now = now.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "wait")) * time.Second)
-			var ev []fusebox.Event
+			var ev []breaker.Event
 			switch action := rapid.SampledFrom([]string{"fail", "fail", "succeed", "trip", "reset"}).Draw(t, "action"); action {
 			case "trip":
 				ev = st.Trip(now, time.Duration(rapid.IntRange(0, 300).Draw(t, "trip"))*time.Second)
@@ -37,11 +38,11 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i))
 				ev = acq
 				if err == nil {
-					ev = append(ev, st.Record(p.Breaker, now, permit, fusebox.Outcome{Failed: action == "fail", Attempt: 1, Reason: "boom"})...)
+					ev = append(ev, st.Record(p.Breaker, now, permit, breaker.Outcome{Failed: action == "fail", Attempt: 1, Reason: "boom"})...)
 				}
 			}
 			for _, e := range ev {
-				if e.Kind == fusebox.EventTransition && e.To == fusebox.Open && e.From == fusebox.Closed {
+				if e.Kind == breaker.EventTransition && e.To == breaker.Open && e.From == breaker.Closed {
 					openings++
 				}
 			}
@@ -63,7 +64,7 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 		}
 		counted := 0
 		for _, e := range events {
-			if e.Kind == fusebox.EventFailure {
+			if e.Kind == breaker.EventFailure {
 				counted++
 			}
 		}
@@ -116,12 +117,12 @@ func checkOrder(t *rapid.T, outages []history.Outage, now time.Time) {
 // drawEvents draws any event sequence of a few circuits: kinds, phases,
 // marks and policies at random, with times that walk forward, step back a
 // little or a lot, or jump to year 1, 1970 or the far future.
-func drawEvents(t *rapid.T, now time.Time) []fusebox.Event {
-	phases := []fusebox.Phase{fusebox.Closed, fusebox.Open, fusebox.HalfOpen, fusebox.ForcedOpen, ""}
-	kinds := []fusebox.EventKind{fusebox.EventFailure, fusebox.EventFailure, fusebox.EventNeutralFailure, fusebox.EventTransition, fusebox.EventTransition, fusebox.EventSuccess}
+func drawEvents(t *rapid.T, now time.Time) []breaker.Event {
+	phases := []breaker.Phase{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, ""}
+	kinds := []breaker.EventKind{breaker.EventFailure, breaker.EventFailure, breaker.EventNeutralFailure, breaker.EventTransition, breaker.EventTransition, breaker.EventSuccess}
 	clock := now.Add(-time.Duration(rapid.IntRange(0, 1000).Draw(t, "start")) * time.Minute)
 	n := rapid.IntRange(0, 120).Draw(t, "events")
-	events := make([]fusebox.Event, n)
+	events := make([]breaker.Event, n)
 	var skips uint64
 	for i := range events {
 		switch rapid.IntRange(0, 9).Draw(t, "step") {
@@ -142,7 +143,7 @@ func drawEvents(t *rapid.T, now time.Time) []fusebox.Event {
 			at = time.Date(rapid.IntRange(2027, 9999).Draw(t, "future"), 1, 1, 0, 0, 0, 0, time.UTC)
 		}
 		skips += uint64(rapid.IntRange(0, 5).Draw(t, "skips"))
-		e := fusebox.Event{
+		e := breaker.Event{
 			Time: at, Circuit: rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "circuit"),
 			Kind: rapid.SampledFrom(kinds).Draw(t, "kind"), Reason: rapid.SampledFrom([]string{"refused", "timeout", "probe succeeded"}).Draw(t, "reason"),
 			From: rapid.SampledFrom(phases).Draw(t, "from"), To: rapid.SampledFrom(phases).Draw(t, "to"),
@@ -176,12 +177,12 @@ func TestOutagesOfAnyEventSequence(t *testing.T) {
 		}
 		want := outagesJSON(t, outages)
 		sorted := slices.Clone(events)
-		fusebox.SortEvents(sorted)
+		breaker.SortEvents(sorted)
 		if got, _ := history.Outages(sorted, nil, now); outagesJSON(t, got) != want {
 			t.Fatalf("events as a store returns them read\n%s\nwritten, they read\n%s", outagesJSON(t, got), want)
 		}
 		grouped := slices.Clone(events)
-		slices.SortStableFunc(grouped, func(a, b fusebox.Event) int { return cmp.Compare(b.Circuit, a.Circuit) })
+		slices.SortStableFunc(grouped, func(a, b breaker.Event) int { return cmp.Compare(b.Circuit, a.Circuit) })
 		if got, _ := history.Outages(grouped, nil, now); outagesJSON(t, got) != want {
 			t.Fatalf("circuits one after another read\n%s\ninterleaved, they read\n%s", outagesJSON(t, got), want)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Epoch is the earliest event time Outages believes: fusebox wrote no event
@@ -31,14 +31,14 @@ const FarFuture = 24 * time.Hour
 // log, or, for events at the head of the log, the first time believed after
 // them.
 type Ignored struct {
-	Event fusebox.Event
+	Event breaker.Event
 	Why   string // "before 2000", "more than 24h0m0s after now", "1h0m0s before the event stored before it"
 	At    time.Time
 }
 
 // placed is an event with the time Outages counts it at.
 type placed struct {
-	fusebox.Event
+	breaker.Event
 	at time.Time
 }
 
@@ -47,7 +47,7 @@ type placed struct {
 // reached so far), else the time reached so far. Times so placed never
 // decrease. Events of a log with no believable time at all are left out,
 // and reported with a zero At.
-func place(events []fusebox.Event, now time.Time) ([]placed, []Ignored) {
+func place(events []breaker.Event, now time.Time) ([]placed, []Ignored) {
 	out := make([]placed, 0, len(events))
 	var ignored []Ignored
 	var reached time.Time // zero until a time is believed

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // answer is what a successful attempt got.
@@ -31,7 +32,7 @@ type answer struct {
 func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, error) {
 	req, err := ep.request(ctx, pp)
 	if err != nil {
-		return answer{}, c.failure(ep, fusebox.CauseOther, "cannot build the request: "+innermost(err), false, false)
+		return answer{}, c.failure(ep, breaker.CauseOther, "cannot build the request: "+innermost(err), false, false)
 	}
 	if c.log.Enabled(ctx, slog.LevelDebug) {
 		// Redacted here, when it is logged: redacting compiles the
@@ -108,7 +109,7 @@ func (ep *endpoint) rules() rules {
 
 // failure makes the Failure for reason. retryable says whether ep's retry_on
 // covers it; dial, whether the request surely never reached the server.
-func (c *Client) failure(ep *endpoint, cause fusebox.Cause, reason string, retryable, dial bool) *fusebox.Failure {
+func (c *Client) failure(ep *endpoint, cause breaker.Cause, reason string, retryable, dial bool) *fusebox.Failure {
 	return c.judged(ep, ep.rules().fail(cause, nil, reason, retryable, dial))
 }
 
@@ -142,7 +143,7 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 		return nil
 	}
 	if reason := ep.refusedRedirect(resp, c.red.URL); reason != "" {
-		return c.judged(ep, ep.rules().fail(fusebox.CauseStatus, errors.New(reason), reason, false, false)) // following it is a config change, not a retry
+		return c.judged(ep, ep.rules().fail(breaker.CauseStatus, errors.New(reason), reason, false, false)) // following it is a config change, not a retry
 	}
 	if len(ep.Expect.Status) > 0 && code < 400 {
 		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
@@ -170,11 +171,11 @@ func (ep *endpoint) statusOK(code int) bool {
 func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response) ([]byte, *fusebox.Failure) {
 	limit := ep.MaxBody
 	tooLarge := func() *fusebox.Failure {
-		return c.failure(ep, fusebox.CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
+		return c.failure(ep, breaker.CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
 	}
 	src, err := decoded(resp)
 	if err != nil {
-		return nil, c.failure(ep, fusebox.CauseBody, "reading the body: "+err.Error(), false, false)
+		return nil, c.failure(ep, breaker.CauseBody, "reading the body: "+err.Error(), false, false)
 	}
 	if resp.ContentLength > limit {
 		return nil, tooLarge()
@@ -201,9 +202,9 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 		case kindLocal:
 			retryable = true
 		}
-		cause := fusebox.CauseBody
+		cause := breaker.CauseBody
 		if tf.kind == kindLocal {
-			cause = fusebox.CauseLocal
+			cause = breaker.CauseLocal
 		}
 		f := c.failure(ep, cause, reason, retryable, false)
 		f.Local = tf.kind == kindLocal
@@ -245,15 +246,15 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	}
 	v, err := decodeJSON(body)
 	if err != nil {
-		return nil, c.failure(ep, fusebox.CauseBody, err.Error(), true, false)
+		return nil, c.failure(ep, breaker.CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
 		ok, err := evaluate(ctx, c.jqMemory, ep.expect, body, v, false, jqMaxCondition)
 		switch {
 		case err != nil:
-			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
+			return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
 		case string(ok) != "true":
-			return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
+			return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
 		}
 	}
 	if ep.extract == nil {
@@ -261,7 +262,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	}
 	out, err := evaluate(ctx, c.jqMemory, ep.extract, body, v, true, ep.MaxBody)
 	if err != nil {
-		return nil, c.failure(ep, fusebox.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
+		return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}
 	return out, nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -54,8 +54,8 @@ func TestUnauthorizedReasonSaysCheckTheToken(t *testing.T) {
 	_, ce := h.mustFail("ha")
 	wantContains(t, "error", ce.Error(),
 		"ha: not retryable after 1 attempt: status 401 Unauthorized — check the token; not retried (Home Assistant bans IPs after repeated bad logins)")
-	events, _ := h.store.Events(context.Background(), "ha", fusebox.Instant{}.Wall)
-	if len(events) != 1 || events[0].Kind != fusebox.EventNeutralFailure {
+	events, _ := h.store.Events(context.Background(), "ha", breaker.Instant{}.Wall)
+	if len(events) != 1 || events[0].Kind != breaker.EventNeutralFailure {
 		t.Errorf("events = %+v, want one neutral failure", events)
 	}
 }

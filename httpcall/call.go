@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Sources of a Result answered from the stored response rather than by an
@@ -302,7 +303,7 @@ func (c *Client) answered(ctx context.Context, p plan, ep *endpoint, got answer,
 // endpointError says why ep did not answer, from Do's error: a skip of its open
 // circuit, or a failure, which is logged.
 func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
-	if errors.Is(err, fusebox.ErrOpen) {
+	if errors.Is(err, breaker.ErrOpen) {
 		return EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true}
 	}
 	reason, reopened, overtaken := err.Error(), false, false
@@ -378,16 +379,16 @@ func (c *Client) save(ctx context.Context, p plan, a answers.Answer) {
 
 // openReason says briefly why an open circuit was skipped.
 func openReason(err error) string {
-	var oe *fusebox.OpenError
+	var oe *breaker.OpenError
 	if !errors.As(err, &oe) {
 		return "circuit open"
 	}
 	switch {
 	case oe.Probing:
 		return "circuit half-open, another caller is probing it"
-	case oe.Phase == fusebox.ForcedOpen && oe.ReopensIn == 0:
+	case oe.Phase == breaker.ForcedOpen && oe.ReopensIn == 0:
 		return "circuit forced open until reset"
-	case oe.Phase == fusebox.ForcedOpen:
+	case oe.Phase == breaker.ForcedOpen:
 		return fmt.Sprintf("circuit forced open (closes in %s)", human(oe.ReopensIn))
 	}
 	return fmt.Sprintf("circuit open (probe in %s)", human(oe.ReopensIn))

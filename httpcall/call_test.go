@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -52,7 +53,7 @@ func TestOpenCircuitIsSkippedWithoutARequest(t *testing.T) {
 	clock := newFakeClock()
 	trips := func(e *httpcall.Endpoint) {
 		e.Policy.Retry.Attempts = 1
-		e.Policy.Breaker = fusebox.BreakerPolicy{TripAfter: 1, OpenFor: 25 * time.Second}
+		e.Policy.Breaker = breaker.Policy{TripAfter: 1, OpenFor: 25 * time.Second}
 	}
 	h := newHarness(t,
 		[]*httpcall.Endpoint{endpoint("a", a.URL, trips), endpoint("b", b.URL)},
@@ -60,7 +61,7 @@ func TestOpenCircuitIsSkippedWithoutARequest(t *testing.T) {
 		httpcall.WithClock(clock))
 
 	h.mustFail("a") // opens a's circuit
-	if h.state("a").Phase != fusebox.Open {
+	if h.state("a").Phase != breaker.Open {
 		t.Fatalf("a's circuit is %s, want open", h.state("a").Phase)
 	}
 	hits := a.hits.Load()
@@ -208,7 +209,7 @@ func TestTooManyRequestsWithRetryAfterOpensTheCircuit(t *testing.T) {
 
 	h.mustFail("api")
 	st := h.state("api")
-	if st.Phase != fusebox.Open || time.Duration(st.OpenPeriod) != 30*time.Second {
+	if st.Phase != breaker.Open || time.Duration(st.OpenPeriod) != 30*time.Second {
 		t.Fatalf("circuit %s for %s, want open for 30s", st.Phase, time.Duration(st.OpenPeriod))
 	}
 	_, ce := h.mustFail("api")
@@ -222,7 +223,7 @@ func TestTooManyRequestsWithoutRetryAfterIsRetried(t *testing.T) {
 	s := serve(t, sequence(status(429, ""), status(200, "ok")))
 	h := newHarness(t, []*httpcall.Endpoint{endpoint("api", s.URL)}, nil)
 	res := h.mustCall("api")
-	if res.Attempts != 2 || h.state("api").Phase != fusebox.Closed {
+	if res.Attempts != 2 || h.state("api").Phase != breaker.Closed {
 		t.Errorf("attempts %d, circuit %s; want 2 and closed", res.Attempts, h.state("api").Phase)
 	}
 }
@@ -428,7 +429,7 @@ func TestBeforeRequestRunsBeforeEachRequestOnly(t *testing.T) {
 	u := serve(t, status(500, ""))
 	h := newHarness(t, []*httpcall.Endpoint{endpoint("a", u.URL, func(e *httpcall.Endpoint) {
 		e.Policy.Retry.Attempts = 2
-		e.Policy.Breaker = fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Hour}
+		e.Policy.Breaker = breaker.Policy{TripAfter: 2, OpenFor: time.Hour}
 	})}, nil)
 	calls := 0
 	opt := httpcall.CallOptions{BeforeRequest: func() { calls++ }}

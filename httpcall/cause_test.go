@@ -5,29 +5,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
-// Every stored failure carries its kind (fusebox.Cause), set where it is
+// Every stored failure carries its kind (breaker.Cause), set where it is
 // judged, so that nothing downstream reads reasons to group failures.
 func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 	tests := []struct {
 		name  string
 		url   func(t *testing.T) string
 		edit  func(*httpcall.Endpoint)
-		cause fusebox.Cause
+		cause breaker.Cause
 	}{
-		{"a 503", func(t *testing.T) string { return serve(t, status(503, "down")).URL }, nil, fusebox.CauseStatus5xx},
-		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, fusebox.CauseStatus429},
-		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, fusebox.CauseStatus4xx},
-		{"a refused connection", func(t *testing.T) string { return "http://" + closedPort(t) }, nil, fusebox.CauseConnect},
+		{"a 503", func(t *testing.T) string { return serve(t, status(503, "down")).URL }, nil, breaker.CauseStatus5xx},
+		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, breaker.CauseStatus429},
+		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, breaker.CauseStatus4xx},
+		{"a refused connection", func(t *testing.T) string { return "http://" + closedPort(t) }, nil, breaker.CauseConnect},
 		{"no answer in time", func(t *testing.T) string { return "http://" + silentServer(t) },
-			func(e *httpcall.Endpoint) { e.Policy.Retry.Timeout = 50 * time.Millisecond }, fusebox.CauseTimeout},
+			func(e *httpcall.Endpoint) { e.Policy.Retry.Timeout = 50 * time.Millisecond }, breaker.CauseTimeout},
 		{"a body over max_body", func(t *testing.T) string { return serve(t, status(200, "0123456789")).URL },
-			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, fusebox.CauseBody},
+			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, breaker.CauseBody},
 		{"expect.jq false", func(t *testing.T) string { return serve(t, status(200, `{"ok":false}`)).URL },
-			func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok" }, fusebox.CauseCheck},
+			func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok" }, breaker.CauseCheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,9 +45,9 @@ func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []fusebox.Cause
+			var got []breaker.Cause
 			for _, e := range events {
-				if e.Kind == fusebox.EventFailure || e.Kind == fusebox.EventNeutralFailure {
+				if e.Kind == breaker.EventFailure || e.Kind == breaker.EventNeutralFailure {
 					got = append(got, e.Cause)
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // failureKind sorts the ways a request can fail before a response arrives.
@@ -32,7 +32,7 @@ type transportFailure struct {
 	// dial is set when the connection was never made, so the request cannot
 	// have reached the server and retrying even a POST is safe.
 	dial  bool
-	cause fusebox.Cause
+	cause breaker.Cause
 }
 
 // classify explains err, returned by an HTTP round trip made with ctx. Once
@@ -48,13 +48,13 @@ func classify(ctx context.Context, err error) transportFailure {
 	case errors.Is(ctx.Err(), context.Canceled):
 		f.kind, f.reason = kindCanceled, "canceled"
 	case isDNS && dns.IsNotFound:
-		f.reason, f.cause = "DNS: no such host "+dns.Name, fusebox.CauseDNS
+		f.reason, f.cause = "DNS: no such host "+dns.Name, breaker.CauseDNS
 	case isDNS && localDNSFailure(dns):
 		f.kind, f.reason = kindLocal, "local network: no DNS server reachable ("+dns.Err+")"
 	case isDNS && dns.IsTimeout:
 		f.kind, f.reason = kindTimeout, "DNS lookup of "+dns.Name+" timed out"
 	case isDNS:
-		f.reason, f.cause = "DNS lookup of "+dns.Name+" failed: "+dns.Err, fusebox.CauseDNS
+		f.reason, f.cause = "DNS lookup of "+dns.Name+" failed: "+dns.Err, breaker.CauseDNS
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		f.kind, f.reason = kindTimeout, "no response"
 		if dial {
@@ -82,8 +82,8 @@ func classify(ctx context.Context, err error) transportFailure {
 		f.reason = innermost(err)
 	}
 	if f.cause == "" {
-		f.cause = map[failureKind]fusebox.Cause{kindConnect: fusebox.CauseConnect, kindTimeout: fusebox.CauseTimeout,
-			kindLocal: fusebox.CauseLocal, kindTLS: fusebox.CauseTLS}[f.kind]
+		f.cause = map[failureKind]breaker.Cause{kindConnect: breaker.CauseConnect, kindTimeout: breaker.CauseTimeout,
+			kindLocal: breaker.CauseLocal, kindTLS: breaker.CauseTLS}[f.kind]
 	}
 	return f
 }

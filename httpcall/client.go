@@ -24,6 +24,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
@@ -65,8 +66,8 @@ type settings struct {
 	httpClient    *http.Client
 	transport     http.RoundTripper
 	redactor      *redact.Redactor
-	listeners     []func(fusebox.Event)
-	syncListeners []func(fusebox.Event)
+	listeners     []func(breaker.Event)
+	syncListeners []func(breaker.Event)
 	answers       *slog.Level
 	jqMemory      *JQMemory
 }
@@ -93,14 +94,14 @@ func WithTransport(rt http.RoundTripper) Option { return func(s *settings) { s.t
 
 // WithListener has every failure, transition, success and skip of the
 // Client's circuits reported to fn (see fusebox.WithListener).
-func WithListener(fn func(fusebox.Event)) Option {
+func WithListener(fn func(breaker.Event)) Option {
 	return func(s *settings) { s.listeners = append(s.listeners, fn) }
 }
 
 // WithSyncListener has every event reported to fn on the goroutine of the
 // call it comes from (see fusebox.WithSyncListener): fn must be quick and
 // never block.
-func WithSyncListener(fn func(fusebox.Event)) Option {
+func WithSyncListener(fn func(breaker.Event)) Option {
 	return func(s *settings) { s.syncListeners = append(s.syncListeners, fn) }
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/mem"
 )
@@ -75,16 +76,16 @@ func once(e *httpcall.Endpoint) { e.Policy.Retry.Attempts = 1 }
 // events records every circuit event the Client reports, by circuit.
 type events struct {
 	mu sync.Mutex
-	by map[string][]fusebox.Event
-	on func(fusebox.Event) // also called with each, under mu
+	by map[string][]breaker.Event
+	on func(breaker.Event) // also called with each, under mu
 }
 
 func (ev *events) option() httpcall.Option {
-	return httpcall.WithSyncListener(func(e fusebox.Event) {
+	return httpcall.WithSyncListener(func(e breaker.Event) {
 		ev.mu.Lock()
 		defer ev.mu.Unlock()
 		if ev.by == nil {
-			ev.by = map[string][]fusebox.Event{}
+			ev.by = map[string][]breaker.Event{}
 		}
 		ev.by[e.Circuit] = append(ev.by[e.Circuit], e)
 		if ev.on != nil {
@@ -93,10 +94,10 @@ func (ev *events) option() httpcall.Option {
 	})
 }
 
-func (ev *events) kinds(circuit string) []fusebox.EventKind {
+func (ev *events) kinds(circuit string) []breaker.EventKind {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	var out []fusebox.EventKind
+	var out []breaker.EventKind
 	for _, e := range ev.by[circuit] {
 		out = append(out, e.Kind)
 	}
@@ -108,7 +109,7 @@ func (ev *events) kinds(circuit string) []fusebox.EventKind {
 func (h *harness) untouched(ev *events, name string) {
 	h.t.Helper()
 	st, c := h.state(name), h.counts(name)
-	if st.ConsecutiveFailures != 0 || st.LastFailure != "" || len(st.Probes) != 0 || st.Phase != "" && st.Phase != fusebox.Closed {
+	if st.ConsecutiveFailures != 0 || st.LastFailure != "" || len(st.Probes) != 0 || st.Phase != "" && st.Phase != breaker.Closed {
 		h.t.Errorf("%s's circuit after its hedge was cancelled: %+v; want it closed with no failure and no lease", name, st)
 	}
 	if c.Failures != 0 || c.Successes != 0 {
@@ -205,7 +206,7 @@ func TestCancelledHedgeGivesBackItsProbeLease(t *testing.T) {
 	ss := serve(t, secondary.handle)
 	trips := func(e *httpcall.Endpoint) {
 		e.Policy.Retry.Attempts = 1
-		e.Policy.Breaker = fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Minute}
+		e.Policy.Breaker = breaker.Policy{TripAfter: 1, OpenFor: time.Minute}
 	}
 	ev := &events{}
 	h := newHarness(t,
@@ -224,7 +225,7 @@ func TestCancelledHedgeGivesBackItsProbeLease(t *testing.T) {
 	}
 	waitEvent(t, primary.cancelled, "the primary's server to see its probe cancelled")
 	after := h.state("primary")
-	if v := after.View(clock.Now()); v.Phase != fusebox.HalfOpen || v.ActiveProbes != 0 || len(after.Probes) != 0 {
+	if v := after.View(clock.Now()); v.Phase != breaker.HalfOpen || v.ActiveProbes != 0 || len(after.Probes) != 0 {
 		t.Errorf("primary after its probe was cancelled: %s with %d probes (%+v); want half-open with its lease given back", v.Phase, v.ActiveProbes, after.Probes)
 	}
 	if after.Reopens != before.Reopens || after.ConsecutiveFailures != before.ConsecutiveFailures || h.counts("primary") != beforeCounts {
@@ -236,7 +237,7 @@ func TestCancelledHedgeGivesBackItsProbeLease(t *testing.T) {
 
 	// The lease given back, the next caller probes at once and closes it.
 	close(release)
-	if res := h.mustCall("primary"); res.Source != "primary" || h.state("primary").Phase != fusebox.Closed {
+	if res := h.mustCall("primary"); res.Source != "primary" || h.state("primary").Phase != breaker.Closed {
 		t.Errorf("the next call: from %s, circuit %s; want primary's probe to close it", res.Source, h.state("primary").Phase)
 	}
 }
@@ -327,8 +328,8 @@ func TestHedgeServesStaleOnlyWhenEveryEndpointFailed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			secondaryFailed := make(chan struct{})
 			var failedOnce sync.Once
-			ev := &events{on: func(e fusebox.Event) {
-				if e.Circuit == "secondary" && e.Kind == fusebox.EventFailure {
+			ev := &events{on: func(e breaker.Event) {
+				if e.Circuit == "secondary" && e.Kind == breaker.EventFailure {
 					failedOnce.Do(func() { close(secondaryFailed) })
 				}
 			}}

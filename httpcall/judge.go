@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // rules are what judging an attempt needs to know besides its outcome. The
@@ -68,23 +69,23 @@ func judgeResponse(code int, h http.Header, r rules, now time.Time) verdict {
 	var v verdict
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		v = r.fail(fusebox.CauseStatus4xx, errors.New(reason), reason, false, false)
+		v = r.fail(breaker.CauseStatus4xx, errors.New(reason), reason, false, false)
 		v.failure.Neutral = !r.tripOn4xx
 	case code == http.StatusTooManyRequests:
-		v = r.fail(fusebox.CauseStatus429, errors.New(reason), reason, r.retryOn.TooManyRequests || listed, false)
+		v = r.fail(breaker.CauseStatus429, errors.New(reason), reason, r.retryOn.TooManyRequests || listed, false)
 		if d, ok := v.retryAfter(h, now); ok {
 			v.failure.RetryAfter, v.failure.OpenFor = d, d
 		}
 	case code >= 500:
-		v = r.fail(fusebox.CauseStatus5xx, errors.New(reason), reason, r.retryOn.ServerErrors || listed, false)
+		v = r.fail(breaker.CauseStatus5xx, errors.New(reason), reason, r.retryOn.ServerErrors || listed, false)
 		if code == http.StatusServiceUnavailable {
 			v.failure.RetryAfter, _ = v.retryAfter(h, now)
 		}
 	case code >= 400:
-		v = r.fail(fusebox.CauseStatus4xx, errors.New(reason), reason, listed, false)
+		v = r.fail(breaker.CauseStatus4xx, errors.New(reason), reason, listed, false)
 		v.failure.Neutral = !r.tripOn4xx && !listed
 	default: // a status r does not accept
-		v = r.fail(fusebox.CauseStatus, errors.New(reason), reason, true, false)
+		v = r.fail(breaker.CauseStatus, errors.New(reason), reason, true, false)
 	}
 	return v
 }
@@ -114,7 +115,7 @@ func judgeError(ctx context.Context, err error, r rules) verdict {
 
 // fail makes the verdict of a failure. retryable says whether r's retryOn
 // covers it; dial, whether the request surely never reached the server.
-func (r rules) fail(cause fusebox.Cause, err error, reason string, retryable, dial bool) verdict {
+func (r rules) fail(cause breaker.Cause, err error, reason string, retryable, dial bool) verdict {
 	v := verdict{failure: &fusebox.Failure{Err: err, Reason: reason, Permanent: !retryable || r.sendOnce, Cause: cause}}
 	if retryable && !dial && !r.repeatable {
 		v.failure.Permanent, v.unsafe = true, true

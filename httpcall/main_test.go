@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/memlimit"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
@@ -36,7 +37,7 @@ func fastPolicy() fusebox.Policy {
 			Timeout:  time.Second,
 			Deadline: 3 * time.Second,
 		},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 5, OpenFor: time.Minute},
+		Breaker: breaker.Policy{TripAfter: 5, OpenFor: time.Minute},
 	}
 }
 
@@ -52,7 +53,7 @@ func endpoint(name, url string, mods ...func(*httpcall.Endpoint)) *httpcall.Endp
 
 // newFakeClock returns a clock that moves only when told, from a fixed day.
 func newFakeClock() *testenv.Clock {
-	return testenv.NewClock(fusebox.Instant{Wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
+	return testenv.NewClock(breaker.Instant{Wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)})
 }
 
 // harness is a Client over an in-memory store, logging at debug level into a
@@ -108,7 +109,7 @@ func (h *harness) mustFail(name string) (*httpcall.Result, *httpcall.CallError) 
 	return res, ce
 }
 
-func (h *harness) state(name string) fusebox.State {
+func (h *harness) state(name string) breaker.State {
 	h.t.Helper()
 	st, err := h.store.Load(context.Background(), name)
 	if err != nil {
@@ -129,7 +130,7 @@ func (h *harness) counts(name string) fusebox.Counts {
 
 func (h *harness) trip(name string) {
 	h.t.Helper()
-	_, err := h.store.Update(context.Background(), name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+	_, err := h.store.Update(context.Background(), name, func(st *breaker.State) ([]breaker.Event, bool) {
 		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
 	})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -88,7 +88,7 @@ func TestLocalNetworkFailureDoesNotTrip(t *testing.T) {
 			res, ce := h.mustFail("svc")
 			wantContains(t, "error", ce.Error(), "attempts exhausted after 3 attempts: "+reason)
 			st := h.state("svc")
-			if res.Attempts != 3 || st.Phase != fusebox.Closed || h.counts("svc").Failures != 0 || st.ConsecutiveFailures != 0 {
+			if res.Attempts != 3 || st.Phase != breaker.Closed || h.counts("svc").Failures != 0 || st.ConsecutiveFailures != 0 {
 				t.Errorf("%d attempts, circuit %+v; want 3 attempts, closed, nothing counted", res.Attempts, st)
 			}
 		})

@@ -34,7 +34,7 @@ import (
 // When the final attempt got a response, that response is returned with a
 // nil error, whatever it was judged, unless the request's context was
 // canceled; earlier ones are drained and closed. An open circuit fails at
-// once with an error matching fusebox.ErrOpen, sending nothing. Otherwise the
+// once with an error matching breaker.ErrOpen, sending nothing. Otherwise the
 // error is the one Circuits.Do returned: an *fusebox.ExhaustedError wrapping
 // the last attempt's error, or the request context's error.
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/mem"
 )
@@ -105,7 +106,7 @@ func TestTransportClientErrorIsTheRequestsFault(t *testing.T) {
 	name := circuitOf(t, s.URL)
 	c, _ := store.Counts(context.Background(), name)
 	events, _ := store.Events(context.Background(), name, time.Time{})
-	if c.Failures != 0 || c.Successes != 0 || len(events) != 1 || events[0].Kind != fusebox.EventNeutralFailure {
+	if c.Failures != 0 || c.Successes != 0 || len(events) != 1 || events[0].Kind != breaker.EventNeutralFailure {
 		t.Errorf("%d failures, %d successes, events %+v; want one neutral failure and nothing counted",
 			c.Failures, c.Successes, events)
 	}
@@ -114,7 +115,7 @@ func TestTransportClientErrorIsTheRequestsFault(t *testing.T) {
 func TestTransportOpenCircuitSendsNothing(t *testing.T) {
 	s := serve(t, status(200, "ok"))
 	hc, store := transportClient(t)
-	_, err := store.Update(context.Background(), circuitOf(t, s.URL), func(st *fusebox.State) ([]fusebox.Event, bool) {
+	_, err := store.Update(context.Background(), circuitOf(t, s.URL), func(st *breaker.State) ([]breaker.Event, bool) {
 		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
 	})
 	if err != nil {
@@ -123,7 +124,7 @@ func TestTransportOpenCircuitSendsNothing(t *testing.T) {
 	body := &closeRecorder{Reader: strings.NewReader("x")}
 	req, _ := http.NewRequest("PUT", s.URL, body)
 	_, err = hc.Do(req)
-	if !errors.Is(err, fusebox.ErrOpen) {
+	if !errors.Is(err, breaker.ErrOpen) {
 		t.Errorf("err = %v, want ErrOpen", err)
 	}
 	if s.hits.Load() != 0 {
@@ -247,10 +248,10 @@ func TestTransportTooManyRequestsOpensTheCircuit(t *testing.T) {
 	}
 	readAll(t, resp)
 	st, _ := store.Load(context.Background(), circuitOf(t, s.URL))
-	if resp.StatusCode != 429 || st.Phase != fusebox.Open || time.Duration(st.OpenPeriod) != time.Minute {
+	if resp.StatusCode != 429 || st.Phase != breaker.Open || time.Duration(st.OpenPeriod) != time.Minute {
 		t.Errorf("got %d, circuit %s for %s; want 429 and open for 1m", resp.StatusCode, st.Phase, time.Duration(st.OpenPeriod))
 	}
-	if _, err := hc.Get(s.URL); !errors.Is(err, fusebox.ErrOpen) || s.hits.Load() != 1 {
+	if _, err := hc.Get(s.URL); !errors.Is(err, breaker.ErrOpen) || s.hits.Load() != 1 {
 		t.Errorf("second request: %v after %d requests", err, s.hits.Load())
 	}
 }
@@ -298,7 +299,7 @@ type breakerEffect struct {
 	Requests            int64 // reaching the server
 	Failures, Successes uint64
 	NeutralFailures     int
-	Phase               fusebox.Phase
+	Phase               breaker.Phase
 	OpenPeriod          time.Duration
 }
 
@@ -320,10 +321,10 @@ func effectOn(t *testing.T, s *server, store *mem.Store, name string) breakerEff
 	e := breakerEffect{Requests: s.hits.Load(), Failures: c.Failures, Successes: c.Successes,
 		Phase: st.Phase, OpenPeriod: time.Duration(st.OpenPeriod)}
 	if e.Phase == "" {
-		e.Phase = fusebox.Closed // never stored: a success is only counted
+		e.Phase = breaker.Closed // never stored: a success is only counted
 	}
 	for _, ev := range events {
-		if ev.Kind == fusebox.EventNeutralFailure {
+		if ev.Kind == breaker.EventNeutralFailure {
 			e.NeutralFailures++
 		}
 	}
@@ -343,21 +344,21 @@ func TestTransportAndClientAgree(t *testing.T) {
 		want    breakerEffect
 	}{
 		{"200 is a success for both", []http.HandlerFunc{status(200, "ok")},
-			breakerEffect{Requests: 1, Successes: 1, Phase: fusebox.Closed}},
+			breakerEffect{Requests: 1, Successes: 1, Phase: breaker.Closed}},
 		{"404 neither trips nor counts as a success for both", []http.HandlerFunc{status(404, "no such thing")},
-			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: fusebox.Closed}},
+			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: breaker.Closed}},
 		{"401 is neutral and not retried for both", []http.HandlerFunc{status(401, "")},
-			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: fusebox.Closed}},
+			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: breaker.Closed}},
 		{"403 is neutral and not retried for both", []http.HandlerFunc{status(403, "")},
-			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: fusebox.Closed}},
+			breakerEffect{Requests: 1, NeutralFailures: 1, Phase: breaker.Closed}},
 		{"503 counts against both, each attempt, and trips them", []http.HandlerFunc{status(503, "busy")},
-			breakerEffect{Requests: 3, Failures: 3, Phase: fusebox.Open, OpenPeriod: time.Minute}},
+			breakerEffect{Requests: 3, Failures: 3, Phase: breaker.Open, OpenPeriod: time.Minute}},
 		{"503 then 200: one failure, one success", []http.HandlerFunc{status(503, ""), status(200, "ok")},
-			breakerEffect{Requests: 2, Failures: 1, Successes: 1, Phase: fusebox.Closed}},
+			breakerEffect{Requests: 2, Failures: 1, Successes: 1, Phase: breaker.Closed}},
 		{"429 with Retry-After 30 opens both for 30s", []http.HandlerFunc{retryAfter(429, "30")},
-			breakerEffect{Requests: 1, Failures: 1, Phase: fusebox.Open, OpenPeriod: 30 * time.Second}},
+			breakerEffect{Requests: 1, Failures: 1, Phase: breaker.Open, OpenPeriod: 30 * time.Second}},
 		{"503 with Retry-After 0 is retried at once by both", []http.HandlerFunc{retryAfter(503, "0"), status(200, "ok")},
-			breakerEffect{Requests: 2, Failures: 1, Successes: 1, Phase: fusebox.Closed}},
+			breakerEffect{Requests: 2, Failures: 1, Successes: 1, Phase: breaker.Closed}},
 	}
 	policy := fastPolicy()
 	policy.Breaker.TripAfter = 3
@@ -404,7 +405,7 @@ func TestTransportReadsRetryAfterWithTheCircuitsClock(t *testing.T) {
 		}
 		readAll(t, resp)
 		st, _ := store.Load(context.Background(), circuitOf(t, s.URL))
-		if st.Phase != fusebox.Open || time.Duration(st.OpenPeriod) != 90*time.Second || !st.OpenUntil.Equal(clock.Now().Wall.Add(90*time.Second)) {
+		if st.Phase != breaker.Open || time.Duration(st.OpenPeriod) != 90*time.Second || !st.OpenUntil.Equal(clock.Now().Wall.Add(90*time.Second)) {
 			t.Errorf("circuit %s for %s until %s; want open for 1m30s until %s",
 				st.Phase, time.Duration(st.OpenPeriod), st.OpenUntil, clock.Now().Wall.Add(90*time.Second))
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 var (
@@ -33,7 +34,7 @@ type Store struct {
 	circuits atomic.Pointer[map[string]*circuit]
 
 	mu      sync.Mutex // serialises Update, GC, new circuits and the maps below
-	events  map[string][]fusebox.Event
+	events  map[string][]breaker.Event
 	answers map[string]answers.Answer
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
 
@@ -44,7 +45,7 @@ type Store struct {
 // circuit is one circuit's record, made by the first Count or stored State:
 // every circuit in the map is one Names lists.
 type circuit struct {
-	state atomic.Pointer[fusebox.State] // nil until first stored; a stored State is never changed
+	state atomic.Pointer[breaker.State] // nil until first stored; a stored State is never changed
 	// The counters change on every call: on a cache line of their own they
 	// do not evict the state pointer every Load reads from other cores.
 	_ [56]byte
@@ -54,7 +55,7 @@ type circuit struct {
 // New returns an empty Store.
 func New() *Store {
 	s := &Store{
-		events:  map[string][]fusebox.Event{},
+		events:  map[string][]breaker.Event{},
 		answers: map[string]answers.Answer{},
 		locks:   map[string]chan struct{}{},
 		budgets: map[string]*fusebox.BudgetLog{},
@@ -90,14 +91,14 @@ func (s *Store) addLocked(name string) *circuit {
 // Load returns the circuit's state: a copy, which the caller may change. It
 // is on the path of every call, so it copies the State once, straight into
 // its result (a helper returning the State would copy it twice more).
-func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
-	var p *fusebox.State
+func (s *Store) Load(_ context.Context, name string) (breaker.State, error) {
+	var p *breaker.State
 	if k := s.circuit(name); k != nil {
 		p = k.state.Load()
 	}
 	switch {
 	case p == nil:
-		return fusebox.State{Name: name}, nil
+		return breaker.State{Name: name}, nil
 	case p.Probes == nil:
 		return *p, nil
 	}
@@ -107,7 +108,7 @@ func (s *Store) Load(_ context.Context, name string) (fusebox.State, error) {
 }
 
 // Update applies fn under the Store's lock.
-func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := s.Load(ctx, name)
@@ -191,10 +192,10 @@ func (s *Store) Names(context.Context) ([]string, error) {
 }
 
 // Events returns the circuit's events at or after since.
-func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fusebox.Event, error) {
+func (s *Store) Events(_ context.Context, name string, since time.Time) ([]breaker.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []fusebox.Event
+	var out []breaker.Event
 	for _, e := range s.events[name] {
 		if !e.Time.Before(since) {
 			out = append(out, e)
@@ -204,10 +205,10 @@ func (s *Store) Events(_ context.Context, name string, since time.Time) ([]fuseb
 }
 
 // AllEvents returns every circuit's events at or after since, by time.
-func (s *Store) AllEvents(_ context.Context, since time.Time) ([]fusebox.Event, error) {
+func (s *Store) AllEvents(_ context.Context, since time.Time) ([]breaker.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []fusebox.Event
+	var out []breaker.Event
 	for _, evs := range s.events {
 		for _, e := range evs {
 			if !e.Time.Before(since) {
@@ -215,7 +216,7 @@ func (s *Store) AllEvents(_ context.Context, since time.Time) ([]fusebox.Event, 
 			}
 		}
 	}
-	fusebox.SortEvents(out)
+	breaker.SortEvents(out)
 	return out, nil
 }
 

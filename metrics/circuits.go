@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
 // Phases are the values of fusebox_circuitbreaker_state's state label.
-var Phases = []fusebox.Phase{fusebox.Closed, fusebox.Open, fusebox.HalfOpen, fusebox.ForcedOpen}
+var Phases = []breaker.Phase{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen}
 
 // circuit is one family of Circuits with one sample per circuit.
 type circuit struct {
@@ -86,16 +86,16 @@ func Circuits(rows []status.Row, up bool) []*Family {
 // events by circuit and cause (the failure's kind, as its producer stored
 // it), with counted "true" for failures that counted against the breaker and
 // "false" for neutral ones (this machine's own network, a 4xx).
-func Reasons(events []fusebox.Event) *Family {
+func Reasons(events []breaker.Event) *Family {
 	f := New("fusebox_failures_by_reason_total", "counter",
 		"Failed attempts in the retained event log, by circuit, cause and whether they counted against the breaker.")
 	n := map[[3]string]float64{}
 	for _, e := range events {
-		cause := string(cmp.Or(e.Cause, fusebox.CauseOther))
+		cause := string(cmp.Or(e.Cause, breaker.CauseOther))
 		switch e.Kind {
-		case fusebox.EventFailure:
+		case breaker.EventFailure:
 			n[[3]string{e.Circuit, cause, "true"}]++
-		case fusebox.EventNeutralFailure:
+		case breaker.EventNeutralFailure:
 			n[[3]string{e.Circuit, cause, "false"}]++
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -24,11 +24,11 @@ func TestCircuitsAreTheTextFormat(t *testing.T) {
 		{Name: "weather", Kind: status.KindChain, State: "chain"},
 		{Name: "wttr", Kind: status.KindEndpoint, State: "closed", TotalSuccesses: 2},
 	}
-	events := []fusebox.Event{
-		{Circuit: "bridge", Kind: fusebox.EventFailure, Cause: fusebox.CauseTimeout},
-		{Circuit: "bridge", Kind: fusebox.EventFailure, Cause: fusebox.CauseTimeout},
-		{Circuit: "bridge", Kind: fusebox.EventNeutralFailure, Cause: fusebox.CauseLocal},
-		{Circuit: "bridge", Kind: fusebox.EventSuccess},
+	events := []breaker.Event{
+		{Circuit: "bridge", Kind: breaker.EventFailure, Cause: breaker.CauseTimeout},
+		{Circuit: "bridge", Kind: breaker.EventFailure, Cause: breaker.CauseTimeout},
+		{Circuit: "bridge", Kind: breaker.EventNeutralFailure, Cause: breaker.CauseLocal},
+		{Circuit: "bridge", Kind: breaker.EventSuccess},
 	}
 	var b bytes.Buffer
 	if err := metrics.Write(&b, append(metrics.Circuits(rows, true), metrics.Reasons(events))); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // commandSink runs a command on a message: executed directly, never through
@@ -20,7 +20,7 @@ type commandSink struct {
 
 func (c *commandSink) String() string { return "command" }
 
-func (c *commandSink) Send(ctx context.Context, _ fusebox.Event, m *Message) error {
+func (c *commandSink) Send(ctx context.Context, _ breaker.Event, m *Message) error {
 	if m == nil || m.Kind == Flapping {
 		return nil // a flapping circuit runs no command until it settles
 	}

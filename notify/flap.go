@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // The bounds of a circuit's messages: after flapLimit messages within
@@ -34,7 +34,7 @@ type flap struct {
 	flapping bool
 	start    time.Time     // of the first change counted
 	changes  int           // transitions counted since start
-	last     fusebox.Event // the latest transition
+	last     breaker.Event // the latest transition
 	heard    time.Time     // when it was heard, by this process's clock
 	quiet    *time.Timer   // fires flapQuiet after the latest change while flapping
 }
@@ -44,7 +44,7 @@ type flap struct {
 // circuit flaps, or nil while it flaps. settled is called, once, when a
 // flapping ends (flapQuiet after its last change, on a timer), with the
 // last transition and the message saying how it settled.
-func (f *flaps) pass(e fusebox.Event, m *Message, settled func(fusebox.Event, Message)) *Message {
+func (f *flaps) pass(e breaker.Event, m *Message, settled func(breaker.Event, Message)) *Message {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.circuits == nil {
@@ -75,11 +75,11 @@ func (f *flaps) pass(e fusebox.Event, m *Message, settled func(fusebox.Event, Me
 // settle ends the circuit's flapping and hands settled its message, once
 // flapQuiet has passed since its last change (a change heard as the timer
 // fired has set it again).
-func (f *flaps) settle(circuit string, settled func(fusebox.Event, Message)) {
+func (f *flaps) settle(circuit string, settled func(breaker.Event, Message)) {
 	f.mu.Lock()
 	c := f.circuits[circuit]
 	var m Message
-	var last fusebox.Event
+	var last breaker.Event
 	ok := c != nil && c.flapping && time.Since(c.heard) >= flapQuiet
 	if ok {
 		m, last = c.settled(), c.last
@@ -91,7 +91,7 @@ func (f *flaps) settle(circuit string, settled func(fusebox.Event, Message)) {
 	}
 }
 
-func (c *flap) pass(e fusebox.Event, m *Message) *Message {
+func (c *flap) pass(e breaker.Event, m *Message) *Message {
 	c.last = e
 	if c.flapping {
 		c.changes++
@@ -117,7 +117,7 @@ func (c *flap) pass(e fusebox.Event, m *Message) *Message {
 func (c *flap) settled() Message {
 	e := c.last
 	return Message{Circuit: e.Circuit, Kind: Settled, Time: e.Time, Since: c.start, Reason: e.Reason,
-		Changes: c.changes, Back: e.To == fusebox.Closed}
+		Changes: c.changes, Back: e.To == breaker.Closed}
 }
 
 // flapText is the sentence of a Flapping or Settled message.

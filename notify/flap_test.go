@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -21,7 +21,7 @@ type recorder struct {
 
 func (r *recorder) String() string { return "recorder" }
 
-func (r *recorder) Send(_ context.Context, _ fusebox.Event, m *notify.Message) error {
+func (r *recorder) Send(_ context.Context, _ breaker.Event, m *notify.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
@@ -41,19 +41,19 @@ func (r *recorder) got() ([]notify.Message, int) {
 // open, closed, open, ... from start.
 type flapping struct {
 	mu     sync.Mutex
-	events []fusebox.Event
+	events []breaker.Event
 }
 
-func (f *flapping) add(e fusebox.Event) {
+func (f *flapping) add(e breaker.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.events = append(f.events, e)
 }
 
-func (f *flapping) read(_ context.Context, _ string, since time.Time) ([]fusebox.Event, error) {
+func (f *flapping) read(_ context.Context, _ string, since time.Time) ([]breaker.Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []fusebox.Event
+	var out []breaker.Event
 	for _, e := range f.events {
 		if !e.Time.Before(since) {
 			out = append(out, e)
@@ -73,17 +73,17 @@ func flapSender() (*notify.Sender, *recorder, *flapping) {
 
 // flap has s hear 250 transitions of bridge, 16 ms apart from start,
 // through deliver.
-func flap(log *flapping, start time.Time, deliver func(fusebox.Event)) {
+func flap(log *flapping, start time.Time, deliver func(breaker.Event)) {
 	since := start
 	for i := range 250 {
 		now := start.Add(time.Duration(i) * 16 * time.Millisecond)
-		e := fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventTransition, Since: since}
+		e := breaker.Event{Time: now, Circuit: "bridge", Kind: breaker.EventTransition, Since: since}
 		if i%2 == 0 {
 			since = now
-			e.Since, e.From, e.To, e.Reason = now, fusebox.Closed, fusebox.Open, "offline"
-			log.add(fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventFailure, Reason: "offline"})
+			e.Since, e.From, e.To, e.Reason = now, breaker.Closed, breaker.Open, "offline"
+			log.add(breaker.Event{Time: now, Circuit: "bridge", Kind: breaker.EventFailure, Reason: "offline"})
 		} else {
-			e.From, e.To, e.Reason = fusebox.Open, fusebox.Closed, "online"
+			e.From, e.To, e.Reason = breaker.Open, breaker.Closed, "online"
 		}
 		log.add(e)
 		deliver(e)
@@ -97,7 +97,7 @@ func flap(log *flapping, start time.Time, deliver func(fusebox.Event)) {
 func TestAFlappingCircuitSendsASummary(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, rec, log := flapSender()
-		flap(log, time.Now(), func(e fusebox.Event) { s.Deliver(context.Background(), e) })
+		flap(log, time.Now(), func(e breaker.Event) { s.Deliver(context.Background(), e) })
 		msgs, sent := rec.got()
 		if sent != 250 {
 			t.Errorf("the sink heard %d transitions, want all 250", sent)
@@ -135,9 +135,9 @@ func TestACircuitChangingNowAndThenIsToldOfEachChange(t *testing.T) {
 		start := time.Now()
 		for i := range 40 {
 			now := start.Add(time.Duration(i) * 2 * time.Minute) // one message every 2 min: five in ten
-			e := fusebox.Event{Time: now, Circuit: "bridge", Kind: fusebox.EventTransition, Since: now, From: fusebox.Closed, To: fusebox.Open, Reason: "offline"}
+			e := breaker.Event{Time: now, Circuit: "bridge", Kind: breaker.EventTransition, Since: now, From: breaker.Closed, To: breaker.Open, Reason: "offline"}
 			if i%2 == 1 {
-				e.Since, e.From, e.To, e.Reason = now.Add(-2*time.Minute), fusebox.Open, fusebox.Closed, "online"
+				e.Since, e.From, e.To, e.Reason = now.Add(-2*time.Minute), breaker.Open, breaker.Closed, "online"
 			}
 			log.add(e)
 			s.Deliver(context.Background(), e)

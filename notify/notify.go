@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Kind is what a Message announces.
@@ -114,8 +114,8 @@ var believable = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // the circuit's events of the outage that e belongs to, oldest first, e
 // included or not (those from e.Since on, as Store.Events gives them): only
 // the transitions before e count.
-func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
-	if e.Kind != fusebox.EventTransition || e.Since.IsZero() {
+func Decide(r Rules, outage []breaker.Event, e breaker.Event) (Message, bool) {
+	if e.Kind != breaker.EventTransition || e.Since.IsZero() {
 		return Message{}, false // not an outage's: a trip or reset by hand of a healthy circuit
 	}
 	if e.Since.Before(believable) || e.Since.After(e.Time) {
@@ -128,17 +128,17 @@ func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
 		if x.Kind == e.Kind && x.To == e.To && x.Time.Equal(e.Time) {
 			break // e itself: what follows is later
 		}
-		if x.Kind == fusebox.EventFailure && !x.Time.Before(start) {
+		if x.Kind == breaker.EventFailure && !x.Time.Before(start) {
 			last, lastAt = x.Reason, x.Time
 		}
-		if x.Kind != fusebox.EventTransition || x.To != fusebox.Open || x.Time.Before(start) {
+		if x.Kind != breaker.EventTransition || x.To != breaker.Open || x.Time.Before(start) {
 			continue
 		}
 		lastAt = x.Time // a failed probe, or the failure that opened it
 		if reached(x.Time) {
 			announced = true
 		}
-		if x.From == fusebox.HalfOpen {
+		if x.From == breaker.HalfOpen {
 			probes++
 		}
 	}
@@ -147,8 +147,8 @@ func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
 		m.LastFailureAt, m.DownAtLeast = lastAt, lastAt.Sub(start)
 	}
 	switch e.To {
-	case fusebox.Open:
-		if e.From == fusebox.HalfOpen {
+	case breaker.Open:
+		if e.From == breaker.HalfOpen {
 			m.FailedProbes++
 		}
 		switch {
@@ -157,11 +157,11 @@ func Decide(r Rules, outage []fusebox.Event, e fusebox.Event) (Message, bool) {
 		case !announced:
 			m.Kind = Opened
 			return m, true
-		case e.From == fusebox.HalfOpen && r.ProbeFailed > 0 && m.FailedProbes == r.ProbeFailed:
+		case e.From == breaker.HalfOpen && r.ProbeFailed > 0 && m.FailedProbes == r.ProbeFailed:
 			m.Kind = ProbeFailed
 			return m, true
 		}
-	case fusebox.Closed:
+	case breaker.Closed:
 		if announced {
 			m.Kind = Closed
 			return m, true

@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -28,27 +28,27 @@ func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 
 // outage is the log of a bridge down from t0: three failures open it at
 // 20s, probes fail at 50s, 110s, 230s and 470s, and one succeeds at 800s.
-func outage() []fusebox.Event {
-	fail := func(s int, why string) fusebox.Event {
-		return fusebox.Event{Time: at(s), Circuit: "bridge", Kind: fusebox.EventFailure, Reason: why}
+func outage() []breaker.Event {
+	fail := func(s int, why string) breaker.Event {
+		return breaker.Event{Time: at(s), Circuit: "bridge", Kind: breaker.EventFailure, Reason: why}
 	}
-	tr := func(s int, from, to fusebox.Phase, why string) fusebox.Event {
-		return fusebox.Event{Time: at(s), Circuit: "bridge", Kind: fusebox.EventTransition, From: from, To: to, Reason: why, Since: t0}
+	tr := func(s int, from, to breaker.Phase, why string) breaker.Event {
+		return breaker.Event{Time: at(s), Circuit: "bridge", Kind: breaker.EventTransition, From: from, To: to, Reason: why, Since: t0}
 	}
-	return []fusebox.Event{
+	return []breaker.Event{
 		fail(0, "refused"), fail(10, "refused"), fail(20, "refused"),
-		tr(20, fusebox.Closed, fusebox.Open, "3 consecutive failures"),
-		fail(50, "status 502"), tr(50, fusebox.HalfOpen, fusebox.Open, "probe failed: status 502"),
-		fail(110, "status 502"), tr(110, fusebox.HalfOpen, fusebox.Open, "probe failed: status 502"),
-		fail(230, "status 502"), tr(230, fusebox.HalfOpen, fusebox.Open, "probe failed: status 502"),
-		fail(470, "status 502"), tr(470, fusebox.HalfOpen, fusebox.Open, "probe failed: status 502"),
-		tr(800, fusebox.HalfOpen, fusebox.Closed, "probe succeeded"),
+		tr(20, breaker.Closed, breaker.Open, "3 consecutive failures"),
+		fail(50, "status 502"), tr(50, breaker.HalfOpen, breaker.Open, "probe failed: status 502"),
+		fail(110, "status 502"), tr(110, breaker.HalfOpen, breaker.Open, "probe failed: status 502"),
+		fail(230, "status 502"), tr(230, breaker.HalfOpen, breaker.Open, "probe failed: status 502"),
+		fail(470, "status 502"), tr(470, breaker.HalfOpen, breaker.Open, "probe failed: status 502"),
+		tr(800, breaker.HalfOpen, breaker.Closed, "probe succeeded"),
 	}
 }
 
 // decisions runs Decide on every transition of the log as the process that
 // made each would, with the log as stored at that moment.
-func decisions(r notify.Rules, log []fusebox.Event) []string {
+func decisions(r notify.Rules, log []breaker.Event) []string {
 	var got []string
 	for i, e := range log {
 		if m, ok := notify.Decide(r, log[:i+1], e); ok {
@@ -80,9 +80,9 @@ func TestDecideSendsOneMessagePerTransitionThatMatters(t *testing.T) {
 }
 
 func TestDecideIgnoresMaintenanceAndFailures(t *testing.T) {
-	trip := fusebox.Event{Time: t0, Circuit: "nas", Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.ForcedOpen, Reason: "tripped by hand"}
-	reset := fusebox.Event{Time: at(60), Circuit: "nas", Kind: fusebox.EventTransition, From: fusebox.ForcedOpen, To: fusebox.Closed, Reason: "reset by hand"}
-	for _, e := range []fusebox.Event{trip, reset, outage()[0]} {
+	trip := breaker.Event{Time: t0, Circuit: "nas", Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.ForcedOpen, Reason: "tripped by hand"}
+	reset := breaker.Event{Time: at(60), Circuit: "nas", Kind: breaker.EventTransition, From: breaker.ForcedOpen, To: breaker.Closed, Reason: "reset by hand"}
+	for _, e := range []breaker.Event{trip, reset, outage()[0]} {
 		if m, ok := notify.Decide(notify.Rules{}, nil, e); ok {
 			t.Errorf("%s %s sent %+v", e.Kind, e.To, m)
 		}
@@ -128,7 +128,7 @@ func (r *receiver) got() []received {
 // sender sends with rules for every circuit, over the outage log.
 func sender(r notify.Rules, opts ...notify.Option) *notify.Sender {
 	return notify.NewSender(func(string) notify.Rules { return r },
-		func(_ context.Context, _ string, since time.Time) ([]fusebox.Event, error) { return outage(), nil }, opts...)
+		func(_ context.Context, _ string, since time.Time) ([]breaker.Event, error) { return outage(), nil }, opts...)
 }
 
 func TestWebhookFormats(t *testing.T) {

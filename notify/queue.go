@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // DefaultHeartbeatEvery is how often a Queue pings a circuit's heartbeats
@@ -57,7 +57,7 @@ type lane struct {
 // queued is a transition to deliver, or the message ending a flapping
 // (settled, with the flapping's last transition).
 type queued struct {
-	e       fusebox.Event
+	e       breaker.Event
 	settled *Message
 }
 
@@ -83,14 +83,14 @@ func NewQueue(s *Sender, every time.Duration) *Queue {
 
 // settled queues the message ending a circuit's flapping in the
 // circuit's lane, after its transitions.
-func (q *Queue) settled(e fusebox.Event, m Message) {
+func (q *Queue) settled(e breaker.Event, m Message) {
 	q.push(queued{e: e, settled: &m})
 }
 
 // Listen queues a transition's notifications (a fusebox listener, quick
 // enough for fusebox.WithSyncListener).
-func (q *Queue) Listen(e fusebox.Event) {
-	if e.Kind != fusebox.EventTransition || len(q.s.extra) == 0 && q.s.rules(e.Circuit).Empty() {
+func (q *Queue) Listen(e breaker.Event) {
+	if e.Kind != breaker.EventTransition || len(q.s.extra) == 0 && q.s.rules(e.Circuit).Empty() {
 		return
 	}
 	q.push(queued{e: e})

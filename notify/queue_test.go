@@ -9,7 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -25,7 +25,7 @@ func newGate() *gate { return &gate{release: make(chan struct{})} }
 
 func (g *gate) String() string { return "gate" }
 
-func (g *gate) Send(ctx context.Context, e fusebox.Event, _ *notify.Message) error {
+func (g *gate) Send(ctx context.Context, e breaker.Event, _ *notify.Message) error {
 	g.mu.Lock()
 	g.got = append(g.got, e.Circuit+" "+string(e.To))
 	g.mu.Unlock()
@@ -48,12 +48,12 @@ func queueWith(r notify.Rules, sinks map[string]notify.Sink, opts ...notify.Opti
 	return notify.NewQueue(sender(r, opts...), 0)
 }
 
-func transitionOf(circuit string, to fusebox.Phase, s int) fusebox.Event {
-	from := fusebox.Closed
-	if to == fusebox.Closed {
-		from = fusebox.HalfOpen
+func transitionOf(circuit string, to breaker.Phase, s int) breaker.Event {
+	from := breaker.Closed
+	if to == breaker.Closed {
+		from = breaker.HalfOpen
 	}
-	return fusebox.Event{Time: at(s), Circuit: circuit, Kind: fusebox.EventTransition, From: from, To: to, Since: t0}
+	return breaker.Event{Time: at(s), Circuit: circuit, Kind: breaker.EventTransition, From: from, To: to, Since: t0}
 }
 
 // A delivery that hangs holds neither the caller of Listen nor another
@@ -65,9 +65,9 @@ func TestQueueListenNeverWaitsForADelivery(t *testing.T) {
 		q := queueWith(notify.Rules{Timeout: time.Hour},
 			map[string]notify.Sink{"bridge": slow, "weather": quick})
 		start := time.Now()
-		q.Listen(transitionOf("bridge", fusebox.Open, 20))
-		q.Listen(transitionOf("bridge", fusebox.Closed, 800))
-		q.Listen(transitionOf("weather", fusebox.Open, 20))
+		q.Listen(transitionOf("bridge", breaker.Open, 20))
+		q.Listen(transitionOf("bridge", breaker.Closed, 800))
+		q.Listen(transitionOf("weather", breaker.Open, 20))
 		if took := time.Since(start); took != 0 {
 			t.Errorf("Listen took %s of the clock with a delivery hanging", took)
 		}
@@ -94,7 +94,7 @@ func TestQueueCloseFlushesWithinTheTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hang := newGate()
 		q := queueWith(notify.Rules{Timeout: 5 * time.Second}, map[string]notify.Sink{"bridge": hang})
-		q.Listen(transitionOf("bridge", fusebox.Open, 20))
+		q.Listen(transitionOf("bridge", breaker.Open, 20))
 		synctest.Wait()
 		start := time.Now()
 		if dropped := q.Close(context.Background()); dropped != 0 {
@@ -108,7 +108,7 @@ func TestQueueCloseFlushesWithinTheTimeout(t *testing.T) {
 		hang = newGate()
 		q = queueWith(notify.Rules{Timeout: time.Hour}, map[string]notify.Sink{"bridge": hang})
 		for s := range 3 {
-			q.Listen(transitionOf("bridge", fusebox.Open, 20+s))
+			q.Listen(transitionOf("bridge", breaker.Open, 20+s))
 		}
 		synctest.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -120,7 +120,7 @@ func TestQueueCloseFlushesWithinTheTimeout(t *testing.T) {
 		if took := time.Since(start); took != 2*time.Second {
 			t.Errorf("Close took %s, want its own 2s", took)
 		}
-		q.Listen(transitionOf("bridge", fusebox.Closed, 800))
+		q.Listen(transitionOf("bridge", breaker.Closed, 800))
 		if got := hang.sent(); len(got) != 1 {
 			t.Errorf("sent %q, want only the first delivery, given up, and nothing after Close", got)
 		}

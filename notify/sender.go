@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Sink delivers notifications. Send is called for every transition the
@@ -17,7 +17,7 @@ import (
 // that keeps state, like MQTT's, publishes it anyway); it must give up when
 // ctx ends. Sinks are called concurrently, each one message at a time.
 type Sink interface {
-	Send(ctx context.Context, e fusebox.Event, m *Message) error
+	Send(ctx context.Context, e breaker.Event, m *Message) error
 	String() string // for logs: names the sink, and no secret
 }
 
@@ -26,14 +26,14 @@ type Sink interface {
 // Circuits' Flush before the process exits. It is safe for concurrent use.
 type Sender struct {
 	rules  func(circuit string) Rules
-	events func(ctx context.Context, circuit string, since time.Time) ([]fusebox.Event, error)
+	events func(ctx context.Context, circuit string, since time.Time) ([]breaker.Event, error)
 	extra  []func(circuit string, r Rules) Sink
 	logger *slog.Logger
 	client *http.Client
 	flaps  flaps
 	// onSettled hands on the message ending a flapping (see flaps), which
 	// a timer makes: delivered at once, or queued by a Queue.
-	onSettled func(e fusebox.Event, m Message)
+	onSettled func(e breaker.Event, m Message)
 }
 
 // Option configures a Sender.
@@ -53,12 +53,12 @@ func WithSink(f func(circuit string, r Rules) Sink) Option {
 
 // NewSender returns a Sender with each circuit's rules, reading an outage's
 // events with events (a Store's Events).
-func NewSender(rules func(circuit string) Rules, events func(ctx context.Context, circuit string, since time.Time) ([]fusebox.Event, error), opts ...Option) *Sender {
+func NewSender(rules func(circuit string) Rules, events func(ctx context.Context, circuit string, since time.Time) ([]breaker.Event, error), opts ...Option) *Sender {
 	s := &Sender{rules: rules, events: events, logger: slog.New(slog.NewTextHandler(io.Discard, nil)), client: &http.Client{}}
 	for _, o := range opts {
 		o(s)
 	}
-	s.onSettled = func(e fusebox.Event, m Message) { s.settled(context.Background(), e, m) }
+	s.onSettled = func(e breaker.Event, m Message) { s.settled(context.Background(), e, m) }
 	return s
 }
 
@@ -69,11 +69,11 @@ func NewSender(rules func(circuit string) Rules, events func(ctx context.Context
 // hear each transition, with no message. It returns when every
 // sink is done or the time is up, and never panics on a sink's failure:
 // failures are logged.
-func (s *Sender) Listen(e fusebox.Event) { s.Deliver(context.Background(), e) }
+func (s *Sender) Listen(e breaker.Event) { s.Deliver(context.Background(), e) }
 
 // Deliver is Listen within ctx as well as the rules' timeout.
-func (s *Sender) Deliver(ctx context.Context, e fusebox.Event) {
-	if e.Kind != fusebox.EventTransition {
+func (s *Sender) Deliver(ctx context.Context, e breaker.Event) {
+	if e.Kind != breaker.EventTransition {
 		return
 	}
 	r := s.rules(e.Circuit)
@@ -83,7 +83,7 @@ func (s *Sender) Deliver(ctx context.Context, e fusebox.Event) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.TimeoutOrDefault())
 	defer cancel()
-	var outage []fusebox.Event
+	var outage []breaker.Event
 	if !e.Since.IsZero() {
 		var err error
 		if outage, err = s.events(ctx, e.Circuit, e.Since); err != nil {
@@ -94,13 +94,13 @@ func (s *Sender) Deliver(ctx context.Context, e fusebox.Event) {
 	if msg, ok := Decide(r, outage, e); ok {
 		m = &msg
 	}
-	m = s.flaps.pass(e, m, func(e fusebox.Event, m Message) { s.onSettled(e, m) })
+	m = s.flaps.pass(e, m, func(e breaker.Event, m Message) { s.onSettled(e, m) })
 	s.send(ctx, sinks, e, m)
 }
 
 // settled delivers the message that ends a circuit's flapping, with its
 // last transition e, within ctx and the rules' timeout.
-func (s *Sender) settled(ctx context.Context, e fusebox.Event, m Message) {
+func (s *Sender) settled(ctx context.Context, e breaker.Event, m Message) {
 	r := s.rules(e.Circuit)
 	ctx, cancel := context.WithTimeout(ctx, r.TimeoutOrDefault())
 	defer cancel()
@@ -108,7 +108,7 @@ func (s *Sender) settled(ctx context.Context, e fusebox.Event, m Message) {
 }
 
 // send delivers the transition e, and m when not nil, to sinks.
-func (s *Sender) send(ctx context.Context, sinks []Sink, e fusebox.Event, m *Message) {
+func (s *Sender) send(ctx context.Context, sinks []Sink, e breaker.Event, m *Message) {
 	jobs := make([]job, len(sinks))
 	for i, k := range sinks {
 		jobs[i] = job{k.String(), func(ctx context.Context) error { return k.Send(ctx, e, m) }}

@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
 
@@ -58,7 +58,7 @@ type webhookSink struct {
 
 func (w *webhookSink) String() string { return "webhook " + redactURL(w.hook.URL) }
 
-func (w *webhookSink) Send(ctx context.Context, _ fusebox.Event, m *Message) error {
+func (w *webhookSink) Send(ctx context.Context, _ breaker.Event, m *Message) error {
 	if m == nil {
 		return nil
 	}

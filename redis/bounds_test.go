@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
@@ -97,7 +98,7 @@ func TestOversizedRecordsAreSetAsideUnread(t *testing.T) {
 				t.Errorf("%d ERRORs, want 1 naming %s and the circuit:\n%s", n, c.key, log.String())
 			}
 			// The circuit goes on, afresh.
-			if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 				st.ConsecutiveFailures = 1
 				return nil, true
 			}); err != nil {
@@ -167,10 +168,10 @@ return 1`, []string{"ev:e:api"}, events)
 
 	for _, read := range []struct {
 		name string
-		fn   func() ([]fusebox.Event, error)
+		fn   func() ([]breaker.Event, error)
 	}{
-		{"Events", func() ([]fusebox.Event, error) { return s.Events(ctx, "api", time.Time{}) }},
-		{"AllEvents", func() ([]fusebox.Event, error) { return s.AllEvents(ctx, time.Time{}) }},
+		{"Events", func() ([]breaker.Event, error) { return s.Events(ctx, "api", time.Time{}) }},
+		{"AllEvents", func() ([]breaker.Event, error) { return s.AllEvents(ctx, time.Time{}) }},
 	} {
 		before := sent(t, srv)
 		evs, err := read.fn()

@@ -25,7 +25,7 @@
 //
 // # Why Update is optimistic, and how conflicts are retried
 //
-// The breaker state machine stays in Go (fusebox.State's methods), where it
+// The breaker state machine stays in Go (breaker.State's methods), where it
 // is tested, and is not rewritten in Lua. Update therefore reads the record
 // and its version (HMGET, one round trip), runs fn with no lock held, and
 // writes the result back with a compare-and-set Lua script that stores it,

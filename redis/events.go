@@ -11,12 +11,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Events reads the circuit's stream, within the bounds of every store
 // (see eventsScript). Event times are the callers' and need not follow the
 // stream's own IDs, so since is applied here, not by the script.
-func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]fusebox.Event, error) {
+func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]breaker.Event, error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -34,9 +35,9 @@ type entry struct{ id, raw string }
 // decodeEvents returns the events at or after since, their reasons cut to
 // fusebox.MaxReason, and the stream IDs of those before it. An entry that
 // does not decode is skipped.
-func decodeEvents(entries []entry, since time.Time) (keep []fusebox.Event, older []string) {
+func decodeEvents(entries []entry, since time.Time) (keep []breaker.Event, older []string) {
 	for _, m := range entries {
-		var e fusebox.Event
+		var e breaker.Event
 		if json.Unmarshal([]byte(m.raw), &e) != nil {
 			continue
 		}
@@ -51,7 +52,7 @@ func decodeEvents(entries []entry, since time.Time) (keep []fusebox.Event, older
 }
 
 // AllEvents reads every listed circuit's stream in one pipeline.
-func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event, error) {
+func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]breaker.Event, error) {
 	names, err := s.listed(ctx)
 	if err != nil {
 		return nil, wrap("all events", "", err)
@@ -60,12 +61,12 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]fusebox.Event
 	if err != nil {
 		return nil, wrap("all events", "", err)
 	}
-	var out []fusebox.Event
+	var out []breaker.Event
 	for _, entries := range streams {
 		evs, _ := decodeEvents(entries, since)
 		out = append(out, evs...)
 	}
-	fusebox.SortEvents(out)
+	breaker.SortEvents(out)
 	return out, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
@@ -17,10 +18,10 @@ import (
 // by the generation check instead of closing the circuit b reopened.
 func TestALeaseExpiringBeforeItsProbeEnds(t *testing.T) {
 	srv := redistest.Start(t)
-	clk := testenv.NewClock(fusebox.Instant{Wall: time.Now()})
+	clk := testenv.NewClock(breaker.Instant{Wall: time.Now()})
 	p := fusebox.Policy{
 		Retry:   fusebox.RetryPolicy{Attempts: 1},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Minute, Probes: 1, ProbeLease: 10 * time.Second},
+		Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Minute, Probes: 1, ProbeLease: 10 * time.Second},
 	}.WithDefaults()
 	host := func() *fusebox.Circuits {
 		s := open(t, srv, redis.WithPrefix("lease-probe:"))
@@ -46,10 +47,10 @@ func TestALeaseExpiringBeforeItsProbeEnds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a's probe = %v, want its own success", err)
 	}
-	if probes != 2 || !errors.Is(cErr, fusebox.ErrOpen) || bErr == nil || errors.Is(bErr, fusebox.ErrOpen) {
+	if probes != 2 || !errors.Is(cErr, breaker.ErrOpen) || bErr == nil || errors.Is(bErr, breaker.ErrOpen) {
 		t.Errorf("%d probes ran (b: %v, c: %v); want a's and exactly one more, b's, failing, and c skipped", probes, bErr, cErr)
 	}
-	if err := a.Check(ctx, "bridge"); !errors.Is(err, fusebox.ErrOpen) {
+	if err := a.Check(ctx, "bridge"); !errors.Is(err, breaker.ErrOpen) {
 		t.Errorf("after a's late success: Check = %v; want the circuit b reopened still open", err)
 	}
 }

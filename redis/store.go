@@ -19,6 +19,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 var (
@@ -248,7 +249,7 @@ func score(t time.Time) float64 { return float64(t.UnixMilli()) }
 func ttlArg(d time.Duration) int64 { return d.Milliseconds() }
 
 // Load reads the circuit's state in one command.
-func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
+func (s *Store) Load(ctx context.Context, name string) (breaker.State, error) {
 	_, st, err := s.read(ctx, name)
 	return st, wrap("load", name, err)
 }
@@ -257,9 +258,9 @@ func (s *Store) Load(ctx context.Context, name string) (fusebox.State, error) {
 // script call that checks the record's size before anything of it is sent:
 // a state larger than fusebox.MaxStateSize (or a version longer than a
 // number) is moved aside unread, as damage, and the circuit starts afresh.
-func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, error) {
+func (s *Store) read(ctx context.Context, name string) (string, breaker.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return "", fusebox.State{}, err
+		return "", breaker.State{}, err
 	}
 	k := s.stateKey(name)
 	var vals []any
@@ -270,10 +271,10 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 		return err
 	})
 	if err != nil {
-		return "", fusebox.State{}, err
+		return "", breaker.State{}, err
 	}
 	if len(vals) != 4 && len(vals) != 6 {
-		return "", fusebox.State{}, fmt.Errorf("read %s: %d values from the read script, want 4 or 6", k, len(vals))
+		return "", breaker.State{}, fmt.Errorf("read %s: %d values from the read script, want 4 or 6", k, len(vals))
 	}
 	s.sawEpoch(vals[2], vals[3])
 	if len(vals) == 6 {
@@ -284,13 +285,13 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 			problem = fmt.Errorf("its version holds %d bytes, more than a number", vlen)
 		}
 		s.logDamaged(name, k, problem)
-		return "0", fusebox.State{Name: name}, nil
+		return "0", breaker.State{Name: name}, nil
 	}
 	version, _ := vals[0].(string)
 	if version == "" {
 		version = "0"
 	}
-	st := fusebox.State{Name: name}
+	st := breaker.State{Name: name}
 	raw, _ := vals[1].(string)
 	if raw == "" {
 		return version, st, nil
@@ -299,7 +300,7 @@ func (s *Store) read(ctx context.Context, name string) (string, fusebox.State, e
 		if s.damaged(ctx, name, raw, err) {
 			version = "0"
 		}
-		return version, fusebox.State{Name: name}, nil
+		return version, breaker.State{Name: name}, nil
 	}
 	return version, st, nil
 }
@@ -374,12 +375,12 @@ return redis.call('HMGET', KEYS[5], 'id', 'changed')
 
 // Update reads, runs fn and writes back with a compare-and-set, retrying
 // from a fresh read when another writer came first (see the package doc).
-func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
+func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	deadline := time.Now().Add(s.updateTimeout)
 	for attempt := 0; ; attempt++ {
 		version, st, err := s.read(ctx, name)
 		if err != nil {
-			return fusebox.State{}, wrap("update", name, err)
+			return breaker.State{}, wrap("update", name, err)
 		}
 		events, changed := fn(&st)
 		if !changed {
@@ -387,26 +388,26 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*fusebox.State)
 		}
 		stored, err := s.compareAndSet(ctx, name, version, st, events)
 		if err != nil {
-			return fusebox.State{}, wrap("update", name, err)
+			return breaker.State{}, wrap("update", name, err)
 		}
 		if stored {
 			return st, nil
 		}
 		s.retries.Add(1)
 		if time.Now().After(deadline) {
-			return fusebox.State{}, fmt.Errorf("redis update %s: %w (%w): %d in %s", name, ErrConflict, fusebox.ErrLockTimeout, attempt+1, s.updateTimeout)
+			return breaker.State{}, fmt.Errorf("redis update %s: %w (%w): %d in %s", name, ErrConflict, fusebox.ErrLockTimeout, attempt+1, s.updateTimeout)
 		}
 		// Spread contending writers: a random wait up to 1, 2, 4 ... 16 ms.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 4)))
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return fusebox.State{}, wrap("update", name, ctx.Err())
+			return breaker.State{}, wrap("update", name, ctx.Err())
 		}
 	}
 }
 
-func (s *Store) compareAndSet(ctx context.Context, name, version string, st fusebox.State, events []fusebox.Event) (bool, error) {
+func (s *Store) compareAndSet(ctx context.Context, name, version string, st breaker.State, events []breaker.Event) (bool, error) {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return false, err
@@ -415,7 +416,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st fuse
 	switch {
 	case st.TrippedUntilReset():
 		ttl = 0
-	case st.Phase == fusebox.ForcedOpen && st.OpenUntil.After(time.Now()):
+	case st.Phase == breaker.ForcedOpen && st.OpenUntil.After(time.Now()):
 		ttl = ttlArg(time.Until(st.OpenUntil) + s.ttl) // a timed trip outlives its unused period
 	}
 	// The state's own time is the epoch's changed: a host then tells

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redact"
@@ -55,10 +56,10 @@ func TestConflictsAreRetriedAndCounted(t *testing.T) {
 	// b writes between a's read and a's write: a's first fn call is lost
 	// and fn runs again on b's state.
 	calls := 0
-	st, err := a.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	st, err := a.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 		calls++
 		if calls == 1 {
-			if _, err := b.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			if _, err := b.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 				st.ConsecutiveFailures = 10
 				return nil, true
 			}); err != nil {
@@ -86,7 +87,7 @@ func TestContentionOverManyClients(t *testing.T) {
 		wg.Go(func() {
 			defer s.Close()
 			for range each {
-				if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+				if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 					st.ConsecutiveFailures++
 					return nil, true
 				}); err != nil {
@@ -110,8 +111,8 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 	srv := redistest.Start(t)
 	s := open(t, srv, redis.WithPrefix("ttl:"), redis.WithTTL(time.Hour))
 	defer s.Close()
-	now := fusebox.Instant{Wall: time.Now()}
-	if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	now := breaker.Instant{Wall: time.Now()}
+	if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 		return st.Trip(now, time.Minute), true
 	}); err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 	if ttl, _ := strconv.Atoi(srv.Do("PTTL", "ttl:c:api")[1:]); ttl <= int(time.Minute/time.Millisecond) {
 		t.Errorf("PTTL of the counters = %d ms after a count with a 1m TTL; want the state's, up to an hour", ttl)
 	}
-	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
 		return st.Trip(now, 0), true
 	}); err != nil {
 		t.Fatal(err)
@@ -150,8 +151,8 @@ func TestEventsAreCapped(t *testing.T) {
 	s := open(t, srv, redis.WithMaxEvents(10))
 	defer s.Close()
 	for i := range 500 {
-		if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
-			return []fusebox.Event{{Time: time.Now(), Circuit: "api", Kind: fusebox.EventFailure, Attempt: i}}, true
+		if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
+			return []breaker.Event{{Time: time.Now(), Circuit: "api", Kind: breaker.EventFailure, Attempt: i}}, true
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestADamagedStateIsSetAsideAndReplaced(t *testing.T) {
 	if !strings.Contains(log.String(), "level=ERROR msg=\"damaged Redis key moved aside") || srv.Do("EXISTS", "dmg:damaged:s:api") != ":1" {
 		t.Errorf("no ERROR or no copy moved aside:\n%s", log.String())
 	}
-	if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 		st.ConsecutiveFailures = 1
 		return nil, true
 	}); err != nil {
@@ -237,16 +238,16 @@ func TestAKeyOfTheWrongTypeIsMovedAsideWithOneError(t *testing.T) {
 			logger := slog.New(redact.New("a-secret").Handler(slog.NewTextHandler(&log, nil)))
 			s := open(t, srv, redis.WithPrefix("wt:"), redis.WithLogger(logger))
 			defer s.Close()
-			if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
-				return st.Trip(fusebox.Instant{Wall: time.Now()}, 0), true
+			if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
+				return st.Trip(breaker.Instant{Wall: time.Now()}, 0), true
 			}); err != nil {
 				t.Fatal(err)
 			}
 			srv.Do("SET", k.key, "written by someone else")
 			// Every method on the damaged circuit works, starting afresh.
-			if _, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 				st.ConsecutiveFailures++
-				return []fusebox.Event{{Time: time.Now(), Circuit: "api", Kind: fusebox.EventFailure}}, true
+				return []breaker.Event{{Time: time.Now(), Circuit: "api", Kind: breaker.EventFailure}}, true
 			}); err != nil {
 				t.Fatalf("Update: %v", err)
 			}
@@ -278,7 +279,7 @@ func TestAKeyOfTheWrongTypeIsMovedAsideWithOneError(t *testing.T) {
 				t.Errorf("the ERROR does not name the circuit:\n%s", log.String())
 			}
 			// The other circuit's trip is untouched.
-			if st, err := s.Load(ctx, "nas"); err != nil || st.Phase != fusebox.ForcedOpen {
+			if st, err := s.Load(ctx, "nas"); err != nil || st.Phase != breaker.ForcedOpen {
 				t.Errorf("the other circuit after %s was damaged: %+v, %v; want its trip kept", k.key, st.Phase, err)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -149,7 +150,7 @@ func runConcurrently(t *testing.T, n, circuits int) {
 		}
 		failures := 0
 		for _, e := range events {
-			if e.Kind == fusebox.EventFailure {
+			if e.Kind == breaker.EventFailure {
 				failures++
 			}
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -200,7 +200,7 @@ func TestSIGKILLLoop(t *testing.T) {
 		}
 		failures := 0
 		for _, e := range events {
-			if e.Kind == fusebox.EventFailure {
+			if e.Kind == breaker.EventFailure {
 				failures++
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -107,7 +108,7 @@ func exists(path string) bool {
 }
 
 // decodeState reads a state file strictly: every byte must be one JSON
-// object of fusebox.State's fields.
+// object of breaker.State's fields.
 // decodeCounts reads a circuit's counters from the state dir.
 func decodeCounts(state, name string) (fusebox.Counts, error) {
 	s, err := file.Open(state)
@@ -117,26 +118,26 @@ func decodeCounts(state, name string) (fusebox.Counts, error) {
 	return s.Counts(context.Background(), name)
 }
 
-func decodeState(path string) (fusebox.State, error) {
+func decodeState(path string) (breaker.State, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var st fusebox.State
+	var st breaker.State
 	if err := dec.Decode(&st); err != nil {
-		return fusebox.State{}, fmt.Errorf("%s: %w", path, err)
+		return breaker.State{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if dec.More() {
-		return fusebox.State{}, fmt.Errorf("%s: more than one JSON value", path)
+		return breaker.State{}, fmt.Errorf("%s: more than one JSON value", path)
 	}
 	return st, nil
 }
 
-// decodeEvents reads an event log strictly: every line one fusebox.Event,
+// decodeEvents reads an event log strictly: every line one breaker.Event,
 // the last one ending in a newline. A missing log holds no events.
-func decodeEvents(path string) ([]fusebox.Event, error) {
+func decodeEvents(path string) ([]breaker.Event, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -147,13 +148,13 @@ func decodeEvents(path string) ([]fusebox.Event, error) {
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		return nil, fmt.Errorf("%s does not end in a newline", path)
 	}
-	var out []fusebox.Event
+	var out []breaker.Event
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
-		var e fusebox.Event
+		var e breaker.Event
 		if err := dec.Decode(&e); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w: %q", path, n, err, sc.Bytes())
 		}

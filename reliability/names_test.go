@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
@@ -84,7 +85,7 @@ func TestHostileCircuitNamesInTheLibrary(t *testing.T) {
 			if err == nil || ran {
 				t.Errorf("Do(%q) = %v, ran %v; want an error and nothing run", name, err, ran)
 			}
-			if err := c.Check(ctx, name); err == nil || errors.Is(err, fusebox.ErrOpen) {
+			if err := c.Check(ctx, name); err == nil || errors.Is(err, breaker.ErrOpen) {
 				t.Errorf("Check(%q) = %v, want a name error", name, err)
 			}
 			if store != fusebox.Admin(fs) {
@@ -93,7 +94,7 @@ func TestHostileCircuitNamesInTheLibrary(t *testing.T) {
 			if _, err := store.Load(ctx, name); err == nil {
 				t.Errorf("Load(%q) succeeded", name)
 			}
-			if _, err := store.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) { return nil, true }); err == nil {
+			if _, err := store.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) { return nil, true }); err == nil {
 				t.Errorf("Update(%q) succeeded", name)
 			}
 			if err := store.Count(ctx, name, fusebox.Counts{Skips: 1}); err == nil {

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -315,7 +315,7 @@ func checkInterruptedState(t *testing.T, state string, failures int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Failures != uint64(failures) || c.Successes != 0 || st.Phase == fusebox.Open || len(st.Probes) > 0 {
+	if c.Failures != uint64(failures) || c.Successes != 0 || st.Phase == breaker.Open || len(st.Probes) > 0 {
 		t.Errorf("state %+v, counts %+v; want %d failure(s), no success, closed, no lease", st, c, failures)
 	}
 	events, err := decodeEvents(filepath.Join(state, "events", "c.jsonl"))

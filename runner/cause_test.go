@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/runner"
 )
 
@@ -17,10 +18,10 @@ func TestCommandFailuresAreStoredWithTheirCause(t *testing.T) {
 		name    string
 		argv    []string
 		timeout time.Duration
-		cause   fusebox.Cause
+		cause   breaker.Cause
 	}{
-		{"a command that exits 3", []string{"sh", "-c", "exit 3"}, 10 * time.Second, fusebox.CauseExit},
-		{"a command cut by its timeout", []string{"sleep", "30"}, 50 * time.Millisecond, fusebox.CauseTimeout},
+		{"a command that exits 3", []string{"sh", "-c", "exit 3"}, 10 * time.Second, breaker.CauseExit},
+		{"a command cut by its timeout", []string{"sleep", "30"}, 50 * time.Millisecond, breaker.CauseTimeout},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1, Timeout: tt.timeout}})

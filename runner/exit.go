@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Exit statuses an ExitError carries besides the command's own. They are an
@@ -44,17 +45,17 @@ func attemptFailure(res childResult, retryable *ExitCodes) error {
 	case res.startErr != nil:
 		// The command is missing or not executable: retrying cannot help and
 		// the circuit's endpoint did nothing wrong.
-		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: fusebox.CauseExit}
+		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: breaker.CauseExit}
 	case res.own != nil:
 		// fusebox could not pass the output on (or wait for the command):
 		// its own trouble, not the endpoint's, and a retry would meet it
 		// again.
-		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: fusebox.CauseOther}
+		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: breaker.CauseOther}
 	case res.timedOut:
 		ee.Code = ExitTimeout
 		return ee // Do names the cut: a timeout
 	}
-	return &fusebox.Failure{Err: ee, Permanent: !retryable.retryable(res.code), Cause: fusebox.CauseExit}
+	return &fusebox.Failure{Err: ee, Permanent: !retryable.retryable(res.code), Cause: breaker.CauseExit}
 }
 
 var _ flag.Value = (*ExitCodes)(nil)

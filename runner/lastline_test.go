@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/runner"
 )
 
@@ -39,7 +39,7 @@ func TestAFailureQuotesTheLastLineTheCommandWroteOnStderr(t *testing.T) {
 			events, err := h.store.Events(context.Background(), "cmd", time.Time{})
 			failures := 0
 			for _, e := range events {
-				if e.Kind == fusebox.EventFailure {
+				if e.Kind == breaker.EventFailure {
 					failures++
 					if e.Reason != tc.want {
 						t.Errorf("event reason %q, want %q", e.Reason, tc.want)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/runner"
 )
@@ -32,7 +33,7 @@ func fastPolicy() fusebox.Policy {
 			Timeout:  time.Minute,
 			Deadline: 5 * time.Minute,
 		},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: time.Hour},
+		Breaker: breaker.Policy{TripAfter: 3, OpenFor: time.Hour},
 	}
 }
 
@@ -58,7 +59,7 @@ func (h *harness) run(s runner.Spec) (stdout string, err error) {
 	return out.String(), err
 }
 
-func (h *harness) state() fusebox.State {
+func (h *harness) state() breaker.State {
 	h.t.Helper()
 	st, err := h.store.Load(context.Background(), "cmd")
 	if err != nil {

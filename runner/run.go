@@ -77,7 +77,7 @@ type Spec struct {
 // circuit, and neither does an attempt whose output fusebox could not pass
 // on. Run may be called concurrently.
 //
-// Run returns nil when an attempt succeeded; an error matching fusebox.ErrOpen
+// Run returns nil when an attempt succeeded; an error matching breaker.ErrOpen
 // when the circuit was open and nothing ran; an *Interrupted when s.Interrupt
 // reported a signal; else c.Do's error, which wraps the last attempt's
 // *ExitError when the command ran and failed.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/runner"
 )
 
@@ -135,7 +136,7 @@ func TestACommandThatCannotRunIsNotRetriedAndDoesNotTrip(t *testing.T) {
 					t.Errorf("%d attempts, want 1: retrying cannot help", n)
 				}
 			}
-			if st := h.state(); st.Phase != fusebox.Closed || st.ConsecutiveFailures != 0 {
+			if st := h.state(); st.Phase != breaker.Closed || st.ConsecutiveFailures != 0 {
 				t.Errorf("circuit %s with %d consecutive failures, want closed with none", st.Phase, st.ConsecutiveFailures)
 			}
 		})
@@ -178,15 +179,15 @@ func TestRetryOnExitLimitsRetries(t *testing.T) {
 
 func TestAnOpenCircuitRunsNothing(t *testing.T) {
 	h := newHarness(t, fastPolicy())
-	_, err := h.store.Update(context.Background(), "cmd", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	_, err := h.store.Update(context.Background(), "cmd", func(st *breaker.State) ([]breaker.Event, bool) {
 		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(t.TempDir(), "ran")
-	if _, err := h.run(runner.Spec{Argv: []string{"touch", marker}}); !errors.Is(err, fusebox.ErrOpen) {
-		t.Fatalf("Run on an open circuit: %v, want fusebox.ErrOpen", err)
+	if _, err := h.run(runner.Spec{Argv: []string{"touch", marker}}); !errors.Is(err, breaker.ErrOpen) {
+		t.Fatalf("Run on an open circuit: %v, want breaker.ErrOpen", err)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran although the circuit is open")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/runner"
@@ -42,7 +43,7 @@ func (h *harness) tripFromElsewhere(p fusebox.Policy, clk fusebox.Clock) {
 	for range p.Breaker.TripAfter {
 		other.Do(context.Background(), "cmd", func(context.Context) error { return errors.New("refused elsewhere") })
 	}
-	if st := h.state(); st.View(clk.Now()).Phase != fusebox.Open {
+	if st := h.state(); st.View(clk.Now()).Phase != breaker.Open {
 		h.t.Fatalf("the circuit is %s after %d failures elsewhere", st.View(clk.Now()).Phase, p.Breaker.TripAfter)
 	}
 }

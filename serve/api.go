@@ -8,6 +8,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -62,13 +63,13 @@ func (s *Server) handleTrip(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (fusebox.View, error) {
+	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (breaker.View, error) {
 		return c.Trip(ctx, name, d)
 	})
 }
 
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
-	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (fusebox.View, error) {
+	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (breaker.View, error) {
 		return c.Reset(ctx, name)
 	})
 }
@@ -88,7 +89,7 @@ func (s *Server) knows(ctx context.Context, wd *world, name string) bool {
 
 // force trips or resets a circuit the daemon knows (an endpoint of the
 // config, or a circuit in the store) and answers with its row.
-func (s *Server) force(w http.ResponseWriter, r *http.Request, fn func(context.Context, *fusebox.Circuits, string) (fusebox.View, error)) {
+func (s *Server) force(w http.ResponseWriter, r *http.Request, fn func(context.Context, *fusebox.Circuits, string) (breaker.View, error)) {
 	name := r.PathValue("name")
 	wd := s.world.Load()
 	if !s.knows(r.Context(), wd, name) {

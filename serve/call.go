@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -270,7 +271,7 @@ func (s *Server) retryAfter(r *http.Request, errs []httpcall.EndpointError) (int
 		switch {
 		case row.ReopensIn > 0:
 			best, found = min(best, row.ReopensIn), true
-		case row.State == string(fusebox.HalfOpen):
+		case row.State == string(breaker.HalfOpen):
 			best, found = min(best, time.Second), true
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // ErrUnknownCircuit is Press's error for a circuit the daemon does not
@@ -49,10 +49,10 @@ func (s *Server) Known(ctx context.Context) ([]string, error) {
 
 // Circuit returns a circuit's stored state and the instant it is read
 // at, its last failure redacted as the API's rows are.
-func (s *Server) Circuit(ctx context.Context, name string) (fusebox.State, fusebox.Instant, error) {
+func (s *Server) Circuit(ctx context.Context, name string) (breaker.State, breaker.Instant, error) {
 	st, err := s.o.Store.Load(ctx, name)
 	if err != nil {
-		return st, fusebox.Instant{}, fmt.Errorf("load %s: %w", name, err)
+		return st, breaker.Instant{}, fmt.Errorf("load %s: %w", name, err)
 	}
 	st.LastFailure = s.world.Load().client.Redactor().String(st.LastFailure)
 	return st, s.o.Clock.Now(), nil
@@ -66,7 +66,7 @@ func (s *Server) LastReason(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("read the events of %s: %w", name, err)
 	}
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Kind == fusebox.EventTransition {
+		if events[i].Kind == breaker.EventTransition {
 			return s.world.Load().client.Redactor().String(events[i].Reason), nil
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -107,7 +107,7 @@ func (s *Server) checkHealth(ctx context.Context, w *world, name string) {
 	}
 	v := st.View(s.o.Clock.Now())
 	probes := max(w.client.Circuits().Policy(name).Breaker.Probes, 1)
-	if v.Phase != fusebox.Open && v.Phase != fusebox.HalfOpen || len(st.Probes) >= probes {
+	if v.Phase != breaker.Open && v.Phase != breaker.HalfOpen || len(st.Probes) >= probes {
 		return
 	}
 	res, err := w.health.Call(ctx, name, httpcall.CallOptions{Probe: true})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
@@ -154,7 +155,7 @@ func TestHealthCheckTakesTheProbeLeaseOtherProcessesSee(t *testing.T) {
 	ran := false
 	err = fusebox.New(cli, fusebox.WithPolicy(fastPolicy()), fusebox.WithClock(clk)).Do(context.Background(), "api",
 		func(context.Context) error { ran = true; return nil })
-	var oe *fusebox.OpenError
+	var oe *breaker.OpenError
 	if !errors.As(err, &oe) || ran {
 		t.Fatalf("another process during the daemon's probe: %v (ran %v), want ErrOpen", err, ran)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
@@ -36,7 +37,7 @@ func fastPolicy() fusebox.Policy {
 			Timeout:  5 * time.Second,
 			Deadline: 10 * time.Second,
 		},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Minute},
+		Breaker: breaker.Policy{TripAfter: 2, OpenFor: time.Minute},
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/statestore"
 )
@@ -41,7 +41,7 @@ func newCounters() *counters {
 
 // listen counts the daemon's own circuit events, on the goroutine of the
 // call (fusebox.WithSyncListener): a goroutine an event would cost more.
-func (m *counters) listen(e fusebox.Event) {
+func (m *counters) listen(e breaker.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.events[[2]string{e.Circuit, string(e.Kind)}]++

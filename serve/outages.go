@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -37,7 +37,7 @@ type Timeline struct {
 // circuit's outages between from and now. A circuit whose first transition in
 // the window leaves an open phase was open since before it; one open now
 // (phase, from rows) is open until now.
-func outages(events []fusebox.Event, rows []status.Row, from, now time.Time) []CircuitOutages {
+func outages(events []breaker.Event, rows []status.Row, from, now time.Time) []CircuitOutages {
 	type open struct {
 		at     time.Time
 		forced bool
@@ -47,24 +47,24 @@ func outages(events []fusebox.Event, rows []status.Row, from, now time.Time) []C
 	seen := map[string]bool{}
 	byName := map[string][]Outage{}
 	for _, e := range events {
-		if e.Kind != fusebox.EventTransition || e.Time.Before(from) {
+		if e.Kind != breaker.EventTransition || e.Time.Before(from) {
 			continue
 		}
 		first := !seen[e.Circuit]
 		seen[e.Circuit] = true
-		opening := e.To == fusebox.Open || e.To == fusebox.ForcedOpen
+		opening := e.To == breaker.Open || e.To == breaker.ForcedOpen
 		cur := current[e.Circuit]
-		if first && cur == nil && (e.From == fusebox.Open || e.From == fusebox.ForcedOpen || e.From == fusebox.HalfOpen) {
-			cur = &open{at: from, forced: e.From == fusebox.ForcedOpen}
+		if first && cur == nil && (e.From == breaker.Open || e.From == breaker.ForcedOpen || e.From == breaker.HalfOpen) {
+			cur = &open{at: from, forced: e.From == breaker.ForcedOpen}
 		}
 		switch {
 		case opening && cur == nil:
-			cur = &open{at: e.Time, forced: e.To == fusebox.ForcedOpen, reason: e.Reason}
+			cur = &open{at: e.Time, forced: e.To == breaker.ForcedOpen, reason: e.Reason}
 		case opening:
 			// Reopened after a failed probe, or tripped while open: the same
 			// outage goes on.
-			cur.forced = cur.forced || e.To == fusebox.ForcedOpen
-		case e.To == fusebox.Closed && cur != nil:
+			cur.forced = cur.forced || e.To == breaker.ForcedOpen
+		case e.To == breaker.Closed && cur != nil:
 			byName[e.Circuit] = append(byName[e.Circuit], Outage{From: cur.at, To: e.Time, Forced: cur.forced, Reason: cur.reason})
 			cur = nil
 		}
@@ -76,10 +76,10 @@ func outages(events []fusebox.Event, rows []status.Row, from, now time.Time) []C
 			continue
 		}
 		list := byName[r.Name]
-		if r.State != string(fusebox.Closed) && r.State != status.StateUnknown {
+		if r.State != string(breaker.Closed) && r.State != status.StateUnknown {
 			o := current[r.Name]
 			if o == nil {
-				o = &open{at: from, forced: r.State == string(fusebox.ForcedOpen), reason: r.LastFailure}
+				o = &open{at: from, forced: r.State == string(breaker.ForcedOpen), reason: r.LastFailure}
 				if r.OpenedAt != nil && r.OpenedAt.After(from) {
 					o.at = *r.OpenedAt
 				}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -13,17 +13,17 @@ func TestOutagesFromTransitions(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	from := now.Add(-OutageWindow)
 	at := func(h float64) time.Time { return now.Add(time.Duration(h * float64(time.Hour))) }
-	tr := func(h float64, name string, fromP, to fusebox.Phase, reason string) fusebox.Event {
-		return fusebox.Event{Time: at(h), Circuit: name, Kind: fusebox.EventTransition, From: fromP, To: to, Reason: reason}
+	tr := func(h float64, name string, fromP, to breaker.Phase, reason string) breaker.Event {
+		return breaker.Event{Time: at(h), Circuit: name, Kind: breaker.EventTransition, From: fromP, To: to, Reason: reason}
 	}
 	opened := at(-1)
-	events := []fusebox.Event{
-		tr(-20, "a", fusebox.Closed, fusebox.Open, "status 503"),
-		{Time: at(-19.5), Circuit: "a", Kind: fusebox.EventFailure, Reason: "status 503"},
-		tr(-19, "a", fusebox.HalfOpen, fusebox.Open, "probe failed"), // reopened: the same outage
-		tr(-18, "a", fusebox.HalfOpen, fusebox.Closed, "probe succeeded"),
-		tr(-23, "b", fusebox.Open, fusebox.Closed, "probe succeeded"), // open since before the window
-		tr(-1, "c", fusebox.Closed, fusebox.ForcedOpen, "tripped by hand"),
+	events := []breaker.Event{
+		tr(-20, "a", breaker.Closed, breaker.Open, "status 503"),
+		{Time: at(-19.5), Circuit: "a", Kind: breaker.EventFailure, Reason: "status 503"},
+		tr(-19, "a", breaker.HalfOpen, breaker.Open, "probe failed"), // reopened: the same outage
+		tr(-18, "a", breaker.HalfOpen, breaker.Closed, "probe succeeded"),
+		tr(-23, "b", breaker.Open, breaker.Closed, "probe succeeded"), // open since before the window
+		tr(-1, "c", breaker.Closed, breaker.ForcedOpen, "tripped by hand"),
 	}
 	rows := []status.Row{
 		{Name: "a", Kind: status.KindEndpoint, State: "closed"},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
@@ -14,7 +14,7 @@ import (
 type watch struct {
 	cfg    mqtt.Watch
 	up     *httpcall.Condition
-	policy fusebox.BreakerPolicy
+	policy breaker.Policy
 }
 
 func compileWatches(ws []mqtt.Watch) ([]watch, error) {
@@ -95,7 +95,7 @@ func (s *Server) watchMQTT(ctx context.Context, w *world, wt watch) {
 			continue
 		}
 		st.applied(cur)
-		if !cur.up && v.Phase == fusebox.Open && v.ReopensIn > 0 {
+		if !cur.up && v.Phase == breaker.Open && v.ReopensIn > 0 {
 			// Watched renews the period once less than a quarter is left.
 			d := max(v.ReopensIn-max(wt.policy.OpenMax, wt.policy.OpenFor)/4+time.Millisecond, time.Millisecond)
 			renew.at(time.Now().Add(d))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // After the primary lost its data (Redis restarted without persistence, or
@@ -151,14 +152,14 @@ func (f *Fallback) restoreLost(ctx context.Context, l *Local, known knownEpoch) 
 		switch {
 		case err != nil || rep.Phase == "":
 			continue
-		case rep.Phase == fusebox.ForcedOpen && strictness(rep, now) >= 3:
+		case rep.Phase == breaker.ForcedOpen && strictness(rep, now) >= 3:
 			trips = append(trips, name)
 			continue
 		case rep.UpdatedAt.UnixMilli() < known.changed:
 			continue // not the latest change this host saw: another host's may be later
 		}
 		took := false
-		got, err := f.Primary().Update(ctx, name, func(cur *fusebox.State) ([]fusebox.Event, bool) {
+		got, err := f.Primary().Update(ctx, name, func(cur *breaker.State) ([]breaker.Event, bool) {
 			took = cur.Phase == "" || cur.UpdatedAt.Before(rep.UpdatedAt)
 			if took {
 				*cur = adopt(rep, *cur)

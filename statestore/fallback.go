@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -19,7 +20,7 @@ type FallbackOptions struct {
 	// Clock times the availability circuit; nil: fusebox.WallClock.
 	Clock fusebox.Clock
 	// Health is the availability circuit's policy; zero: DefaultHealthPolicy.
-	Health fusebox.BreakerPolicy
+	Health breaker.Policy
 	// Refused, when set, reports whether an error of the primary says it is
 	// plainly not there (a refused connection: redis.Refused), which opens
 	// the availability circuit at once; any other outage (a timeout) opens
@@ -98,10 +99,10 @@ type Fallback struct {
 	localErr  error
 	memHealth fusebox.Admin   // the availability circuit when Local has none
 	route     route           // where calls go
-	permit    fusebox.Permit  // this process's on the availability circuit
+	permit    breaker.Permit  // this process's on the availability circuit
 	lookAgain time.Time       // while onLocal: when to read the availability circuit again
 	down      error           // while onLocal: why
-	closed    []fusebox.Event // the availability circuit's events of the last catch-up
+	closed    []breaker.Event // the availability circuit's events of the last catch-up
 }
 
 // NewFallback returns a Store that uses primary and falls back to what
@@ -110,7 +111,7 @@ func NewFallback(primary fusebox.Admin, openLocal func() (Local, error), o Fallb
 	if o.Clock == nil {
 		o.Clock = fusebox.WallClock{}
 	}
-	if o.Health == (fusebox.BreakerPolicy{}) {
+	if o.Health == (breaker.Policy{}) {
 		o.Health = DefaultHealthPolicy
 	}
 	if o.Answered == nil {
@@ -229,9 +230,9 @@ func (f *Fallback) use(ctx context.Context, op func(fusebox.Admin) error) (onPri
 	return false, op(f.failed(ctx, err))
 }
 
-func (f *Fallback) Load(ctx context.Context, name string) (st fusebox.State, err error) {
+func (f *Fallback) Load(ctx context.Context, name string) (st breaker.State, err error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
 	primary, err := f.use(ctx, func(s fusebox.Admin) (err error) { st, err = s.Load(ctx, name); return err })
 	if primary && err == nil {
@@ -240,12 +241,12 @@ func (f *Fallback) Load(ctx context.Context, name string) (st fusebox.State, err
 	return st, err
 }
 
-func (f *Fallback) Update(ctx context.Context, name string, fn func(*fusebox.State) ([]fusebox.Event, bool)) (st fusebox.State, err error) {
+func (f *Fallback) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (st breaker.State, err error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return fusebox.State{}, err
+		return breaker.State{}, err
 	}
 	moved := false
-	record := func(st *fusebox.State) ([]fusebox.Event, bool) {
+	record := func(st *breaker.State) ([]breaker.Event, bool) {
 		events, changed := fn(st)
 		moved = changed && hasTransition(events)
 		return events, changed
@@ -262,9 +263,9 @@ func (f *Fallback) Update(ctx context.Context, name string, fn func(*fusebox.Sta
 	return st, err
 }
 
-func hasTransition(events []fusebox.Event) bool {
+func hasTransition(events []breaker.Event) bool {
 	for _, e := range events {
-		if e.Kind == fusebox.EventTransition {
+		if e.Kind == breaker.EventTransition {
 			return true
 		}
 	}
@@ -292,7 +293,7 @@ func (f *Fallback) Names(ctx context.Context) (names []string, err error) {
 	return names, err
 }
 
-func (f *Fallback) Events(ctx context.Context, name string, since time.Time) (evs []fusebox.Event, err error) {
+func (f *Fallback) Events(ctx context.Context, name string, since time.Time) (evs []breaker.Event, err error) {
 	if err := fusebox.ValidateName(name); err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func (f *Fallback) Events(ctx context.Context, name string, since time.Time) (ev
 	return evs, err
 }
 
-func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []fusebox.Event, err error) {
+func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []breaker.Event, err error) {
 	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { evs, err = s.AllEvents(ctx, since); return err })
 	return evs, err
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
@@ -66,7 +67,7 @@ func (h *host) open() *statestore.Fallback {
 
 func (h *host) circuits(s fusebox.Admin) *fusebox.Circuits {
 	return fusebox.New(s, fusebox.WithClock(h.clock), fusebox.WithLogger(h.log.logger()),
-		fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: fusebox.BreakerPolicy{TripAfter: 2, OpenFor: time.Hour}}))
+		fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: breaker.Policy{TripAfter: 2, OpenFor: time.Hour}}))
 }
 
 // run is one call of name in a new process on h; it reports whether the
@@ -81,7 +82,7 @@ func (h *host) run(name string, fail bool) bool {
 		}
 		return nil
 	})
-	if ran == errors.Is(err, fusebox.ErrOpen) {
+	if ran == errors.Is(err, breaker.ErrOpen) {
 		h.t.Fatalf("Do = %v, ran %v", err, ran)
 	}
 	return ran
@@ -159,7 +160,7 @@ func TestRedisDownOneWarningPerHostAcrossAHundredRuns(t *testing.T) {
 func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv, 10*time.Second)
-	clk := testenv.NewClock(fusebox.Instant{Wall: time.Now()})
+	clk := testenv.NewClock(breaker.Instant{Wall: time.Now()})
 	h.clock = clk
 	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 		t.Errorf("want one WARN naming the trip not restored:\n%s", h.log.String())
 	}
 	r := openRedis(t, srv)
-	for name, want := range map[string]fusebox.Phase{"bridge": fusebox.Open, "cam": fusebox.Open} {
+	for name, want := range map[string]breaker.Phase{"bridge": breaker.Open, "cam": breaker.Open} {
 		if st, err := r.Load(ctx, name); err != nil || st.Phase != want {
 			t.Errorf("Redis after the outage: %s is %q (%v), want %q restored from the replica", name, st.Phase, err, want)
 		}
@@ -253,7 +254,7 @@ func TestRedisRestartedEmptyRestoresAnOpenCircuitButNoTrip(t *testing.T) {
 	if host, _ := os.Hostname(); !strings.Contains(h.log.String(), "host="+host) {
 		t.Errorf("the lines do not name the host %s:\n%s", host, h.log.String())
 	}
-	if st, err := openRedis(t, srv).Load(ctx, "bridge"); err != nil || st.Phase != fusebox.Open {
+	if st, err := openRedis(t, srv).Load(ctx, "bridge"); err != nil || st.Phase != breaker.Open {
 		t.Errorf("Redis holds bridge %q, %v; want it open, restored", st.Phase, err)
 	}
 }
@@ -414,7 +415,7 @@ func TestADamagedKeyIsThatCircuitsProblemOnly(t *testing.T) {
 		if err := c.Do(ctx, "api", func(context.Context) error { return nil }); err != nil {
 			t.Fatalf("a call of the damaged circuit: %v", err)
 		}
-		if err := c.Do(ctx, "nas", func(context.Context) error { return nil }); !errors.Is(err, fusebox.ErrOpen) {
+		if err := c.Do(ctx, "nas", func(context.Context) error { return nil }); !errors.Is(err, breaker.ErrOpen) {
 			t.Fatalf("the other circuit's trip after a damaged key: %v, want it skipped", err)
 		}
 	}

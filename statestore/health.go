@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // The primary's availability is itself a circuit, kept in the local state
@@ -30,7 +31,7 @@ const healthCircuit = "primary"
 // connection or by three timeouts in a row, probed after 5s, then after
 // 10s, 20s ... up to a minute while the primary stays away; a probe that dies
 // frees its lease after 30s.
-var DefaultHealthPolicy = fusebox.BreakerPolicy{
+var DefaultHealthPolicy = breaker.Policy{
 	TripAfter: 3, OpenFor: 5 * time.Second, OpenMultiplier: 2, OpenMax: time.Minute,
 	Probes: 1, ProbeLease: 30 * time.Second,
 }
@@ -61,11 +62,11 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 	st, err := h.Load(ctx, healthCircuit)
 	if err != nil {
 		// The local state cannot say: use the primary, with nothing to record.
-		f.route, f.permit = onPrimary, fusebox.Permit{Unprotected: true}
+		f.route, f.permit = onPrimary, breaker.Permit{Unprotected: true}
 		return
 	}
 	permit, derr := st.Decide(now)
-	var oe *fusebox.OpenError
+	var oe *breaker.OpenError
 	switch {
 	case derr == nil:
 		f.route, f.permit = onPrimary, permit
@@ -80,11 +81,11 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 	// Half-open (or its times need rebasing): take the probe lease.
 	leaseID := strconv.FormatUint(rand.Uint64(), 36)
 	var aerr error
-	if _, err := h.Update(ctx, healthCircuit, func(st *fusebox.State) ([]fusebox.Event, bool) {
+	if _, err := h.Update(ctx, healthCircuit, func(st *breaker.State) ([]breaker.Event, bool) {
 		permit, _, aerr = st.Acquire(f.o.Health, f.o.Clock.Now(), leaseID)
 		return nil, true
 	}); err != nil {
-		f.route, f.permit = onPrimary, fusebox.Permit{Unprotected: true}
+		f.route, f.permit = onPrimary, breaker.Permit{Unprotected: true}
 		return
 	}
 	switch {
@@ -113,7 +114,7 @@ func (f *Fallback) probeLocked(ctx context.Context) {
 		return
 	}
 	for _, e := range f.closed {
-		if e.Kind == fusebox.EventTransition && e.To == fusebox.Closed && f.o.Logger != nil {
+		if e.Kind == breaker.EventTransition && e.To == breaker.Closed && f.o.Logger != nil {
 			f.o.Logger.Log(ctx, fusebox.LevelNotice, "shared state store is back; this host uses it again", "down_for", e.Time.Sub(e.Since).Round(time.Second).String())
 		}
 	}
@@ -137,8 +138,8 @@ func (f *Fallback) catchUpLocked(ctx context.Context) bool {
 	}
 	f.route = onPrimary
 	if merged || f.permit.Lease != "" {
-		events, st := f.recordLocked(ctx, fusebox.Outcome{})
-		f.permit, f.closed = fusebox.Permit{Generation: st.Generation}, events
+		events, st := f.recordLocked(ctx, breaker.Outcome{})
+		f.permit, f.closed = breaker.Permit{Generation: st.Generation}, events
 	}
 	return true
 }
@@ -167,13 +168,13 @@ func (f *Fallback) failedLocked(ctx context.Context, err error) {
 		f.toLocalLocked(now, f.o.Health.OpenFor, err)
 		return
 	}
-	o := fusebox.Outcome{Failed: true, Reason: err.Error()}
+	o := breaker.Outcome{Failed: true, Reason: err.Error()}
 	if f.permit.Lease == "" && f.o.Refused(err) {
 		o.OpenFor = f.o.Health.OpenFor // not merely slow: open at once
 	}
 	events, st := f.recordLocked(ctx, o)
 	for _, e := range events {
-		if e.Kind == fusebox.EventTransition && e.To == fusebox.Open && e.From == fusebox.Closed {
+		if e.Kind == breaker.EventTransition && e.To == breaker.Open && e.From == breaker.Closed {
 			f.warn(ctx, err)
 		}
 	}
@@ -189,20 +190,20 @@ func (f *Fallback) warn(ctx context.Context, err error) {
 
 // recordLocked records an outcome of the primary on the availability
 // circuit, with the permit this process holds.
-func (f *Fallback) recordLocked(ctx context.Context, o fusebox.Outcome) ([]fusebox.Event, fusebox.State) {
-	var events []fusebox.Event
+func (f *Fallback) recordLocked(ctx context.Context, o breaker.Outcome) ([]breaker.Event, breaker.State) {
+	var events []breaker.Event
 	permit := f.permit
-	st, err := f.healthLocked().Update(ctx, healthCircuit, func(st *fusebox.State) ([]fusebox.Event, bool) {
+	st, err := f.healthLocked().Update(ctx, healthCircuit, func(st *breaker.State) ([]breaker.Event, bool) {
 		events = st.Record(f.o.Health, f.o.Clock.Now(), permit, o)
 		return events, true
 	})
 	if err != nil {
-		return nil, fusebox.State{}
+		return nil, breaker.State{}
 	}
 	return events, st
 }
 
-func (f *Fallback) toLocalLocked(now fusebox.Instant, wait time.Duration, reason error) {
+func (f *Fallback) toLocalLocked(now breaker.Instant, wait time.Duration, reason error) {
 	f.route, f.down = onLocal, reason
 	f.lookAgain = now.Wall.Add(max(wait, lookAgainWhileProbing))
 }

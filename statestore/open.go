@@ -28,6 +28,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/redis"
 )
@@ -152,12 +153,12 @@ var (
 // method returns Err, and Close does nothing.
 type Unavailable struct{ Err error }
 
-func (u Unavailable) Load(context.Context, string) (fusebox.State, error) {
-	return fusebox.State{}, u.Err
+func (u Unavailable) Load(context.Context, string) (breaker.State, error) {
+	return breaker.State{}, u.Err
 }
 
-func (u Unavailable) Update(context.Context, string, func(*fusebox.State) ([]fusebox.Event, bool)) (fusebox.State, error) {
-	return fusebox.State{}, u.Err
+func (u Unavailable) Update(context.Context, string, func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
+	return breaker.State{}, u.Err
 }
 
 func (u Unavailable) Count(context.Context, string, fusebox.Counts) error { return u.Err }
@@ -168,11 +169,11 @@ func (u Unavailable) Counts(context.Context, string) (fusebox.Counts, error) {
 
 func (u Unavailable) Names(context.Context) ([]string, error) { return nil, u.Err }
 
-func (u Unavailable) Events(context.Context, string, time.Time) ([]fusebox.Event, error) {
+func (u Unavailable) Events(context.Context, string, time.Time) ([]breaker.Event, error) {
 	return nil, u.Err
 }
 
-func (u Unavailable) AllEvents(context.Context, time.Time) ([]fusebox.Event, error) {
+func (u Unavailable) AllEvents(context.Context, time.Time) ([]breaker.Event, error) {
 	return nil, u.Err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // The replica: Local.Store holds the last shared state this host saw of each
@@ -29,7 +30,7 @@ func (f *Fallback) replicaOf() *Local {
 // and copies a change into the replica. When the primary turns out to have
 // lost its data, what the replica may restore is restored first (see
 // checkEpoch), and the state read again.
-func (f *Fallback) observe(ctx context.Context, name string, st fusebox.State) fusebox.State {
+func (f *Fallback) observe(ctx context.Context, name string, st breaker.State) breaker.State {
 	l := f.replicaOf()
 	if l == nil {
 		return st
@@ -52,7 +53,7 @@ func (f *Fallback) observe(ctx context.Context, name string, st fusebox.State) f
 // replicate copies a shared state into the replica and its base. Writers
 // racing on one circuit converge: the next read from the primary copies its
 // state again.
-func (f *Fallback) replicate(ctx context.Context, name string, st fusebox.State) {
+func (f *Fallback) replicate(ctx context.Context, name string, st breaker.State) {
 	l := f.replicaOf()
 	if l == nil {
 		return
@@ -126,7 +127,7 @@ func (f *Fallback) mergeCircuit(ctx context.Context, l *Local, name string, outa
 		return nil
 	}
 
-	st, err := f.primary.Update(ctx, name, func(cur *fusebox.State) ([]fusebox.Event, bool) {
+	st, err := f.primary.Update(ctx, name, func(cur *breaker.State) ([]breaker.Event, bool) {
 		take := changed && stricter(rep, *cur, f.o.Clock.Now())
 		if take {
 			*cur = adopt(rep, *cur)
@@ -162,14 +163,14 @@ func since(now, mark uint64) uint64 {
 	return now - mark
 }
 
-func (f *Fallback) replicateLocal(ctx context.Context, l *Local, name string, st fusebox.State) {
-	set := func(cur *fusebox.State) ([]fusebox.Event, bool) { *cur = st; return nil, true }
+func (f *Fallback) replicateLocal(ctx context.Context, l *Local, name string, st breaker.State) {
+	set := func(cur *breaker.State) ([]breaker.Event, bool) { *cur = st; return nil, true }
 	if _, err := l.Store.Update(ctx, name, set); err == nil {
 		l.Merged.Update(ctx, name, set)
 	}
 }
 
-func sameJSON(a, b fusebox.State) bool {
+func sameJSON(a, b breaker.State) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ja) == string(jb)

@@ -3,20 +3,20 @@ package statestore
 import (
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // strictness ranks what a circuit's state makes callers do at now: 0 run
 // (closed), 1 probe (half-open), 2 skip until the open period ends (open),
 // 3 skip until a trip by hand ends, 4 skip until reset. A trip whose time
 // is over, or an open period that has ended, ranks as what it has become.
-func strictness(st fusebox.State, now fusebox.Instant) int {
+func strictness(st breaker.State, now breaker.Instant) int {
 	switch st.View(now).Phase {
-	case fusebox.HalfOpen:
+	case breaker.HalfOpen:
 		return 1
-	case fusebox.Open:
+	case breaker.Open:
 		return 2
-	case fusebox.ForcedOpen:
+	case breaker.ForcedOpen:
 		if st.TrippedUntilReset() {
 			return 4
 		}
@@ -28,7 +28,7 @@ func strictness(st fusebox.State, now fusebox.Instant) int {
 // stricter reports whether a holds callers back more than b at now: a
 // higher strictness, or the same one (open, or tripped for a time) lasting
 // longer.
-func stricter(a, b fusebox.State, now fusebox.Instant) bool {
+func stricter(a, b breaker.State, now breaker.Instant) bool {
 	ra, rb := strictness(a, now), strictness(b, now)
 	if ra != rb || ra == 0 || ra == 4 {
 		return ra > rb
@@ -36,7 +36,7 @@ func stricter(a, b fusebox.State, now fusebox.Instant) bool {
 	return openEnd(a).After(openEnd(b))
 }
 
-func openEnd(st fusebox.State) time.Time {
+func openEnd(st breaker.State) time.Time {
 	return st.OpenedAt.Wall.Add(time.Duration(st.OpenPeriod))
 }
 
@@ -44,7 +44,7 @@ func openEnd(st fusebox.State) time.Time {
 // its open period, with a generation past both (so that a result of a call
 // begun before is dropped) and no probe leases (they were granted by the
 // store local came from).
-func adopt(local, shared fusebox.State) fusebox.State {
+func adopt(local, shared breaker.State) breaker.State {
 	local.Name = shared.Name
 	local.Generation = max(local.Generation, shared.Generation) + 1
 	local.Probes = nil

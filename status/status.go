@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // StateUnknown is the State of a circuit whose state could not be read:
@@ -30,7 +31,7 @@ const (
 type Row struct {
 	Name                string     `json:"name"`
 	Kind                string     `json:"kind"`  // KindCircuit, KindEndpoint or KindChain
-	State               string     `json:"state"` // a fusebox.Phase, "chain", or StateUnknown
+	State               string     `json:"state"` // a breaker.Phase, "chain", or StateUnknown
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	OpenedAt            *time.Time `json:"opened_at,omitempty"`
 	OpenUntil           *time.Time `json:"open_until,omitempty"`
@@ -65,7 +66,7 @@ type Catalog struct {
 // row shows its last stored answer when answers is not nil. A circuit whose
 // state or counts the store cannot give has a row with a Problem; Snapshot
 // fails only when the store cannot list its circuits.
-func Snapshot(ctx context.Context, store fusebox.Admin, answers answers.Store, cat Catalog, names []string, now fusebox.Instant) ([]Row, error) {
+func Snapshot(ctx context.Context, store fusebox.Admin, answers answers.Store, cat Catalog, names []string, now breaker.Instant) ([]Row, error) {
 	if len(names) == 0 {
 		stored, err := store.Names(ctx)
 		if err != nil {
@@ -94,7 +95,7 @@ func Snapshot(ctx context.Context, store fusebox.Admin, answers answers.Store, c
 }
 
 // circuitRow is the row of the circuit name as the store has it.
-func circuitRow(ctx context.Context, store fusebox.Admin, name string, now fusebox.Instant) Row {
+func circuitRow(ctx context.Context, store fusebox.Admin, name string, now breaker.Instant) Row {
 	st, err := store.Load(ctx, name)
 	if err != nil {
 		return Row{Name: name, Kind: KindCircuit, State: StateUnknown, Problem: err.Error()}
@@ -108,7 +109,7 @@ func circuitRow(ctx context.Context, store fusebox.Admin, name string, now fuseb
 }
 
 // CircuitRow is the row of one circuit from its state and counts.
-func CircuitRow(st fusebox.State, c fusebox.Counts, now fusebox.Instant) Row {
+func CircuitRow(st breaker.State, c fusebox.Counts, now breaker.Instant) Row {
 	v := st.View(now)
 	row := Row{
 		Name: st.Name, Kind: KindCircuit, State: string(v.Phase),
@@ -121,7 +122,7 @@ func CircuitRow(st fusebox.State, c fusebox.Counts, now fusebox.Instant) Row {
 		Skipped:             c.Skips,
 		ReopensIn:           v.ReopensIn,
 	}
-	if v.Phase != fusebox.Closed {
+	if v.Phase != breaker.Closed {
 		row.OpenedAt = timePtr(st.OpenedAt.Wall)
 		row.OpenUntil = timePtr(v.OpenUntil)
 	}

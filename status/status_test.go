@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -19,9 +20,9 @@ var ctx = context.Background()
 
 func TestSnapshotShowsCircuitsEndpointsAndChains(t *testing.T) {
 	store := mem.New()
-	now := fusebox.Instant{Wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+	now := breaker.Instant{Wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	c := fusebox.New(store, fusebox.WithClock(fixed(now)), fusebox.WithPolicy(fusebox.Policy{
-		Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: fusebox.BreakerPolicy{TripAfter: 1, OpenFor: time.Minute},
+		Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Minute},
 	}))
 	c.Do(ctx, "backup", func(context.Context) error { return nil })
 	c.Do(ctx, "zigbee2mqtt", func(context.Context) error { return &fusebox.Failure{Reason: "connection refused"} })
@@ -86,9 +87,9 @@ func TestSnapshotOfNamedCircuitsOnly(t *testing.T) {
 	}
 }
 
-type fixed fusebox.Instant
+type fixed breaker.Instant
 
-func (f fixed) Now() fusebox.Instant { return fusebox.Instant(f) }
+func (f fixed) Now() breaker.Instant { return breaker.Instant(f) }
 
 // brokenStore is a store that cannot give one circuit's state, and
 // another's counts.
@@ -97,9 +98,9 @@ type brokenStore struct {
 	noState, noCounts string
 }
 
-func (b brokenStore) Load(ctx context.Context, name string) (fusebox.State, error) {
+func (b brokenStore) Load(ctx context.Context, name string) (breaker.State, error) {
 	if name == b.noState {
-		return fusebox.State{}, errors.New("load " + name + ": permission denied")
+		return breaker.State{}, errors.New("load " + name + ": permission denied")
 	}
 	return b.Store.Load(ctx, name)
 }

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // WriteTable prints rows as the table `fusebox status` shows, with times
@@ -32,9 +32,9 @@ func WriteTable(w io.Writer, rows []Row, now time.Time) error {
 		}
 		reopens := "-"
 		switch r.State {
-		case string(fusebox.HalfOpen):
+		case string(breaker.HalfOpen):
 			reopens = "ready to probe"
-		case string(fusebox.Open), string(fusebox.ForcedOpen):
+		case string(breaker.Open), string(breaker.ForcedOpen):
 			if r.ReopensIn > 0 {
 				reopens = r.ReopensIn.Round(time.Second).String()
 			} else {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -76,13 +77,13 @@ var ctx = context.Background()
 
 func testLoadUnknown(t *testing.T, s fusebox.Admin) {
 	st := load(t, s, "never-stored")
-	sameState(t, st, fusebox.State{Name: "never-stored"})
+	sameState(t, st, breaker.State{Name: "never-stored"})
 }
 
 func testUpdateStores(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
-	got, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		st.Phase = fusebox.Open
+	got, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
+		st.Phase = breaker.Open
 		st.ConsecutiveFailures = 3
 		st.LastFailure = "connection refused"
 		st.LastFailureAt = now
@@ -92,7 +93,7 @@ func testUpdateStores(t *testing.T, s fusebox.Admin) {
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if got.Name != "db" || got.Phase != fusebox.Open || got.ConsecutiveFailures != 3 {
+	if got.Name != "db" || got.Phase != breaker.Open || got.ConsecutiveFailures != 3 {
 		t.Errorf("Update returned %+v, want db open with 3 failures", got)
 	}
 	sameState(t, load(t, s, "db"), got)
@@ -100,25 +101,25 @@ func testUpdateStores(t *testing.T, s fusebox.Admin) {
 
 func testRoundTrip(t *testing.T, s fusebox.Admin) {
 	wall := time.Date(2031, 2, 3, 4, 5, 6, 7, time.UTC)
-	opened := fusebox.Instant{Wall: wall, Boot: "6f1b0c2e-boot", BootTime: 42 * time.Hour}
-	want := fusebox.State{
-		Name: "every-field", Phase: fusebox.Open, Generation: 7, ConsecutiveFailures: 2, Recent: "sfsff",
-		OpenedAt: opened, OpenPeriod: fusebox.Duration(90 * time.Second), OpenUntil: wall.Add(90 * time.Second),
+	opened := breaker.Instant{Wall: wall, Boot: "6f1b0c2e-boot", BootTime: 42 * time.Hour}
+	want := breaker.State{
+		Name: "every-field", Phase: breaker.Open, Generation: 7, ConsecutiveFailures: 2, Recent: "sfsff",
+		OpenedAt: opened, OpenPeriod: breaker.Duration(90 * time.Second), OpenUntil: wall.Add(90 * time.Second),
 		Reopens: 1,
-		Probes: []fusebox.Lease{
-			{ID: "a1", Granted: opened.Add(time.Second), For: fusebox.Duration(12 * time.Second)},
-			{ID: "b2", Granted: opened.Add(2 * time.Second), For: fusebox.Duration(12 * time.Second)},
+		Probes: []breaker.Lease{
+			{ID: "a1", Granted: opened.Add(time.Second), For: breaker.Duration(12 * time.Second)},
+			{ID: "b2", Granted: opened.Add(2 * time.Second), For: breaker.Duration(12 * time.Second)},
 		},
 		LastFailureAt: wall, LastFailure: `refused: "quoted" \ and ünïcode`, UpdatedAt: time.Now(),
 	}
-	update(t, s, "every-field", func(st *fusebox.State) { *st = want })
+	update(t, s, "every-field", func(st *breaker.State) { *st = want })
 	sameState(t, load(t, s, "every-field"), want)
 }
 
 func testUpdateUnchanged(t *testing.T, s fusebox.Admin) {
-	got, err := s.Update(ctx, "idle", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	got, err := s.Update(ctx, "idle", func(st *breaker.State) ([]breaker.Event, bool) {
 		st.ConsecutiveFailures = 1
-		return []fusebox.Event{{Time: time.Now(), Circuit: "idle", Kind: fusebox.EventFailure}}, false
+		return []breaker.Event{{Time: time.Now(), Circuit: "idle", Kind: breaker.EventFailure}}, false
 	})
 	if err != nil {
 		t.Fatalf("Update: %v", err)
@@ -126,7 +127,7 @@ func testUpdateUnchanged(t *testing.T, s fusebox.Admin) {
 	if got.Name != "idle" {
 		t.Errorf("Update returned name %q, want idle", got.Name)
 	}
-	sameState(t, load(t, s, "idle"), fusebox.State{Name: "idle"})
+	sameState(t, load(t, s, "idle"), breaker.State{Name: "idle"})
 	if evs := events(t, s, "idle", time.Time{}); len(evs) != 0 {
 		t.Errorf("events of an unchanged update were stored: %+v", evs)
 	}
@@ -136,9 +137,9 @@ func testUpdateUnchanged(t *testing.T, s fusebox.Admin) {
 }
 
 func testUpdateSeesStored(t *testing.T, s fusebox.Admin) {
-	update(t, s, "db", func(st *fusebox.State) { st.ConsecutiveFailures = 41 })
-	var seen fusebox.State
-	update(t, s, "db", func(st *fusebox.State) {
+	update(t, s, "db", func(st *breaker.State) { st.ConsecutiveFailures = 41 })
+	var seen breaker.State
+	update(t, s, "db", func(st *breaker.State) {
 		seen = *st
 		st.ConsecutiveFailures++
 	})
@@ -152,14 +153,14 @@ func testUpdateSeesStored(t *testing.T, s fusebox.Admin) {
 
 func testEvents(t *testing.T, s fusebox.Admin) {
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	ev := func(sec int, reason string) fusebox.Event {
-		return fusebox.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: "db", Kind: fusebox.EventFailure, Attempt: sec + 1, Reason: reason}
+	ev := func(sec int, reason string) breaker.Event {
+		return breaker.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: "db", Kind: breaker.EventFailure, Attempt: sec + 1, Reason: reason}
 	}
-	first := []fusebox.Event{ev(0, "refused"), ev(1, "timeout")}
-	second := []fusebox.Event{ev(2, "reset"), {Time: t0.Add(3 * time.Second), Circuit: "db", Kind: fusebox.EventTransition,
-		From: fusebox.Closed, To: fusebox.Open, Reason: "3 consecutive failures", For: fusebox.Duration(30 * time.Second)}}
-	for _, evs := range [][]fusebox.Event{first, second} {
-		if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	first := []breaker.Event{ev(0, "refused"), ev(1, "timeout")}
+	second := []breaker.Event{ev(2, "reset"), {Time: t0.Add(3 * time.Second), Circuit: "db", Kind: breaker.EventTransition,
+		From: breaker.Closed, To: breaker.Open, Reason: "3 consecutive failures", For: breaker.Duration(30 * time.Second)}}
+	for _, evs := range [][]breaker.Event{first, second} {
+		if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
 			st.UpdatedAt = time.Now()
 			return evs, true
 		}); err != nil {
@@ -179,7 +180,7 @@ func testConcurrentUpdates(t *testing.T, s fusebox.Admin) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			_, err := s.Update(ctx, "busy", func(st *fusebox.State) ([]fusebox.Event, bool) {
+			_, err := s.Update(ctx, "busy", func(st *breaker.State) ([]breaker.Event, bool) {
 				st.ConsecutiveFailures++
 				st.UpdatedAt = time.Now()
 				return nil, true
@@ -231,25 +232,25 @@ func testCounts(t *testing.T, s fusebox.Admin) {
 	if got := counts(t, s, "down"); !got.LastSuccess.Equal(want.LastSuccess) || got.Successes != n+1 {
 		t.Errorf("after an earlier success: %+v, want LastSuccess kept at %s", got, want.LastSuccess)
 	}
-	if st := load(t, s, "down"); !sameJSON(t, st, fusebox.State{Name: "down"}) {
+	if st := load(t, s, "down"); !sameJSON(t, st, breaker.State{Name: "down"}) {
 		t.Errorf("counting changed the state: %+v", st)
 	}
 }
 
 func testAllEvents(t *testing.T, s fusebox.Admin) {
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	ev := func(name string, sec int, reason string) fusebox.Event {
-		return fusebox.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: name, Kind: fusebox.EventFailure, Reason: reason}
+	ev := func(name string, sec int, reason string) breaker.Event {
+		return breaker.Event{Time: t0.Add(time.Duration(sec) * time.Second), Circuit: name, Kind: breaker.EventFailure, Reason: reason}
 	}
 	for _, w := range []struct {
 		name string
-		evs  []fusebox.Event
+		evs  []breaker.Event
 	}{
-		{"zigbee", []fusebox.Event{ev("zigbee", 1, "a"), ev("zigbee", 5, "b")}},
-		{"weather", []fusebox.Event{ev("weather", 1, "c"), ev("weather", 3, "d")}},
-		{"zigbee", []fusebox.Event{ev("zigbee", 9, "e")}},
+		{"zigbee", []breaker.Event{ev("zigbee", 1, "a"), ev("zigbee", 5, "b")}},
+		{"weather", []breaker.Event{ev("weather", 1, "c"), ev("weather", 3, "d")}},
+		{"zigbee", []breaker.Event{ev("zigbee", 9, "e")}},
 	} {
-		if _, err := s.Update(ctx, w.name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		if _, err := s.Update(ctx, w.name, func(st *breaker.State) ([]breaker.Event, bool) {
 			st.UpdatedAt = time.Now()
 			return w.evs, true
 		}); err != nil {
@@ -260,7 +261,7 @@ func testAllEvents(t *testing.T, s fusebox.Admin) {
 	if err != nil {
 		t.Fatalf("AllEvents: %v", err)
 	}
-	want := []fusebox.Event{ev("weather", 1, "c"), ev("zigbee", 1, "a"), ev("weather", 3, "d"), ev("zigbee", 5, "b"), ev("zigbee", 9, "e")}
+	want := []breaker.Event{ev("weather", 1, "c"), ev("zigbee", 1, "a"), ev("weather", 3, "d"), ev("zigbee", 5, "b"), ev("zigbee", 9, "e")}
 	sameEvents(t, all, want)
 	if later, err := s.AllEvents(ctx, t0.Add(4*time.Second)); err != nil || len(later) != 2 {
 		t.Errorf("AllEvents since 4s = %d events, %v; want 2", len(later), err)
@@ -269,9 +270,9 @@ func testAllEvents(t *testing.T, s fusebox.Admin) {
 
 func testNames(t *testing.T, s fusebox.Admin) {
 	for _, name := range []string{"b", "a.b", "a", "c-d", "a-b", "A", "_x"} {
-		update(t, s, name, func(st *fusebox.State) { st.ConsecutiveFailures++ })
+		update(t, s, name, func(st *breaker.State) { st.ConsecutiveFailures++ })
 	}
-	if _, err := s.Update(ctx, "unchanged", func(*fusebox.State) ([]fusebox.Event, bool) { return nil, false }); err != nil {
+	if _, err := s.Update(ctx, "unchanged", func(*breaker.State) ([]breaker.Event, bool) { return nil, false }); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
 	count(t, s, "only-counted", fusebox.Counts{Successes: 1, LastSuccess: time.Now()})
@@ -319,10 +320,10 @@ func testAnswerReplaced(t *testing.T, s fusebox.Admin) {
 func populate(t *testing.T, s fusebox.Admin) time.Time {
 	now := time.Now()
 	for _, name := range []string{"api", "db"} {
-		if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		if _, err := s.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 			st.ConsecutiveFailures++
 			st.UpdatedAt = now
-			return []fusebox.Event{{Time: now, Circuit: name, Kind: fusebox.EventFailure, Reason: "refused"}}, true
+			return []breaker.Event{{Time: now, Circuit: name, Kind: breaker.EventFailure, Reason: "refused"}}, true
 		}); err != nil {
 			t.Fatalf("Update: %v", err)
 		}
@@ -367,7 +368,7 @@ func testGCFuture(t *testing.T, s fusebox.Admin) {
 	if got := names(t, s); len(got) != 0 {
 		t.Errorf("Names = %q after GC, want none", got)
 	}
-	sameState(t, load(t, s, "db"), fusebox.State{Name: "db"})
+	sameState(t, load(t, s, "db"), breaker.State{Name: "db"})
 	if evs := events(t, s, "db", time.Time{}); len(evs) != 0 {
 		t.Errorf("events left after GC: %+v", evs)
 	}
@@ -381,11 +382,11 @@ func testGCFuture(t *testing.T, s fusebox.Admin) {
 
 func testGCEvents(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
-	at := func(ago time.Duration, reason string) fusebox.Event {
-		return fusebox.Event{Time: now.Add(-ago), Circuit: "db", Kind: fusebox.EventFailure, Reason: reason}
+	at := func(ago time.Duration, reason string) breaker.Event {
+		return breaker.Event{Time: now.Add(-ago), Circuit: "db", Kind: breaker.EventFailure, Reason: reason}
 	}
-	evs := []fusebox.Event{at(3*time.Hour, "old"), at(2*time.Hour, "older than an hour"), at(30*time.Minute, "recent"), at(0, "now")}
-	if _, err := s.Update(ctx, "db", func(st *fusebox.State) ([]fusebox.Event, bool) {
+	evs := []breaker.Event{at(3*time.Hour, "old"), at(2*time.Hour, "older than an hour"), at(30*time.Minute, "recent"), at(0, "now")}
+	if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
 		st.UpdatedAt = now
 		return evs, true
 	}); err != nil {
@@ -406,12 +407,12 @@ func testGCEvents(t *testing.T, s fusebox.Admin) {
 
 func testBreaker(t *testing.T, s fusebox.Admin) {
 	p := fusebox.DefaultPolicy().Breaker
-	now := fusebox.Instant{Wall: time.Now().Round(0)}
-	fail := fusebox.Outcome{Failed: true, Attempt: 1, Reason: "connection refused"}
-	var recorded []fusebox.Event
-	act := func(f func(st *fusebox.State) []fusebox.Event) fusebox.State {
+	now := breaker.Instant{Wall: time.Now().Round(0)}
+	fail := breaker.Outcome{Failed: true, Attempt: 1, Reason: "connection refused"}
+	var recorded []breaker.Event
+	act := func(f func(st *breaker.State) []breaker.Event) breaker.State {
 		t.Helper()
-		st, err := s.Update(ctx, "api", func(st *fusebox.State) ([]fusebox.Event, bool) {
+		st, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
 			evs := f(st)
 			recorded = append(recorded, evs...)
 			return evs, true
@@ -422,22 +423,22 @@ func testBreaker(t *testing.T, s fusebox.Admin) {
 		return st
 	}
 	for range p.TripAfter {
-		act(func(st *fusebox.State) []fusebox.Event {
-			return st.Record(p, now, fusebox.Permit{Generation: st.Generation}, fail)
+		act(func(st *breaker.State) []breaker.Event {
+			return st.Record(p, now, breaker.Permit{Generation: st.Generation}, fail)
 		})
 	}
 	st := load(t, s, "api")
-	if st.Phase != fusebox.Open || st.ConsecutiveFailures != p.TripAfter {
+	if st.Phase != breaker.Open || st.ConsecutiveFailures != p.TripAfter {
 		t.Fatalf("after %d failures: %+v, want open", p.TripAfter, st)
 	}
-	if _, err := st.Decide(now.Add(time.Second)); !errors.Is(err, fusebox.ErrOpen) {
+	if _, err := st.Decide(now.Add(time.Second)); !errors.Is(err, breaker.ErrOpen) {
 		t.Errorf("Decide on the loaded state = %v, want ErrOpen", err)
 	}
 
-	if st := act(func(st *fusebox.State) []fusebox.Event { return st.Trip(now, 0) }); st.Phase != fusebox.ForcedOpen {
+	if st := act(func(st *breaker.State) []breaker.Event { return st.Trip(now, 0) }); st.Phase != breaker.ForcedOpen {
 		t.Errorf("after Trip: phase %s, want forced_open", st.Phase)
 	}
-	if st := act(func(st *fusebox.State) []fusebox.Event { return st.Reset(now) }); st.Phase != fusebox.Closed {
+	if st := act(func(st *breaker.State) []breaker.Event { return st.Reset(now) }); st.Phase != breaker.Closed {
 		t.Errorf("after Reset: phase %s, want closed", st.Phase)
 	}
 	st = load(t, s, "api")
@@ -450,7 +451,7 @@ func testBreaker(t *testing.T, s fusebox.Admin) {
 	}
 }
 
-func load(t *testing.T, s fusebox.Admin, name string) fusebox.State {
+func load(t *testing.T, s fusebox.Admin, name string) breaker.State {
 	t.Helper()
 	st, err := s.Load(ctx, name)
 	if err != nil {
@@ -460,9 +461,9 @@ func load(t *testing.T, s fusebox.Admin, name string) fusebox.State {
 }
 
 // update stores what f makes of the circuit's state, dated now.
-func update(t *testing.T, s fusebox.Admin, name string, f func(*fusebox.State)) {
+func update(t *testing.T, s fusebox.Admin, name string, f func(*breaker.State)) {
 	t.Helper()
-	if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+	if _, err := s.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 		st.UpdatedAt = time.Now()
 		f(st)
 		return nil, true
@@ -471,7 +472,7 @@ func update(t *testing.T, s fusebox.Admin, name string, f func(*fusebox.State)) 
 	}
 }
 
-func events(t *testing.T, s fusebox.Admin, name string, since time.Time) []fusebox.Event {
+func events(t *testing.T, s fusebox.Admin, name string, since time.Time) []breaker.Event {
 	t.Helper()
 	evs, err := s.Events(ctx, name, since)
 	if err != nil {
@@ -531,14 +532,14 @@ func saveAnswer(t *testing.T, s fusebox.Admin, key string, a answers.Answer) {
 
 // sameState compares states as their JSON, which is what a store keeps: a
 // time's monotonic reading and location do not survive it and do not matter.
-func sameState(t *testing.T, got, want fusebox.State) {
+func sameState(t *testing.T, got, want breaker.State) {
 	t.Helper()
 	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
 		t.Errorf("state\n got %s\nwant %s", g, w)
 	}
 }
 
-func sameEvents(t *testing.T, got, want []fusebox.Event) {
+func sameEvents(t *testing.T, got, want []breaker.Event) {
 	t.Helper()
 	if len(got) == 0 && len(want) == 0 {
 		return
@@ -566,8 +567,8 @@ func jsonOf(t *testing.T, v any) string {
 
 func testGCKeepsTrip(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
-	if _, err := s.Update(ctx, "nas", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		return st.Trip(fusebox.Instant{Wall: now}, 0), true
+	if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
+		return st.Trip(breaker.Instant{Wall: now}, 0), true
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -575,7 +576,7 @@ func testGCKeepsTrip(t *testing.T, s fusebox.Admin) {
 	if err != nil {
 		t.Fatalf("GC: %v", err)
 	}
-	if len(r.Circuits) != 0 || load(t, s, "nas").Phase != fusebox.ForcedOpen {
+	if len(r.Circuits) != 0 || load(t, s, "nas").Phase != breaker.ForcedOpen {
 		t.Errorf("GC removed %q; a trip until reset must stay", r.Circuits)
 	}
 }
@@ -583,8 +584,8 @@ func testGCKeepsTrip(t *testing.T, s fusebox.Admin) {
 func testGCKeepsTimedTrip(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	const day = 24 * time.Hour
-	if _, err := s.Update(ctx, "maint", func(st *fusebox.State) ([]fusebox.Event, bool) {
-		return st.Trip(fusebox.Instant{Wall: now}, 30*day), true
+	if _, err := s.Update(ctx, "maint", func(st *breaker.State) ([]breaker.Event, bool) {
+		return st.Trip(breaker.Instant{Wall: now}, 30*day), true
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -592,7 +593,7 @@ func testGCKeepsTimedTrip(t *testing.T, s fusebox.Admin) {
 	if err != nil {
 		t.Fatalf("GC: %v", err)
 	}
-	if len(r.Circuits) != 0 || load(t, s, "maint").Phase != fusebox.ForcedOpen {
+	if len(r.Circuits) != 0 || load(t, s, "maint").Phase != breaker.ForcedOpen {
 		t.Fatalf("GC 8 days into a 30-day trip removed %q; the trip must stay until it ends", r.Circuits)
 	}
 	r, err = s.GC(ctx, now.Add(40*day), 7*day, 7*day)

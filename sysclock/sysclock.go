@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 var _ fusebox.Clock = Clock{}
@@ -19,8 +20,8 @@ var _ fusebox.Clock = Clock{}
 type Clock struct{}
 
 // Now returns the wall time with the boot clock's reading.
-func (Clock) Now() fusebox.Instant {
-	now := fusebox.Instant{Wall: time.Now()}
+func (Clock) Now() breaker.Instant {
+	now := breaker.Instant{Wall: time.Now()}
 	id := bootID()
 	if id == "" {
 		return now

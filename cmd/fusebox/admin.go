@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/statestore"
 )
 
@@ -69,7 +70,7 @@ that a typo does not trip a circuit nobody uses; --new trips a new one.`,
 			if isNew {
 				hint = "" // no check
 			}
-			return runForce(cmd.Context(), a, args[0], hint, func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
+			return runForce(cmd.Context(), a, args[0], hint, func(ctx context.Context, c *fusebox.Circuits) (breaker.View, error) {
 				return c.Trip(ctx, args[0], d)
 			})
 		},
@@ -87,7 +88,7 @@ func newResetCmd(a *app) *cobra.Command {
 		Args:              nameArg,
 		ValidArgsFunction: completeNames(a, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runForce(cmd.Context(), a, args[0], "nothing to reset", func(ctx context.Context, c *fusebox.Circuits) (fusebox.View, error) {
+			return runForce(cmd.Context(), a, args[0], "nothing to reset", func(ctx context.Context, c *fusebox.Circuits) (breaker.View, error) {
 				return c.Reset(ctx, args[0])
 			})
 		},
@@ -97,7 +98,7 @@ func newResetCmd(a *app) *cobra.Command {
 // runForce trips or resets a circuit and says what it did. A name neither
 // configured nor stored is refused with unknown's hint, unless unknown is
 // "" (trip --new).
-func runForce(ctx context.Context, a *app, name, unknown string, force func(context.Context, *fusebox.Circuits) (fusebox.View, error)) error {
+func runForce(ctx context.Context, a *app, name, unknown string, force func(context.Context, *fusebox.Circuits) (breaker.View, error)) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -116,9 +117,9 @@ func runForce(ctx context.Context, a *app, name, unknown string, force func(cont
 		return err
 	}
 	switch {
-	case v.Phase == fusebox.ForcedOpen && v.ReopensIn > 0:
+	case v.Phase == breaker.ForcedOpen && v.ReopensIn > 0:
 		fmt.Fprintf(a.stdout, "%s: forced open; closes in %s\n", name, v.ReopensIn.Round(time.Second))
-	case v.Phase == fusebox.ForcedOpen:
+	case v.Phase == breaker.ForcedOpen:
 		fmt.Fprintf(a.stdout, "%s: forced open until 'fusebox reset %s'\n", name, name)
 	default:
 		fmt.Fprintf(a.stdout, "%s: %s\n", name, v.Phase)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
@@ -76,7 +77,7 @@ func runDemo(ctx context.Context, out io.Writer, fast bool) error {
 	policy := fusebox.Policy{
 		Retry: fusebox.RetryPolicy{Attempts: 4, Backoff: fusebox.Backoff{First: 200 * time.Millisecond, Max: time.Second},
 			Timeout: 2 * time.Second, Deadline: 10 * time.Second},
-		Breaker: fusebox.BreakerPolicy{TripAfter: 3, OpenFor: 3 * time.Second, OpenMax: 12 * time.Second},
+		Breaker: breaker.Policy{TripAfter: 3, OpenFor: 3 * time.Second, OpenMax: 12 * time.Second},
 	}.WithDefaults()
 	endpoint := func(name, path string) *httpcall.Endpoint {
 		return &httpcall.Endpoint{

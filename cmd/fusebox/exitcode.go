@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/runner"
@@ -41,7 +41,7 @@ type configError struct{ err error }
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
-// skipError is a skip (it matches fusebox.ErrOpen) that exits with the
+// skipError is a skip (it matches breaker.ErrOpen) that exits with the
 // status --skip-exit or skip_exit chose instead of 75.
 type skipError struct {
 	code int
@@ -75,7 +75,7 @@ func exitCode(err error) (code int, print bool) {
 		return exitConfig, true
 	case errors.As(err, &se):
 		return se.code, false
-	case errors.Is(err, fusebox.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		return exitOpen, false
 	case errors.As(err, &ae):
 		return ae.Code, false

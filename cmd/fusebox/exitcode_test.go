@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/runner"
@@ -24,7 +25,7 @@ func TestExitCodes(t *testing.T) {
 		return &fusebox.ExhaustedError{Name: "x", Attempts: 3, Stop: fusebox.StopAttempts,
 			Err: &fusebox.AttemptError{Attempt: 3, Err: err}}
 	}
-	open := &fusebox.OpenError{Name: "x", Phase: fusebox.Open}
+	open := &breaker.OpenError{Name: "x", Phase: breaker.Open}
 	cfgErr := &config.Error{File: "c.yaml", Line: 5, Col: 5, Key: "circuits.x.open_fro", Msg: "unknown key"}
 	for _, tc := range []struct {
 		name  string
@@ -53,9 +54,9 @@ func TestExitCodes(t *testing.T) {
 
 		{"the circuit is open", open, 75, false},
 		{"the circuit is open, wrapped", fmt.Errorf("run: %w", open), 75, false},
-		{"the circuit is open, sentinel", fusebox.ErrOpen, 75, false},
-		{"the circuit is open, --skip-exit 99", &skipError{code: 99, err: fusebox.ErrOpen}, 99, false},
-		{"the circuit is open, skip_exit 0", &skipError{code: 0, err: fusebox.ErrOpen}, 0, false},
+		{"the circuit is open, sentinel", breaker.ErrOpen, 75, false},
+		{"the circuit is open, --skip-exit 99", &skipError{code: 99, err: breaker.ErrOpen}, 99, false},
+		{"the circuit is open, skip_exit 0", &skipError{code: 0, err: breaker.ErrOpen}, 0, false},
 		{"call: every circuit open", &httpcall.CallError{Name: "weather", AllSkipped: true,
 			Errors: []httpcall.EndpointError{{Name: "owm", Skipped: true}}}, 75, false},
 		{"call: every circuit open, sentinel", fmt.Errorf("weather: %w", httpcall.ErrAllSkipped), 75, false},

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
 )
 
@@ -69,12 +70,12 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 	defer store.Close()
 	// Every stored event of the circuits asked for (of all, without
 	// names): an outage may have begun before --since.
-	var events []fusebox.Event
+	var events []breaker.Event
 	if len(o.names) == 0 {
 		events, err = store.AllEvents(ctx, time.Time{})
 	} else {
 		for _, name := range o.names {
-			var evs []fusebox.Event
+			var evs []breaker.Event
 			if evs, err = store.Events(ctx, name, time.Time{}); err != nil {
 				break
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -34,9 +34,9 @@ func peakRSS(t *testing.T, pid int) int64 {
 // left, and the daemon's peak memory grows by far less than the message.
 func TestServeIgnoresA30MBMessageOnAWatchedTopic(t *testing.T) {
 	d, _, pub, store := watchingServe(t, `{"state":"offline"}`, "")
-	waitPhase(t, store, "zigbee", fusebox.Open, "retained offline at connect")
+	waitPhase(t, store, "zigbee", breaker.Open, "retained offline at connect")
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
-	waitPhase(t, store, "zigbee", fusebox.Closed, "online")
+	waitPhase(t, store, "zigbee", breaker.Closed, "online")
 	before := peakRSS(t, d.Cmd.Process.Pid)
 
 	huge := make([]byte, 30<<20)
@@ -54,7 +54,7 @@ func TestServeIgnoresA30MBMessageOnAWatchedTopic(t *testing.T) {
 	// The messages of a topic arrive in order: once offline is judged, the
 	// 30 MB one before it was dealt with.
 	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
-	st := waitPhase(t, store, "zigbee", fusebox.Open, "offline after the 30 MB message")
+	st := waitPhase(t, store, "zigbee", breaker.Open, "offline after the 30 MB message")
 	if want := `mqtt zigbee2mqtt/bridge/state: .state == "online" is false`; st.LastFailure != want {
 		t.Errorf("last failure %q, want %q: the 30 MB message was judged", st.LastFailure, want)
 	}
@@ -116,11 +116,11 @@ circuits:
 // watch has keys, then an offline that holds; once the circuit is open
 // and told (the webhook's messages so far), it stops the daemon, which
 // delivers what is queued, and returns the messages and the events.
-func flapped(t *testing.T, keys string, told func([]string) bool) ([]string, []fusebox.Event) {
+func flapped(t *testing.T, keys string, told func([]string) bool) ([]string, []breaker.Event) {
 	d, hooks, pub, store := watchingServe(t, `{"state":"online"}`, keys)
 	flap(t, pub, bridgeTopic, 250)
 	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
-	waitPhase(t, store, "zigbee", fusebox.Open, "the offline after the flapping, held for the settle period")
+	waitPhase(t, store, "zigbee", breaker.Open, "the offline after the flapping, held for the settle period")
 	testenv.WaitFor(t, "the messages of the flapping", func() bool { return told(hooks.events(t)) })
 	d.Signal(t, syscall.SIGTERM)
 	if code := d.Wait(t); code != 0 {

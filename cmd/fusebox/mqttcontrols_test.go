@@ -15,7 +15,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/doctext"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
@@ -114,7 +114,7 @@ circuits:
 	pub := newPublisher(t, addr)
 
 	pub.press(t, command, reset["payload_press"].(string))
-	waitPhase(t, store, "bridge", fusebox.Closed, "a reset pressed")
+	waitPhase(t, store, "bridge", breaker.Closed, "a reset pressed")
 	sub.Wait(t, "fusebox/bridge/phase", "closed")
 	if r, _ := lastReason(t, store, "bridge"); r != "reset by MQTT" {
 		t.Errorf("the reset's event says %q, want it by MQTT", r)
@@ -122,7 +122,7 @@ circuits:
 
 	// (Another circuit: a second press within 5s on one is refused.)
 	pub.press(t, command, trip["payload_press"].(string))
-	st := waitPhase(t, store, "plug", fusebox.ForcedOpen, "a trip pressed")
+	st := waitPhase(t, store, "plug", breaker.ForcedOpen, "a trip pressed")
 	sub.Wait(t, "fusebox/plug/phase", "tripped")
 	if r, _ := lastReason(t, store, "plug"); r != "tripped by MQTT for 20m0s" || time.Duration(st.OpenPeriod) != 20*time.Minute {
 		t.Errorf("the trip's event says %q, its period %s; want by MQTT for 20m", r, time.Duration(st.OpenPeriod))
@@ -139,7 +139,7 @@ circuits:
 		pub.press(t, command, `{"circuit":"nas","press":"reset"}`)
 	}
 	burst := time.Since(start)
-	waitPhase(t, store, "nas", fusebox.Closed, "a reset pressed ten times")
+	waitPhase(t, store, "nas", breaker.Closed, "a reset pressed ten times")
 	testenv.WaitFor(t, "the daemon refusing the burst's second press", func() bool {
 		return len(d.Stderr.Lines("within 5s of the last one")) > 0
 	})
@@ -151,7 +151,7 @@ circuits:
 	if most := 1 + int(burst/(5*time.Second)); applied < 1 || applied > most {
 		t.Errorf("a burst of 10 presses published in %s applied %d, want 1 to %d (one per 5s)", burst, applied, most)
 	}
-	if st := phaseOf(t, store, "plug"); st.Phase != fusebox.ForcedOpen {
+	if st := phaseOf(t, store, "plug"); st.Phase != breaker.ForcedOpen {
 		t.Errorf("plug is %s after presses for other circuits, want still tripped", st.Phase)
 	}
 	if names, _ := store.Names(context.Background()); len(names) != 3 {
@@ -265,8 +265,8 @@ circuits:
 	_, err = guest.c.Publish(ctx, &paho.Publish{Topic: "fusebox/serve/nas/command", Payload: []byte(`{"circuit":"bridge","press":"reset"}`), QoS: 1})
 	t.Logf("a guest's press: %v", err)
 	ha.press(t, "fusebox/serve/nas/command", `{"circuit":"plug","press":"reset"}`)
-	waitPhase(t, store, "plug", fusebox.Closed, "Home Assistant's user pressed reset")
-	if st := phaseOf(t, store, "bridge"); st.Phase != fusebox.Open {
+	waitPhase(t, store, "plug", breaker.Closed, "Home Assistant's user pressed reset")
+	if st := phaseOf(t, store, "bridge"); st.Phase != breaker.Open {
 		t.Errorf("bridge is %s after a guest's press, want still open: the ACL let it through", st.Phase)
 	}
 }

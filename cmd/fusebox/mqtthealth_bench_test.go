@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -39,14 +39,14 @@ func BenchmarkMQTTOfflineToSkippedRun(b *testing.B) {
 	}
 	defer store.Close()
 	startServe(b, state, cfg)
-	until := func(want fusebox.Phase) {
+	until := func(want breaker.Phase) {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			st, err := store.Load(context.Background(), "zigbee")
 			if err != nil {
 				b.Fatal(err)
 			}
-			if st.View(fusebox.Instant{Wall: time.Now()}).Phase == want {
+			if st.View(breaker.Instant{Wall: time.Now()}).Phase == want {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -55,13 +55,13 @@ func BenchmarkMQTTOfflineToSkippedRun(b *testing.B) {
 			time.Sleep(200 * time.Microsecond)
 		}
 	}
-	until(fusebox.Closed)
+	until(breaker.Closed)
 	env := []string{"FUSEBOX_CONFIG=" + cfg}
 	var opened, skipped []time.Duration
 	for b.Loop() {
 		start := time.Now()
 		pub.retain(b, bridgeTopic, `{"state":"offline"}`)
-		until(fusebox.Open)
+		until(breaker.Open)
 		opened = append(opened, time.Since(start))
 		cmd := fbCmd(state, env, "run", "zigbee", "--", "true")
 		out, err := cmd.CombinedOutput()
@@ -71,7 +71,7 @@ func BenchmarkMQTTOfflineToSkippedRun(b *testing.B) {
 		}
 		b.StopTimer()
 		pub.retain(b, bridgeTopic, `{"state":"online"}`)
-		until(fusebox.Closed)
+		until(breaker.Closed)
 		b.StartTimer()
 	}
 	b.ReportMetric(median(opened).Seconds()*1000, "open_ms")

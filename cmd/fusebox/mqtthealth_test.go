@@ -11,7 +11,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -50,7 +50,7 @@ func (p publisher) retain(t testing.TB, topic, payload string) {
 }
 
 // phaseOf reads the circuit's stored phase, as a run would see it.
-func phaseOf(t testing.TB, store *file.Store, name string) fusebox.State {
+func phaseOf(t testing.TB, store *file.Store, name string) breaker.State {
 	t.Helper()
 	st, err := store.Load(context.Background(), name)
 	if err != nil {
@@ -59,12 +59,12 @@ func phaseOf(t testing.TB, store *file.Store, name string) fusebox.State {
 	return st
 }
 
-func waitPhase(t *testing.T, store *file.Store, name string, want fusebox.Phase, why string) fusebox.State {
+func waitPhase(t *testing.T, store *file.Store, name string, want breaker.Phase, why string) breaker.State {
 	t.Helper()
-	var st fusebox.State
+	var st breaker.State
 	testenv.WaitFor(t, fmt.Sprintf("%s: circuit %s %s (the daemon did not judge the message, or did not store the verdict)", why, name, want), func() bool {
 		st = phaseOf(t, store, name)
-		return st.View(fusebox.Instant{Wall: time.Now()}).Phase == want
+		return st.View(breaker.Instant{Wall: time.Now()}).Phase == want
 	})
 	return st
 }
@@ -96,11 +96,11 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 	defer store.Close()
 	d := startServe(t, state, cfg)
 
-	st := waitPhase(t, store, "zigbee", fusebox.Open, "retained offline at connect")
+	st := waitPhase(t, store, "zigbee", breaker.Open, "retained offline at connect")
 	if want := `mqtt zigbee2mqtt/bridge/state: .state == "online" is false`; st.LastFailure != want {
 		t.Errorf("last failure %q, want %q", st.LastFailure, want)
 	}
-	waitPhase(t, store, "plug", fusebox.Open, "retained plain-text offline")
+	waitPhase(t, store, "plug", breaker.Open, "retained plain-text offline")
 	marker := filepath.Join(dir, "ran")
 	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.Code != exitOpen {
 		t.Fatalf("run while the bridge is offline: exit %d, want %d (skipped)\n%s", p.Code, exitOpen, p.Stderr)
@@ -110,7 +110,7 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 	}
 
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
-	waitPhase(t, store, "zigbee", fusebox.Closed, "online")
+	waitPhase(t, store, "zigbee", breaker.Closed, "online")
 	if p := fbEnv(t, state, env, "run", "zigbee", "--", "touch", marker); p.Code != 0 {
 		t.Fatalf("run once the bridge is back: exit %d\n%s", p.Code, p.Stderr)
 	}
@@ -118,22 +118,22 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 		t.Fatal("the command did not run once the bridge was back")
 	}
 	pub.retain(t, "home/plug/availability", "online")
-	waitPhase(t, store, "plug", fusebox.Closed, "plain-text online")
+	waitPhase(t, store, "plug", breaker.Closed, "plain-text online")
 
 	pub.retain(t, bridgeTopic, `{"state":"offline"}`)
-	waitPhase(t, store, "zigbee", fusebox.Open, "offline again")
+	waitPhase(t, store, "zigbee", breaker.Open, "offline again")
 	before := phaseOf(t, store, "zigbee")
 	broker.Stop()
 	testenv.WaitFor(t, "the daemon's warning that the broker connection was lost", func() bool {
 		return strings.Contains(d.Stderr.String(), "connection lost")
 	})
-	if after := phaseOf(t, store, "zigbee"); after.Generation != before.Generation || after.Phase != fusebox.Open {
+	if after := phaseOf(t, store, "zigbee"); after.Generation != before.Generation || after.Phase != breaker.Open {
 		t.Fatalf("losing the broker moved the circuit: %+v, was %+v", after, before)
 	}
 	broker = testenv.StartMosquitto(t, port) // empty: it forgot the retained offline
 	pub = newPublisher(t, broker.Addr)
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
-	waitPhase(t, store, "zigbee", fusebox.Closed, "online on the restarted broker")
+	waitPhase(t, store, "zigbee", breaker.Closed, "online on the restarted broker")
 	if n := strings.Count(d.Stderr.String(), "level=WARN msg=\"mqtt:"); n != 1 {
 		t.Errorf("the lost broker logged %d mqtt warnings, want 1:\n%s", n, d.Stderr.String())
 	}
@@ -148,7 +148,7 @@ func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
 		}
 		var tr []string
 		for _, e := range events {
-			if e.Kind == fusebox.EventTransition {
+			if e.Kind == breaker.EventTransition {
 				tr = append(tr, string(e.To))
 			}
 		}
@@ -206,7 +206,7 @@ circuits:
 	}
 	defer store.Close()
 	startServe(t, state, cfg)
-	first := waitPhase(t, store, "zigbee", fusebox.Open, "retained offline")
+	first := waitPhase(t, store, "zigbee", breaker.Open, "retained offline")
 	seen := first
 	for range 2 { // renewed with half a second left: ample on a saturated machine
 		prev := seen
@@ -214,7 +214,7 @@ circuits:
 			seen = phaseOf(t, store, "zigbee")
 			return seen.OpenedAt.Wall.After(prev.OpenedAt.Wall)
 		})
-		if seen.Phase != fusebox.Open || seen.Generation != first.Generation {
+		if seen.Phase != breaker.Open || seen.Generation != first.Generation {
 			t.Fatalf("renewed state %+v: want open, generation %d kept", seen, first.Generation)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
@@ -83,7 +84,7 @@ func (n *notifier) finish(circuits *fusebox.Circuits, names []string, err error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.bound)
 	defer cancel()
-	if !errors.Is(err, fusebox.ErrOpen) {
+	if !errors.Is(err, breaker.ErrOpen) {
 		msg := ""
 		if err != nil {
 			msg = n.redact.String(err.Error())
@@ -131,7 +132,7 @@ func (d *daemonNotifier) clientOptions() []httpcall.Option {
 // ran is serve.Options.OnCall: a call that ran pings the heartbeats of the
 // name called, as a run does (one skipped on an open circuit pings none).
 func (d *daemonNotifier) ran(name string, err error) {
-	if errors.Is(err, fusebox.ErrOpen) {
+	if errors.Is(err, breaker.ErrOpen) {
 		return
 	}
 	msg := ""

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 )
 
@@ -110,9 +111,9 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// openForValue is --open-for: a duration, or auto (fusebox.BreakerPolicy's
+// openForValue is --open-for: a duration, or auto (breaker.Policy's
 // LearnOpenFor).
-type openForValue struct{ b *fusebox.BreakerPolicy }
+type openForValue struct{ b *breaker.Policy }
 
 func (v openForValue) String() string {
 	if v.b == nil {

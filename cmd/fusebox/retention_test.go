@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -19,8 +19,8 @@ func TestHistoryKeepPrunesOlderEvents(t *testing.T) {
 	}
 	now := time.Now()
 	for _, age := range []time.Duration{20 * 24 * time.Hour, 10 * 24 * time.Hour, time.Hour} {
-		ev := fusebox.Event{Time: now.Add(-age), Circuit: "bridge", Kind: fusebox.EventFailure, Reason: "refused"}
-		s.Update(context.Background(), "bridge", func(*fusebox.State) ([]fusebox.Event, bool) { return []fusebox.Event{ev}, true })
+		ev := breaker.Event{Time: now.Add(-age), Circuit: "bridge", Kind: breaker.EventFailure, Reason: "refused"}
+		s.Update(context.Background(), "bridge", func(*breaker.State) ([]breaker.Event, bool) { return []breaker.Event{ev}, true })
 	}
 	s.Close()
 	env := writeConfig(t, dir, "history: {keep: 14d}\n")

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/logging"
 	"github.com/fusebox-hq/fusebox/runner"
@@ -169,7 +170,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 	})
 	logFailed(a, o.name, err)
 	n.finish(circuits, []string{o.name}, err) // the command's output is written
-	if errors.Is(err, fusebox.ErrOpen) || o.skipTold && told(err) {
+	if errors.Is(err, breaker.ErrOpen) || o.skipTold && told(err) {
 		return skipped(o, cfg, o.name, err)
 	}
 	return err

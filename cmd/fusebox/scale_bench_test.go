@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 )
 
@@ -65,21 +66,21 @@ func writeScaleDir(dir string) error {
 	for day := range 365 {
 		down := start.AddDate(0, 0, day).Add(6 * time.Hour)
 		at := func(d time.Duration) time.Time { return down.Add(d) }
-		batch := []fusebox.Event{
-			{Time: at(0), Circuit: scaleName, Kind: fusebox.EventFailure, Attempt: 1, Reason: "connect: connection refused"},
-			{Time: at(6 * time.Second), Circuit: scaleName, Kind: fusebox.EventTransition, From: fusebox.Closed, To: fusebox.Open, Reason: "3 consecutive failures", Since: down},
-			{Time: at(40 * time.Second), Circuit: scaleName, Kind: fusebox.EventTransition, From: fusebox.HalfOpen, To: fusebox.Closed, Reason: "probe succeeded", Since: down},
+		batch := []breaker.Event{
+			{Time: at(0), Circuit: scaleName, Kind: breaker.EventFailure, Attempt: 1, Reason: "connect: connection refused"},
+			{Time: at(6 * time.Second), Circuit: scaleName, Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.Open, Reason: "3 consecutive failures", Since: down},
+			{Time: at(40 * time.Second), Circuit: scaleName, Kind: breaker.EventTransition, From: breaker.HalfOpen, To: breaker.Closed, Reason: "probe succeeded", Since: down},
 		}
-		if _, err := s.Update(ctx, scaleName, func(*fusebox.State) ([]fusebox.Event, bool) { return batch, true }); err != nil {
+		if _, err := s.Update(ctx, scaleName, func(*breaker.State) ([]breaker.Event, bool) { return batch, true }); err != nil {
 			return err
 		}
 	}
 	for i := range scaleCircuits {
 		name := fmt.Sprintf("circuit-%05d", i)
-		fail := fusebox.Event{Time: now, Circuit: name, Kind: fusebox.EventFailure, Attempt: 1, Reason: "connect: connection refused"}
-		if _, err := s.Update(ctx, name, func(st *fusebox.State) ([]fusebox.Event, bool) {
+		fail := breaker.Event{Time: now, Circuit: name, Kind: breaker.EventFailure, Attempt: 1, Reason: "connect: connection refused"}
+		if _, err := s.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 			st.ConsecutiveFailures, st.LastFailureAt, st.LastFailure = 1, now, fail.Reason
-			return []fusebox.Event{fail}, true
+			return []breaker.Event{fail}, true
 		}); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 )
@@ -23,7 +24,7 @@ type Request struct {
 	Config *config.Config // nil: no config file
 	// Store is read through ReadOnly: Build repairs nothing.
 	Store fusebox.Admin
-	Now   fusebox.Instant
+	Now   breaker.Instant
 	Flags Flags
 	Env   Env
 	// StateShown is the state dir or URL as the command prints it, a
@@ -198,9 +199,9 @@ func ReadOnly(s fusebox.Admin) fusebox.Admin {
 
 type readOnly struct{ fusebox.Admin }
 
-func (r readOnly) Load(ctx context.Context, name string) (fusebox.State, error) {
+func (r readOnly) Load(ctx context.Context, name string) (breaker.State, error) {
 	if p, ok := r.Admin.(interface {
-		Peek(context.Context, string) (fusebox.State, error)
+		Peek(context.Context, string) (breaker.State, error)
 	}); ok {
 		return p.Peek(ctx, name)
 	}

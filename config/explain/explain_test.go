@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/config/explain"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
-var now = fusebox.Instant{Wall: time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)}
+var now = breaker.Instant{Wall: time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)}
 
 const bridgeConfig = `defaults:
   attempts: 2
@@ -172,7 +173,7 @@ func TestAChainIsExplainedEndpointByEndpoint(t *testing.T) {
 
 func TestATrippedCircuitWouldSkipUntilItsTripEnds(t *testing.T) {
 	store := mem.New()
-	if _, err := store.Update(context.Background(), "nas", func(s *fusebox.State) ([]fusebox.Event, bool) {
+	if _, err := store.Update(context.Background(), "nas", func(s *breaker.State) ([]breaker.Event, bool) {
 		return s.Trip(now, 10*time.Minute), true
 	}); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
 )
@@ -89,7 +90,7 @@ var policyKeys = []struct {
 	{"probe_lease", "", func(p fusebox.Policy) (string, bool) { return p.Breaker.ProbeLease.String(), true }},
 }
 
-func ifRate(fr *fusebox.FailureRate, f func() string) (string, bool) {
+func ifRate(fr *breaker.FailureRate, f func() string) (string, bool) {
 	if fr == nil {
 		return "", false
 	}

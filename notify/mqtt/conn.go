@@ -14,7 +14,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -252,8 +252,8 @@ func (c *Conn) give() { <-c.turn }
 // over the held connection. While there is none, it keeps the state for
 // the next connection and returns at once: a broker that is down holds no
 // delivery.
-func (c *Conn) Send(ctx context.Context, e fusebox.Event, _ *notify.Message) error {
-	if e.Kind != fusebox.EventTransition {
+func (c *Conn) Send(ctx context.Context, e breaker.Event, _ *notify.Message) error {
+	if e.Kind != breaker.EventTransition {
 		return nil
 	}
 	msgs := c.p.transition(e)

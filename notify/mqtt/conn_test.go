@@ -14,7 +14,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
@@ -99,7 +99,7 @@ func TestConnHoldsOneConnectionWithAWill(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.Send(ctx, transition(fusebox.Open), nil); err != nil {
+	if err := c.Send(ctx, transition(breaker.Open), nil); err != nil {
 		t.Fatal(err)
 	}
 	sub.Wait(t, "fusebox/zigbee.bridge/state", "ON")
@@ -137,7 +137,7 @@ func TestConnCatchesUpWithABrokerThatComesLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	if err := c.Send(context.Background(), transition(fusebox.Open), nil); err != nil {
+	if err := c.Send(context.Background(), transition(breaker.Open), nil); err != nil {
 		t.Fatalf("Send with no broker yet: %v", err)
 	}
 	addr := testenv.MosquittoOn(t, port)

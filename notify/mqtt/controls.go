@@ -10,6 +10,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -33,13 +34,13 @@ const (
 var phaseOptions = []string{PhaseClosed, PhaseOpen, PhaseHalfOpen, PhaseTripped}
 
 // PhaseOf is how the sensor names p.
-func PhaseOf(p fusebox.Phase) string {
+func PhaseOf(p breaker.Phase) string {
 	switch p {
-	case fusebox.Open:
+	case breaker.Open:
 		return PhaseOpen
-	case fusebox.HalfOpen:
+	case breaker.HalfOpen:
 		return PhaseHalfOpen
-	case fusebox.ForcedOpen:
+	case breaker.ForcedOpen:
 		return PhaseTripped
 	}
 	return PhaseClosed
@@ -202,7 +203,7 @@ type Status struct {
 }
 
 // StatusOf is the status of st at now, reason being its last transition's.
-func StatusOf(st fusebox.State, now fusebox.Instant, reason string) Status {
+func StatusOf(st breaker.State, now breaker.Instant, reason string) Status {
 	v := st.View(now)
 	return Status{Phase: PhaseOf(v.Phase), Reason: reason, OpenUntil: v.OpenUntil,
 		Failures: st.ConsecutiveFailures, LastFailure: st.LastFailure, LastFailureAt: st.LastFailureAt}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
@@ -127,7 +128,7 @@ func FuzzParseCommand(f *testing.F) {
 }
 
 func TestPhaseOf(t *testing.T) {
-	for p, want := range map[fusebox.Phase]string{fusebox.Closed: "closed", fusebox.Open: "open", fusebox.HalfOpen: "half-open", fusebox.ForcedOpen: "tripped", "": "closed"} {
+	for p, want := range map[breaker.Phase]string{breaker.Closed: "closed", breaker.Open: "open", breaker.HalfOpen: "half-open", breaker.ForcedOpen: "tripped", "": "closed"} {
 		if got := mqtt.PhaseOf(p); got != want {
 			t.Errorf("PhaseOf(%q) = %q, want %q", p, got, want)
 		}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -207,7 +207,7 @@ func (p publisher) serveDiscovery() (topic string, d Discovery) {
 
 // Attributes is the JSON of a circuit's attributes topic.
 type Attributes struct {
-	State  fusebox.Phase `json:"state"`
+	State  breaker.Phase `json:"state"`
 	Reason string        `json:"reason,omitempty"`
 	Time   time.Time     `json:"changed_at"`
 	Since  time.Time     `json:"down_since,omitzero"`
@@ -227,9 +227,9 @@ func newPublisher(cfg notify.MQTT, o Origin) publisher {
 // transition returns the messages that publish the circuit's state after
 // e, in the order they go out: the discovery config (the legacy one
 // cleared first), availability, attributes, state.
-func (p publisher) transition(e fusebox.Event) []*paho.Publish {
+func (p publisher) transition(e breaker.Event) []*paho.Publish {
 	state := Off
-	if e.To == fusebox.Open || e.To == fusebox.ForcedOpen {
+	if e.To == breaker.Open || e.To == breaker.ForcedOpen {
 		state = On
 	}
 	attrs, _ := json.Marshal(Attributes{State: e.To, Reason: e.Reason, Time: e.Time, Since: e.Since})

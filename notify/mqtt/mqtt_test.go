@@ -13,7 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"go.uber.org/goleak"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
@@ -21,9 +21,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func transition(to fusebox.Phase) fusebox.Event {
+func transition(to breaker.Phase) breaker.Event {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
-	return fusebox.Event{Time: t0.Add(20 * time.Second), Circuit: "zigbee.bridge", Kind: fusebox.EventTransition, From: fusebox.Closed, To: to, Reason: "3 consecutive failures", Since: t0}
+	return breaker.Event{Time: t0.Add(20 * time.Second), Circuit: "zigbee.bridge", Kind: breaker.EventTransition, From: breaker.Closed, To: to, Reason: "3 consecutive failures", Since: t0}
 }
 
 var origin = mqtt.Fusebox("v1.2.3")
@@ -40,7 +40,7 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	if _, err := seed.Client.Publish(ctx, &paho.Publish{Topic: legacy, Payload: []byte(`{"name":"old"}`), Retain: true, QoS: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sink.Send(ctx, transition(fusebox.Open), nil); err != nil {
+	if err := sink.Send(ctx, transition(breaker.Open), nil); err != nil {
 		t.Fatal(err)
 	}
 	// A subscriber that comes later gets the retained messages.
@@ -84,11 +84,11 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	sub.Wait(t, "fusebox/zigbee.bridge/availability", "online")
 	var attrs mqtt.Attributes
 	json.Unmarshal(sub.Wait(t, "fusebox/zigbee.bridge/attributes", "").Payload, &attrs)
-	if attrs.State != fusebox.Open || attrs.Since.IsZero() {
+	if attrs.State != breaker.Open || attrs.Since.IsZero() {
 		t.Errorf("attributes = %+v", attrs)
 	}
 
-	if err := sink.Send(ctx, transition(fusebox.Closed), nil); err != nil {
+	if err := sink.Send(ctx, transition(breaker.Closed), nil); err != nil {
 		t.Fatal(err)
 	}
 	sub.Wait(t, "fusebox/zigbee.bridge/state", "OFF")
@@ -121,7 +121,7 @@ func TestADownBrokerFailsFast(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	if err := sink.Send(ctx, transition(fusebox.Open), nil); err == nil {
+	if err := sink.Send(ctx, transition(breaker.Open), nil); err == nil {
 		t.Fatal("Send to a closed port succeeded")
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -160,7 +160,7 @@ func TestABrokerThatSaysNothingIsGivenUpAtTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	start := time.Now()
-	if err := sink.Send(ctx, transition(fusebox.Open), nil); err == nil {
+	if err := sink.Send(ctx, transition(breaker.Open), nil); err == nil {
 		t.Fatal("Send to a silent broker succeeded")
 	}
 	if took := time.Since(start); took > bound+2*time.Second {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -48,8 +48,8 @@ func brokerName(cfg notify.MQTT) string {
 
 // Send publishes the circuit's state after the transition e, whether or not
 // it sends a message: the state follows the circuit.
-func (s *Sink) Send(ctx context.Context, e fusebox.Event, _ *notify.Message) error {
-	if e.Kind != fusebox.EventTransition {
+func (s *Sink) Send(ctx context.Context, e breaker.Event, _ *notify.Message) error {
+	if e.Kind != breaker.EventTransition {
 		return nil
 	}
 	return s.publish(ctx, TopicsOf(s.p.cfg, e.Circuit).Availability, s.p.transition(e))

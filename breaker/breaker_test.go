@@ -1,4 +1,4 @@
-package fusebox_test
+package breaker_test
 
 import (
 	"errors"
@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // bootA is "now" at the start of every breaker test: noon, three hours after
 // the machine booted.
-var bootA = fusebox.Instant{Wall: noon, Boot: "boot-a", BootTime: 3 * time.Hour}
+var bootA = breaker.Instant{Wall: noon, Boot: "boot-a", BootTime: 3 * time.Hour}
 
 // testBreaker opens after 3 failures for 10s, doubling per failed probe up
 // to a minute, with one probe holding a 5s lease.
-func testBreaker() fusebox.BreakerPolicy {
-	return fusebox.Policy{Breaker: fusebox.BreakerPolicy{
+func testBreaker() breaker.Policy {
+	return fusebox.Policy{Breaker: breaker.Policy{
 		TripAfter: 3, OpenFor: 10 * time.Second, OpenMultiplier: 2, OpenMax: time.Minute,
 		Probes: 1, ProbeLease: 5 * time.Second,
 	}}.WithDefaults().Breaker
@@ -26,21 +27,21 @@ func testBreaker() fusebox.BreakerPolicy {
 // moves by hand.
 type circuit struct {
 	t      *testing.T
-	policy fusebox.BreakerPolicy
-	st     fusebox.State
-	now    fusebox.Instant
-	events []fusebox.Event
+	policy breaker.Policy
+	st     breaker.State
+	now    breaker.Instant
+	events []breaker.Event
 }
 
-func newCircuit(t *testing.T, p fusebox.BreakerPolicy) *circuit {
-	return &circuit{t: t, policy: p, st: fusebox.State{Name: "api"}, now: bootA}
+func newCircuit(t *testing.T, p breaker.Policy) *circuit {
+	return &circuit{t: t, policy: p, st: breaker.State{Name: "api"}, now: bootA}
 }
 
 // permit asks whether an attempt may run: lock-free first, as Do does, then
 // under the lock when Decide says so. lease names the probe lease.
-func (c *circuit) permit(lease string) (fusebox.Permit, error) {
+func (c *circuit) permit(lease string) (breaker.Permit, error) {
 	p, err := c.st.Decide(c.now)
-	if err != fusebox.ErrNeedLock {
+	if err != breaker.ErrNeedLock {
 		return p, err
 	}
 	p, ev, err := c.st.Acquire(c.policy, c.now, lease)
@@ -48,7 +49,7 @@ func (c *circuit) permit(lease string) (fusebox.Permit, error) {
 	return p, err
 }
 
-func (c *circuit) mustPermit(lease string) fusebox.Permit {
+func (c *circuit) mustPermit(lease string) breaker.Permit {
 	c.t.Helper()
 	p, err := c.permit(lease)
 	if err != nil {
@@ -57,7 +58,7 @@ func (c *circuit) mustPermit(lease string) fusebox.Permit {
 	return p
 }
 
-func (c *circuit) record(p fusebox.Permit, o fusebox.Outcome) {
+func (c *circuit) record(p breaker.Permit, o breaker.Outcome) {
 	c.events = append(c.events, c.st.Record(c.policy, c.now, p, o)...)
 }
 
@@ -67,7 +68,7 @@ func (c *circuit) run(outcomes string) {
 	c.t.Helper()
 	for i, r := range outcomes {
 		p := c.mustPermit("")
-		o := fusebox.Outcome{Attempt: i + 1, Reason: "boom"}
+		o := breaker.Outcome{Attempt: i + 1, Reason: "boom"}
 		switch r {
 		case 'f':
 			o.Failed = true
@@ -82,14 +83,14 @@ func (c *circuit) run(outcomes string) {
 func (c *circuit) trip() {
 	c.t.Helper()
 	c.run(strings.Repeat("f", c.policy.TripAfter))
-	c.wantPhase(fusebox.Open)
+	c.wantPhase(breaker.Open)
 }
 
 func (c *circuit) wait(d time.Duration) { c.now = c.now.Add(d) }
 
-func (c *circuit) view() fusebox.View { return c.st.View(c.now) }
+func (c *circuit) view() breaker.View { return c.st.View(c.now) }
 
-func (c *circuit) wantPhase(want fusebox.Phase) {
+func (c *circuit) wantPhase(want breaker.Phase) {
 	c.t.Helper()
 	if got := c.view().Phase; got != want {
 		c.t.Fatalf("phase = %s, want %s", got, want)
@@ -103,29 +104,29 @@ func (c *circuit) wantReopensIn(want time.Duration) {
 	}
 }
 
-func (c *circuit) lastTransition() fusebox.Event {
+func (c *circuit) lastTransition() breaker.Event {
 	c.t.Helper()
 	for i := len(c.events) - 1; i >= 0; i-- {
-		if c.events[i].Kind == fusebox.EventTransition {
+		if c.events[i].Kind == breaker.EventTransition {
 			return c.events[i]
 		}
 	}
 	c.t.Fatal("no transition recorded")
-	return fusebox.Event{}
+	return breaker.Event{}
 }
 
 func TestBreakerTripsAfterConsecutiveFailures(t *testing.T) {
 	tests := []struct {
 		name     string
 		outcomes string
-		want     fusebox.Phase
+		want     breaker.Phase
 	}{
-		{"a new circuit is closed", "", fusebox.Closed},
-		{"two failures leave it closed", "ff", fusebox.Closed},
-		{"the third consecutive failure opens it", "fff", fusebox.Open},
-		{"a success restarts the count", "ffsff", fusebox.Closed},
-		{"neutral failures do not count", "ffnnnn", fusebox.Closed},
-		{"neutral failures do not restart the count", "ffnf", fusebox.Open},
+		{"a new circuit is closed", "", breaker.Closed},
+		{"two failures leave it closed", "ff", breaker.Closed},
+		{"the third consecutive failure opens it", "fff", breaker.Open},
+		{"a success restarts the count", "ffsff", breaker.Closed},
+		{"neutral failures do not count", "ffnnnn", breaker.Closed},
+		{"neutral failures do not restart the count", "ffnf", breaker.Open},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,19 +140,19 @@ func TestBreakerTripsAfterConsecutiveFailures(t *testing.T) {
 func TestBreakerTripsOnFailureRate(t *testing.T) {
 	tests := []struct {
 		name     string
-		rate     fusebox.FailureRate
+		rate     breaker.FailureRate
 		outcomes string
-		want     fusebox.Phase
+		want     breaker.Phase
 	}{
-		{"fewer attempts than MinAttempts never trip", fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "fff", fusebox.Closed},
-		{"half the window failing trips at 50%", fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "sfsf", fusebox.Open},
-		{"a quarter failing stays closed", fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "ssfs", fusebox.Closed},
-		{"outcomes older than the window are forgotten", fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "ssfsf", fusebox.Open},
-		{"failures need not be consecutive to trip", fusebox.FailureRate{Threshold: 0.5, Window: 6, MinAttempts: 6}, "sfsfsf", fusebox.Open},
-		{"consecutive failures alone do not trip", fusebox.FailureRate{Threshold: 0.8, Window: 10, MinAttempts: 1}, "sssssfff", fusebox.Closed},
-		{"neutral failures do not count", fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 2}, "snnnn", fusebox.Closed},
-		{"exactly the threshold trips: 55 of 100", fusebox.FailureRate{Threshold: 0.55, Window: 100, MinAttempts: 100}, strings.Repeat("s", 45) + strings.Repeat("f", 55), fusebox.Open},
-		{"exactly the threshold trips: 7 of 25 at 28%", fusebox.FailureRate{Threshold: 0.28, Window: 25, MinAttempts: 25}, strings.Repeat("s", 18) + strings.Repeat("f", 7), fusebox.Open},
+		{"fewer attempts than MinAttempts never trip", breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "fff", breaker.Closed},
+		{"half the window failing trips at 50%", breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "sfsf", breaker.Open},
+		{"a quarter failing stays closed", breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "ssfs", breaker.Closed},
+		{"outcomes older than the window are forgotten", breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}, "ssfsf", breaker.Open},
+		{"failures need not be consecutive to trip", breaker.FailureRate{Threshold: 0.5, Window: 6, MinAttempts: 6}, "sfsfsf", breaker.Open},
+		{"consecutive failures alone do not trip", breaker.FailureRate{Threshold: 0.8, Window: 10, MinAttempts: 1}, "sssssfff", breaker.Closed},
+		{"neutral failures do not count", breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 2}, "snnnn", breaker.Closed},
+		{"exactly the threshold trips: 55 of 100", breaker.FailureRate{Threshold: 0.55, Window: 100, MinAttempts: 100}, strings.Repeat("s", 45) + strings.Repeat("f", 55), breaker.Open},
+		{"exactly the threshold trips: 7 of 25 at 28%", breaker.FailureRate{Threshold: 0.28, Window: 25, MinAttempts: 25}, strings.Repeat("s", 18) + strings.Repeat("f", 7), breaker.Open},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,7 +165,7 @@ func TestBreakerTripsOnFailureRate(t *testing.T) {
 	}
 	t.Run("the reason gives the counts", func(t *testing.T) {
 		p := testBreaker()
-		p.FailureRate = &fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}
+		p.FailureRate = &breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 4}
 		c := newCircuit(t, p)
 		c.run("ssfsf")
 		if got := c.lastTransition().Reason; got != "2 of the last 4 attempts failed" {
@@ -179,11 +180,11 @@ func TestBreakerOpenPeriod(t *testing.T) {
 		c.trip()
 		c.wait(4 * time.Second)
 		_, err := c.permit("")
-		var oe *fusebox.OpenError
-		if !errors.As(err, &oe) || !errors.Is(err, fusebox.ErrOpen) {
+		var oe *breaker.OpenError
+		if !errors.As(err, &oe) || !errors.Is(err, breaker.ErrOpen) {
 			t.Fatalf("permit error = %v, want an *OpenError matching ErrOpen", err)
 		}
-		if oe.Phase != fusebox.Open || oe.ReopensIn != 6*time.Second || oe.Probing || oe.Name != "api" {
+		if oe.Phase != breaker.Open || oe.ReopensIn != 6*time.Second || oe.Probing || oe.Name != "api" {
 			t.Errorf("OpenError = %+v", oe)
 		}
 		if want := "circuit api is open (probe in 6s)"; err.Error() != want {
@@ -194,7 +195,7 @@ func TestBreakerOpenPeriod(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.trip()
 		e := c.lastTransition()
-		if e.From != fusebox.Closed || e.To != fusebox.Open || time.Duration(e.For) != 10*time.Second || e.Reason != "3 consecutive failures" || !e.Time.Equal(noon) {
+		if e.From != breaker.Closed || e.To != breaker.Open || time.Duration(e.For) != 10*time.Second || e.Reason != "3 consecutive failures" || !e.Time.Equal(noon) {
 			t.Errorf("event = %+v", e)
 		}
 		if !c.st.OpenUntil.Equal(noon.Add(10 * time.Second)) {
@@ -205,15 +206,15 @@ func TestBreakerOpenPeriod(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.trip()
 		c.wait(10*time.Second - 1)
-		c.wantPhase(fusebox.Open)
+		c.wantPhase(breaker.Open)
 		c.wantReopensIn(1)
 		if got := c.view().OpenUntil; !got.Equal(noon.Add(10 * time.Second)) {
 			t.Errorf("OpenUntil = %s", got)
 		}
 		c.wait(1)
-		c.wantPhase(fusebox.HalfOpen)
+		c.wantPhase(breaker.HalfOpen)
 		c.wantReopensIn(0)
-		if c.st.Phase != fusebox.Open {
+		if c.st.Phase != breaker.Open {
 			t.Errorf("stored phase = %s: half-open is derived, never stored", c.st.Phase)
 		}
 	})
@@ -221,7 +222,7 @@ func TestBreakerOpenPeriod(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.trip()
 		c.wait(10 * time.Second)
-		if _, err := c.st.Decide(c.now); err != fusebox.ErrNeedLock {
+		if _, err := c.st.Decide(c.now); err != breaker.ErrNeedLock {
 			t.Errorf("Decide = %v, want ErrNeedLock", err)
 		}
 	})
@@ -235,8 +236,8 @@ func TestBreakerOpenPeriod(t *testing.T) {
 	})
 	t.Run("a 429 opens the circuit at once for its OpenFor", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
-		c.record(c.mustPermit(""), fusebox.Outcome{Failed: true, Reason: "429", OpenFor: 20 * time.Second})
-		c.wantPhase(fusebox.Open)
+		c.record(c.mustPermit(""), breaker.Outcome{Failed: true, Reason: "429", OpenFor: 20 * time.Second})
+		c.wantPhase(breaker.Open)
 		c.wantReopensIn(20 * time.Second)
 		if got := c.lastTransition().Reason; got != "asked to wait: 429" {
 			t.Errorf("reason = %q", got)
@@ -244,13 +245,13 @@ func TestBreakerOpenPeriod(t *testing.T) {
 	})
 	t.Run("a 429's OpenFor is capped at OpenMax", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
-		c.record(c.mustPermit(""), fusebox.Outcome{Failed: true, OpenFor: time.Hour})
+		c.record(c.mustPermit(""), breaker.Outcome{Failed: true, OpenFor: time.Hour})
 		c.wantReopensIn(time.Minute)
 	})
 	t.Run("a neutral 429 does not open the circuit", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
-		c.record(c.mustPermit(""), fusebox.Outcome{Failed: true, Neutral: true, OpenFor: time.Hour})
-		c.wantPhase(fusebox.Closed)
+		c.record(c.mustPermit(""), breaker.Outcome{Failed: true, Neutral: true, OpenFor: time.Hour})
+		c.wantPhase(breaker.Closed)
 	})
 	t.Run("OpenFor above OpenMax opens for OpenMax", func(t *testing.T) {
 		p := testBreaker()
@@ -262,11 +263,11 @@ func TestBreakerOpenPeriod(t *testing.T) {
 }
 
 func TestBreakerProbes(t *testing.T) {
-	halfOpen := func(t *testing.T, p fusebox.BreakerPolicy) *circuit {
+	halfOpen := func(t *testing.T, p breaker.Policy) *circuit {
 		c := newCircuit(t, p)
 		c.trip()
 		c.wait(p.OpenFor)
-		c.wantPhase(fusebox.HalfOpen)
+		c.wantPhase(breaker.HalfOpen)
 		return c
 	}
 	t.Run("exactly Probes callers get a lease; the rest are told another is probing", func(t *testing.T) {
@@ -278,8 +279,8 @@ func TestBreakerProbes(t *testing.T) {
 			t.Fatalf("permits = %+v, %+v", p1, p2)
 		}
 		_, err := c.permit("three")
-		var oe *fusebox.OpenError
-		if !errors.As(err, &oe) || !oe.Probing || oe.Phase != fusebox.HalfOpen {
+		var oe *breaker.OpenError
+		if !errors.As(err, &oe) || !oe.Probing || oe.Phase != breaker.HalfOpen {
 			t.Fatalf("third caller got %v, want a probing OpenError", err)
 		}
 		if want := "circuit api is half-open and another caller is probing it"; err.Error() != want {
@@ -309,10 +310,10 @@ func TestBreakerProbes(t *testing.T) {
 	})
 	t.Run("a successful probe closes the circuit", func(t *testing.T) {
 		c := halfOpen(t, testBreaker())
-		c.record(c.mustPermit("probe"), fusebox.Outcome{})
-		c.wantPhase(fusebox.Closed)
+		c.record(c.mustPermit("probe"), breaker.Outcome{})
+		c.wantPhase(breaker.Closed)
 		e := c.lastTransition()
-		if e.From != fusebox.HalfOpen || e.To != fusebox.Closed || e.Reason != "probe succeeded" {
+		if e.From != breaker.HalfOpen || e.To != breaker.Closed || e.Reason != "probe succeeded" {
 			t.Errorf("event = %+v", e)
 		}
 		if c.st.Probes != nil || c.st.ConsecutiveFailures != 0 || c.st.Reopens != 0 || !c.st.OpenedAt.IsZero() || c.st.OpenPeriod != 0 {
@@ -322,10 +323,10 @@ func TestBreakerProbes(t *testing.T) {
 	t.Run("each failed probe reopens for the period × OpenMultiplier, up to OpenMax", func(t *testing.T) {
 		c := halfOpen(t, testBreaker())
 		for _, want := range []time.Duration{20 * time.Second, 40 * time.Second, time.Minute, time.Minute} {
-			c.record(c.mustPermit("probe"), fusebox.Outcome{Failed: true, Reason: "refused"})
-			c.wantPhase(fusebox.Open)
+			c.record(c.mustPermit("probe"), breaker.Outcome{Failed: true, Reason: "refused"})
+			c.wantPhase(breaker.Open)
 			c.wantReopensIn(want)
-			if e := c.lastTransition(); e.From != fusebox.HalfOpen || e.Reason != "probe failed: refused" || time.Duration(e.For) != want {
+			if e := c.lastTransition(); e.From != breaker.HalfOpen || e.Reason != "probe failed: refused" || time.Duration(e.For) != want {
 				t.Errorf("event = %+v", e)
 			}
 			c.wait(want)
@@ -333,28 +334,28 @@ func TestBreakerProbes(t *testing.T) {
 	})
 	t.Run("a successful probe resets the open period", func(t *testing.T) {
 		c := halfOpen(t, testBreaker())
-		c.record(c.mustPermit("probe"), fusebox.Outcome{Failed: true})
+		c.record(c.mustPermit("probe"), breaker.Outcome{Failed: true})
 		c.wait(20 * time.Second)
-		c.record(c.mustPermit("probe"), fusebox.Outcome{})
-		c.wantPhase(fusebox.Closed)
+		c.record(c.mustPermit("probe"), breaker.Outcome{})
+		c.wantPhase(breaker.Closed)
 		c.trip()
 		c.wantReopensIn(10 * time.Second)
 	})
 	t.Run("a failed probe with a 429 reopens for its OpenFor", func(t *testing.T) {
 		c := halfOpen(t, testBreaker())
-		c.record(c.mustPermit("probe"), fusebox.Outcome{Failed: true, OpenFor: 3 * time.Second})
+		c.record(c.mustPermit("probe"), breaker.Outcome{Failed: true, OpenFor: 3 * time.Second})
 		c.wantReopensIn(3 * time.Second)
 	})
 	t.Run("a neutral probe outcome frees the lease and leaves the circuit half-open", func(t *testing.T) {
 		c := halfOpen(t, testBreaker())
 		gen := c.st.Generation
-		c.record(c.mustPermit("probe"), fusebox.Outcome{Failed: true, Neutral: true, Reason: "no route to host"})
-		c.wantPhase(fusebox.HalfOpen)
+		c.record(c.mustPermit("probe"), breaker.Outcome{Failed: true, Neutral: true, Reason: "no route to host"})
+		c.wantPhase(breaker.HalfOpen)
 		if c.view().ActiveProbes != 0 || c.st.Generation != gen || c.st.LastFailure == "no route to host" {
 			t.Errorf("after a neutral probe: %+v", c.st)
 		}
-		c.record(c.mustPermit("cancelled"), fusebox.Outcome{Neutral: true})
-		c.wantPhase(fusebox.HalfOpen)
+		c.record(c.mustPermit("cancelled"), breaker.Outcome{Neutral: true})
+		c.wantPhase(breaker.HalfOpen)
 		if c.view().ActiveProbes != 0 {
 			t.Error("a cancelled probe kept its lease")
 		}
@@ -364,8 +365,8 @@ func TestBreakerProbes(t *testing.T) {
 		late := c.mustPermit("")
 		c.trip()
 		c.wait(10 * time.Second)
-		c.record(late, fusebox.Outcome{})
-		c.wantPhase(fusebox.HalfOpen)
+		c.record(late, breaker.Outcome{})
+		c.wantPhase(breaker.HalfOpen)
 	})
 }
 
@@ -376,25 +377,25 @@ func TestBreakerGenerations(t *testing.T) {
 		c.trip()
 		g1 := c.st.Generation
 		c.wait(10 * time.Second)
-		c.record(c.mustPermit("probe"), fusebox.Outcome{})
+		c.record(c.mustPermit("probe"), breaker.Outcome{})
 		if !(g0 < g1 && g1 < c.st.Generation) {
 			t.Errorf("generations %d, %d, %d do not increase", g0, g1, c.st.Generation)
 		}
 	})
 	t.Run("results from an older generation are ignored by the breaker but counted in totals", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
-		var old []fusebox.Permit
+		var old []breaker.Permit
 		for range 3 {
 			old = append(old, c.mustPermit(""))
 		}
 		c.trip()
 		c.wait(10 * time.Second)
-		c.record(c.mustPermit("probe"), fusebox.Outcome{})
-		c.wantPhase(fusebox.Closed)
+		c.record(c.mustPermit("probe"), breaker.Outcome{})
+		c.wantPhase(breaker.Closed)
 		for _, p := range old {
-			c.record(p, fusebox.Outcome{Failed: true, Reason: "late"})
+			c.record(p, breaker.Outcome{Failed: true, Reason: "late"})
 		}
-		c.wantPhase(fusebox.Closed)
+		c.wantPhase(breaker.Closed)
 		if c.st.ConsecutiveFailures != 0 || c.st.LastFailure != "late" {
 			t.Errorf("after late failures: %+v", c.st)
 		}
@@ -406,8 +407,8 @@ func TestBreakerGenerations(t *testing.T) {
 		stale := c.mustPermit("probe")
 		c.events = append(c.events, c.st.Reset(c.now)...)
 		c.trip()
-		c.record(stale, fusebox.Outcome{})
-		c.wantPhase(fusebox.Open)
+		c.record(stale, breaker.Outcome{})
+		c.wantPhase(breaker.Open)
 	})
 }
 
@@ -416,12 +417,12 @@ func TestBreakerTripAndReset(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.events = append(c.events, c.st.Trip(c.now, 0)...)
 		c.wait(1000 * time.Hour)
-		c.wantPhase(fusebox.ForcedOpen)
+		c.wantPhase(breaker.ForcedOpen)
 		_, err := c.permit("")
-		if !errors.Is(err, fusebox.ErrOpen) || err.Error() != "circuit api is forced open until reset" {
+		if !errors.Is(err, breaker.ErrOpen) || err.Error() != "circuit api is forced open until reset" {
 			t.Errorf("permit error = %v", err)
 		}
-		if e := c.lastTransition(); e.To != fusebox.ForcedOpen || e.Reason != "tripped by hand" || e.For != 0 {
+		if e := c.lastTransition(); e.To != breaker.ForcedOpen || e.Reason != "tripped by hand" || e.For != 0 {
 			t.Errorf("event = %+v", e)
 		}
 	})
@@ -430,27 +431,27 @@ func TestBreakerTripAndReset(t *testing.T) {
 		c.trip()
 		c.events = append(c.events, c.st.Trip(c.now, 10*time.Minute)...)
 		c.wait(10*time.Minute - time.Second)
-		c.wantPhase(fusebox.ForcedOpen)
+		c.wantPhase(breaker.ForcedOpen)
 		c.wantReopensIn(time.Second)
 		_, err := c.permit("")
 		if err == nil || err.Error() != "circuit api is forced open (closes in 1s)" {
 			t.Errorf("permit error = %v", err)
 		}
 		c.wait(time.Second)
-		c.wantPhase(fusebox.Closed)
-		if _, err := c.st.Decide(c.now); err != fusebox.ErrNeedLock {
+		c.wantPhase(breaker.Closed)
+		if _, err := c.st.Decide(c.now); err != breaker.ErrNeedLock {
 			t.Errorf("Decide = %v, want ErrNeedLock so the end of the trip is recorded", err)
 		}
 		p := c.mustPermit("")
-		if p.Lease != "" || p.Generation != c.st.Generation || c.st.Phase != fusebox.Closed {
+		if p.Lease != "" || p.Generation != c.st.Generation || c.st.Phase != breaker.Closed {
 			t.Errorf("permit %+v, state %+v", p, c.st)
 		}
-		if e := c.lastTransition(); e.From != fusebox.Closed || e.To != fusebox.Closed || e.Reason != "forced open period ended" {
+		if e := c.lastTransition(); e.From != breaker.Closed || e.To != breaker.Closed || e.Reason != "forced open period ended" {
 			// From is what View said at the time: the trip had already ended.
 			t.Errorf("event = %+v", e)
 		}
 		c.run("ff")
-		c.wantPhase(fusebox.Closed) // the failures from before the trip are forgotten
+		c.wantPhase(breaker.Closed) // the failures from before the trip are forgotten
 	})
 	t.Run("a trip voids the leases of running probes", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
@@ -458,8 +459,8 @@ func TestBreakerTripAndReset(t *testing.T) {
 		c.wait(10 * time.Second)
 		probe := c.mustPermit("probe")
 		c.events = append(c.events, c.st.Trip(c.now, 0)...)
-		c.record(probe, fusebox.Outcome{})
-		c.wantPhase(fusebox.ForcedOpen)
+		c.record(probe, breaker.Outcome{})
+		c.wantPhase(breaker.ForcedOpen)
 		if c.st.Probes != nil {
 			t.Errorf("leases = %+v", c.st.Probes)
 		}
@@ -467,32 +468,32 @@ func TestBreakerTripAndReset(t *testing.T) {
 	t.Run("reset closes the circuit and forgets failures but keeps totals", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.run("sfff")
-		c.wantPhase(fusebox.Open)
+		c.wantPhase(breaker.Open)
 		c.events = append(c.events, c.st.Reset(c.now)...)
-		c.wantPhase(fusebox.Closed)
-		if e := c.lastTransition(); e.From != fusebox.Open || e.To != fusebox.Closed || e.Reason != "reset by hand" {
+		c.wantPhase(breaker.Closed)
+		if e := c.lastTransition(); e.From != breaker.Open || e.To != breaker.Closed || e.Reason != "reset by hand" {
 			t.Errorf("event = %+v", e)
 		}
 		if c.st.LastFailure == "" || c.st.ConsecutiveFailures != 0 {
 			t.Errorf("after reset: %+v", c.st)
 		}
 		c.run("ff")
-		c.wantPhase(fusebox.Closed)
+		c.wantPhase(breaker.Closed)
 	})
 	t.Run("reset ends a trip", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.events = append(c.events, c.st.Trip(c.now, 0)...)
 		c.events = append(c.events, c.st.Reset(c.now)...)
-		c.wantPhase(fusebox.Closed)
+		c.wantPhase(breaker.Closed)
 		c.mustPermit("")
 	})
 }
 
 func TestTripAndResetRecordWhoDidIt(t *testing.T) {
-	var st fusebox.State
+	var st breaker.State
 	st.Name = "weather"
 	for _, c := range []struct {
-		events []fusebox.Event
+		events []breaker.Event
 		want   string
 	}{
 		{st.Trip(bootA, 0), "tripped by hand"},

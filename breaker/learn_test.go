@@ -1,10 +1,10 @@
-package fusebox_test
+package breaker_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // outageOf takes c through one outage of the bridge that lasts restart from
@@ -14,12 +14,12 @@ import (
 func outageOf(c *circuit, restart time.Duration) (probes int, lastAt time.Duration) {
 	c.run("fff") // the bridge goes down: the circuit opens
 	down := c.now
-	for c.view().Phase != fusebox.Closed {
+	for c.view().Phase != breaker.Closed {
 		c.wait(c.view().ReopensIn)
 		probes++
 		permit := c.mustPermit("probe")
 		lastAt, _ = c.now.Since(down)
-		c.record(permit, fusebox.Outcome{Attempt: 1, Failed: lastAt < restart, Reason: "offline"})
+		c.record(permit, breaker.Outcome{Attempt: 1, Failed: lastAt < restart, Reason: "offline"})
 	}
 	c.wait(time.Hour) // up for a while
 	return probes, lastAt
@@ -55,15 +55,15 @@ func TestLearnedOpenForConvergesOnTheRecoveryTime(t *testing.T) {
 func TestLearnedOpenForIsBounded(t *testing.T) {
 	p := testBreaker()
 	p.OpenFor, p.OpenMax, p.LearnOpenFor = 30*time.Second, 2*time.Minute, true
-	var st fusebox.State
+	var st breaker.State
 	if d, _ := st.LearnedOpenFor(p); d != 30*time.Second {
 		t.Errorf("nothing learned: %s, want open_for", d)
 	}
-	st.Recoveries = []fusebox.Recovery{{Down: 0, Up: fusebox.Duration(time.Second)}}
-	if d, _ := st.LearnedOpenFor(p); d != fusebox.MinLearnedOpenFor {
+	st.Recoveries = []breaker.Recovery{{Down: 0, Up: breaker.Duration(time.Second)}}
+	if d, _ := st.LearnedOpenFor(p); d != breaker.MinLearnedOpenFor {
 		t.Errorf("a one-second recovery: %s, want the floor", d)
 	}
-	st.Recoveries = []fusebox.Recovery{{Down: fusebox.Duration(time.Hour), Up: fusebox.Duration(2 * time.Hour)}}
+	st.Recoveries = []breaker.Recovery{{Down: breaker.Duration(time.Hour), Up: breaker.Duration(2 * time.Hour)}}
 	if d, _ := st.LearnedOpenFor(p); d != 2*time.Minute {
 		t.Errorf("an hour-long recovery: %s, want open_max", d)
 	}

@@ -1,4 +1,4 @@
-package fusebox_test
+package breaker_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // TestBreakerProperties drives one circuit through random sequences of
@@ -19,7 +20,7 @@ import (
 // after every step.
 func TestBreakerProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		m := &model{p: drawBreakerPolicy(t), st: fusebox.State{Name: "api"}, now: bootA, leases: map[string]grant{}}
+		m := &model{p: drawBreakerPolicy(t), st: breaker.State{Name: "api"}, now: bootA, leases: map[string]grant{}}
 		t.Repeat(map[string]func(*rapid.T){
 			"calls":              m.calls,
 			"attempt":            m.attempt,
@@ -37,9 +38,9 @@ func TestBreakerProperties(t *testing.T) {
 	})
 }
 
-func drawBreakerPolicy(t *rapid.T) fusebox.BreakerPolicy {
+func drawBreakerPolicy(t *rapid.T) breaker.Policy {
 	openFor := time.Duration(rapid.IntRange(1, 60).Draw(t, "open_for_s")) * time.Second
-	p := fusebox.BreakerPolicy{
+	p := breaker.Policy{
 		TripAfter:      rapid.IntRange(1, 5).Draw(t, "trip_after"),
 		OpenFor:        openFor,
 		OpenMultiplier: rapid.Float64Range(1, 4).Draw(t, "open_multiplier"),
@@ -49,7 +50,7 @@ func drawBreakerPolicy(t *rapid.T) fusebox.BreakerPolicy {
 	}
 	if rapid.Bool().Draw(t, "failure_rate") {
 		window := rapid.IntRange(1, 10).Draw(t, "window")
-		p.FailureRate = &fusebox.FailureRate{
+		p.FailureRate = &breaker.FailureRate{
 			Threshold:   float64(rapid.SampledFrom([]int{25, 50, 75, 100, rapid.IntRange(1, 100).Draw(t, "any_pct")}).Draw(t, "threshold_pct")) / 100,
 			Window:      window,
 			MinAttempts: rapid.IntRange(0, window).Draw(t, "min_attempts"),
@@ -68,12 +69,12 @@ type grant struct {
 }
 
 type model struct {
-	p   fusebox.BreakerPolicy
-	st  fusebox.State
-	now fusebox.Instant
+	p   breaker.Policy
+	st  breaker.State
+	now breaker.Instant
 
-	held   []fusebox.Permit // attempts running now
-	stale  []fusebox.Permit // permits from generations since left behind
+	held   []breaker.Permit // attempts running now
+	stale  []breaker.Permit // permits from generations since left behind
 	leases map[string]grant // leases granted and not yet given back (killed ones too)
 	nextID int
 	boots  int
@@ -88,36 +89,36 @@ type model struct {
 	// start.
 	opened struct {
 		gen    uint64
-		phase  fusebox.Phase
+		phase  breaker.Phase
 		boot   string
 		at     time.Duration // boot time
 		period time.Duration // 0 when forced open until reset
 	}
 
 	// What the previous check saw, so nothing that only grows ever shrinks.
-	seen fusebox.State
+	seen breaker.State
 }
 
 // apply keeps the model's bookkeeping after a state-machine call.
-func (m *model) apply(gen uint64, events []fusebox.Event) {
+func (m *model) apply(gen uint64, events []breaker.Event) {
 	if m.st.Generation == gen {
 		return
 	}
 	m.recent = nil
-	if m.st.Phase == fusebox.Closed {
+	if m.st.Phase == breaker.Closed {
 		m.reopens = 0
 	}
 	m.stale = append(m.stale, m.held...) // every running attempt is now from an older generation
 	m.held = nil
 	for _, e := range events {
-		if e.Kind == fusebox.EventTransition && (e.To == fusebox.Open || e.To == fusebox.ForcedOpen) {
+		if e.Kind == breaker.EventTransition && (e.To == breaker.Open || e.To == breaker.ForcedOpen) {
 			m.opened.gen, m.opened.phase, m.opened.boot, m.opened.at, m.opened.period = m.st.Generation, e.To, m.now.Boot, m.now.BootTime, time.Duration(e.For)
 		}
 	}
 }
 
 // outcomes are what an attempt can end in, as Do records them.
-var outcomes = map[byte]fusebox.Outcome{
+var outcomes = map[byte]breaker.Outcome{
 	's': {},                               // success
 	'f': {Failed: true, Reason: "boom"},   // failure
 	'n': {Failed: true, Neutral: true},    // local network down, 4xx
@@ -125,7 +126,7 @@ var outcomes = map[byte]fusebox.Outcome{
 	'w': {Failed: true, OpenFor: 1 << 40}, // 429, Retry-After of 18 minutes
 }
 
-func drawOutcome(t *rapid.T) fusebox.Outcome {
+func drawOutcome(t *rapid.T) breaker.Outcome {
 	return outcomes[rapid.SampledFrom([]byte("sfffnncw")).Draw(t, "outcome")]
 }
 
@@ -147,17 +148,17 @@ func (m *model) attempt(t *rapid.T) {
 }
 
 // acquire asks for a permit as Do does.
-func (m *model) acquire() (fusebox.Permit, bool) {
+func (m *model) acquire() (breaker.Permit, bool) {
 	gen := m.st.Generation
 	permit, err := m.st.Decide(m.now)
-	var events []fusebox.Event
+	var events []breaker.Event
 	id := fmt.Sprintf("lease-%d", m.nextID)
-	if err == fusebox.ErrNeedLock {
+	if err == breaker.ErrNeedLock {
 		permit, events, err = m.st.Acquire(m.p, m.now, id)
 	}
 	m.apply(gen, events)
 	if err != nil {
-		return fusebox.Permit{}, false
+		return breaker.Permit{}, false
 	}
 	if permit.Lease != "" {
 		m.nextID++
@@ -176,11 +177,11 @@ func (m *model) finish(t *rapid.T) {
 	m.record(t, permit, drawOutcome(t))
 }
 
-func (m *model) record(t *rapid.T, permit fusebox.Permit, o fusebox.Outcome) {
+func (m *model) record(t *rapid.T, permit breaker.Permit, o breaker.Outcome) {
 	gen := m.st.Generation
 	current := permit.Generation == gen && !o.Neutral
 	before := m.st.View(m.now)
-	tripEnded := m.st.Phase == fusebox.ForcedOpen && before.Phase == fusebox.Closed
+	tripEnded := m.st.Phase == breaker.ForcedOpen && before.Phase == breaker.Closed
 	recent := append(slices.Clone(m.recent), o.Failed)
 	events := m.st.Record(m.p, m.now, permit, o)
 	delete(m.leases, permit.Lease)
@@ -193,11 +194,11 @@ func (m *model) record(t *rapid.T, permit fusebox.Permit, o fusebox.Outcome) {
 			t.Fatalf("a stale or neutral outcome %+v moved the breaker: %+v", o, events)
 		}
 	case permit.Lease != "" && !o.Failed:
-		if m.st.Phase != fusebox.Closed {
+		if m.st.Phase != breaker.Closed {
 			t.Fatalf("a successful probe from the current generation left the circuit %s", m.st.Phase)
 		}
 	case permit.Lease != "":
-		if m.st.Phase != fusebox.Open {
+		if m.st.Phase != breaker.Open {
 			t.Fatalf("a failed probe left the circuit %s", m.st.Phase)
 		}
 		m.reopens++
@@ -210,7 +211,7 @@ func (m *model) record(t *rapid.T, permit fusebox.Permit, o fusebox.Outcome) {
 		}
 	default: // an ordinary attempt on a closed circuit
 		wantOpen := o.Failed && (o.OpenFor > 0 || m.tripped(recent))
-		if got := m.st.Phase == fusebox.Open; got != wantOpen {
+		if got := m.st.Phase == breaker.Open; got != wantOpen {
 			t.Fatalf("after outcomes %v the circuit is %s, want open = %v", recent, m.st.Phase, wantOpen)
 		}
 		if !wantOpen {
@@ -260,7 +261,7 @@ func (m *model) late(t *rapid.T) {
 	i := rapid.IntRange(0, len(m.stale)-1).Draw(t, "stale")
 	permit := m.stale[i]
 	m.stale = slices.Delete(m.stale, i, i+1)
-	m.record(t, permit, fusebox.Outcome{Failed: rapid.Bool().Draw(t, "failed")})
+	m.record(t, permit, breaker.Outcome{Failed: rapid.Bool().Draw(t, "failed")})
 }
 
 func (m *model) pass(t *rapid.T) {
@@ -283,7 +284,7 @@ func (m *model) reboot(t *rapid.T) {
 	if rapid.Bool().Draw(t, "rtc_lost") {
 		wall = epoch
 	}
-	m.now = fusebox.Instant{
+	m.now = breaker.Instant{
 		Wall:     wall,
 		Boot:     fmt.Sprintf("boot-%d", m.boots),
 		BootTime: time.Duration(rapid.Int64Range(0, int64(time.Minute)).Draw(t, "uptime")),
@@ -295,7 +296,7 @@ func (m *model) reboot(t *rapid.T) {
 // time, as a WallClock does; its time may have jumped either way.
 func (m *model) wallOnly(t *rapid.T) {
 	d := time.Duration(rapid.Int64Range(-int64(time.Hour), int64(time.Hour)).Draw(t, "wall_offset"))
-	m.now = fusebox.Instant{Wall: m.now.Wall.Add(d)}
+	m.now = breaker.Instant{Wall: m.now.Wall.Add(d)}
 	m.held = nil
 }
 
@@ -333,7 +334,7 @@ func (m *model) check(t *rapid.T) {
 	if v.ReopensIn < 0 || v.ReopensIn > m.p.OpenMax {
 		t.Fatalf("%s circuit reopens in %s, outside [0, OpenMax = %s]", v.Phase, v.ReopensIn, m.p.OpenMax)
 	}
-	if v.Phase == fusebox.Open && !v.OpenUntil.Equal(m.now.Wall.Add(v.ReopensIn)) {
+	if v.Phase == breaker.Open && !v.OpenUntil.Equal(m.now.Wall.Add(v.ReopensIn)) {
 		t.Fatalf("OpenUntil %s is not now + ReopensIn %s", v.OpenUntil, v.ReopensIn)
 	}
 	// Within a boot an open period lasts exactly as long as the boot clock
@@ -343,13 +344,13 @@ func (m *model) check(t *rapid.T) {
 		left := o.period - (m.now.BootTime - o.at)
 		want, wantIn := o.phase, left
 		switch {
-		case o.phase == fusebox.ForcedOpen && o.period == 0:
+		case o.phase == breaker.ForcedOpen && o.period == 0:
 			wantIn = 0
 		case left > 0:
-		case o.phase == fusebox.ForcedOpen:
-			want, wantIn = fusebox.Closed, 0
+		case o.phase == breaker.ForcedOpen:
+			want, wantIn = breaker.Closed, 0
 		default:
-			want, wantIn = fusebox.HalfOpen, 0
+			want, wantIn = breaker.HalfOpen, 0
 		}
 		if v.Phase != want || v.ReopensIn != wantIn {
 			t.Fatalf("%s period of %s began %s ago by the boot clock, but View = %+v", o.phase, o.period, m.now.BootTime-o.at, v)
@@ -358,10 +359,10 @@ func (m *model) check(t *rapid.T) {
 	if m.st.Generation < m.seen.Generation {
 		t.Fatalf("generation went from %d to %d", m.seen.Generation, m.st.Generation)
 	}
-	if m.st.Phase == fusebox.HalfOpen || m.st.Phase == "" && m.st.Generation > 0 {
+	if m.st.Phase == breaker.HalfOpen || m.st.Phase == "" && m.st.Generation > 0 {
 		t.Fatalf("stored phase %q", m.st.Phase)
 	}
-	if m.st.Phase == fusebox.Closed && (m.st.Probes != nil || !m.st.OpenedAt.IsZero()) {
+	if m.st.Phase == breaker.Closed && (m.st.Probes != nil || !m.st.OpenedAt.IsZero()) {
 		t.Fatalf("a closed circuit keeps open-circuit state: %+v", m.st)
 	}
 	if m.p.FailureRate != nil && len(m.st.Recent) > m.p.FailureRate.Window || strings.Trim(m.st.Recent, "sf") != "" {
@@ -374,13 +375,13 @@ func (m *model) check(t *rapid.T) {
 // checkDecideAgreesWithAcquire: the lock-free decision, when it makes one, is
 // the one Acquire would make under the lock; and a half-open circuit with a
 // free probe slot grants it.
-func (m *model) checkDecideAgreesWithAcquire(t *rapid.T, v fusebox.View) {
+func (m *model) checkDecideAgreesWithAcquire(t *rapid.T, v breaker.View) {
 	locked := m.st
 	locked.Probes = slices.Clone(m.st.Probes)
 	p, err := m.st.Decide(m.now)
 	lp, _, lerr := locked.Acquire(m.p, m.now, "check")
 	switch {
-	case err == fusebox.ErrNeedLock:
+	case err == breaker.ErrNeedLock:
 	case err == nil:
 		if lerr != nil || lp != p {
 			t.Fatalf("Decide gave %+v, Acquire %+v, %v", p, lp, lerr)
@@ -390,7 +391,7 @@ func (m *model) checkDecideAgreesWithAcquire(t *rapid.T, v fusebox.View) {
 			t.Fatalf("Decide refused with %v, Acquire said %+v, %v", err, lp, lerr)
 		}
 	}
-	if v.Settled && v.Phase == fusebox.HalfOpen && v.ActiveProbes < m.p.Probes && (lerr != nil || lp.Lease != "check") {
+	if v.Settled && v.Phase == breaker.HalfOpen && v.ActiveProbes < m.p.Probes && (lerr != nil || lp.Lease != "check") {
 		t.Fatalf("half-open with %d of %d probe slots taken, but Acquire = %+v, %v", v.ActiveProbes, m.p.Probes, lp, lerr)
 	}
 }

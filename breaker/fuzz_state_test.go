@@ -1,4 +1,4 @@
-package fusebox_test
+package breaker_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // FuzzStateJSON decodes arbitrary bytes as a stored State, as a store does
@@ -35,7 +36,7 @@ func FuzzStateJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var st fusebox.State
+		var st breaker.State
 		if json.Unmarshal(data, &st) != nil {
 			return
 		}
@@ -43,7 +44,7 @@ func FuzzStateJSON(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a decoded state does not encode: %v", err)
 		}
-		var again fusebox.State
+		var again breaker.State
 		if err := json.Unmarshal(b1, &again); err != nil {
 			t.Fatalf("%s does not decode: %v", b1, err)
 		}
@@ -54,7 +55,7 @@ func FuzzStateJSON(f *testing.F) {
 		if base.IsZero() {
 			base = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 		}
-		for _, now := range []fusebox.Instant{
+		for _, now := range []breaker.Instant{
 			{Wall: base.Add(time.Second), Boot: st.OpenedAt.Boot, BootTime: st.OpenedAt.BootTime + time.Second},
 			{Wall: base.Add(time.Hour), Boot: "another-boot", BootTime: time.Minute},
 			{Wall: base.Add(-48 * time.Hour)},
@@ -67,18 +68,18 @@ func FuzzStateJSON(f *testing.F) {
 	})
 }
 
-var policies = []fusebox.BreakerPolicy{
+var policies = []breaker.Policy{
 	fusebox.DefaultPolicy().Breaker,
 	{TripAfter: 1, OpenFor: time.Second, OpenMultiplier: 3, OpenMax: 10 * time.Second, Probes: 2, ProbeLease: 5 * time.Second},
 	{OpenFor: time.Minute, OpenMultiplier: 2, OpenMax: time.Hour, Probes: 1, ProbeLease: time.Minute,
-		FailureRate: &fusebox.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 2}},
+		FailureRate: &breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 2}},
 }
 
-func drive(t *testing.T, st fusebox.State, p fusebox.BreakerPolicy, now fusebox.Instant) {
+func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant) {
 	t.Helper()
-	clone := func() fusebox.State {
+	clone := func() breaker.State {
 		c := st
-		c.Probes = append([]fusebox.Lease(nil), st.Probes...)
+		c.Probes = append([]breaker.Lease(nil), st.Probes...)
 		return c
 	}
 	if v := st.View(now); v.ReopensIn > max(time.Duration(st.OpenPeriod), 0) {
@@ -88,7 +89,7 @@ func drive(t *testing.T, st fusebox.State, p fusebox.BreakerPolicy, now fusebox.
 
 	s := clone()
 	s.Reset(now)
-	if v := s.View(now); v.Phase != fusebox.Closed {
+	if v := s.View(now); v.Phase != breaker.Closed {
 		t.Fatalf("after Reset: %s", v.Phase)
 	}
 	if _, err := s.Decide(now); err != nil {
@@ -97,7 +98,7 @@ func drive(t *testing.T, st fusebox.State, p fusebox.BreakerPolicy, now fusebox.
 
 	s = clone()
 	s.Trip(now, 0)
-	if _, err := s.Decide(now); !errors.Is(err, fusebox.ErrOpen) {
+	if _, err := s.Decide(now); !errors.Is(err, breaker.ErrOpen) {
 		t.Fatalf("after Trip, Decide = %v, want ErrOpen", err)
 	}
 
@@ -112,11 +113,11 @@ func drive(t *testing.T, st fusebox.State, p fusebox.BreakerPolicy, now fusebox.
 			continue
 		}
 		gen := s.Generation
-		s.Record(p, now.Add(time.Millisecond), permit, fusebox.Outcome{Failed: failed, Attempt: 1, Reason: "fuzz"})
+		s.Record(p, now.Add(time.Millisecond), permit, breaker.Outcome{Failed: failed, Attempt: 1, Reason: "fuzz"})
 		switch {
-		case permit.Lease != "" && !failed && s.Phase != fusebox.Closed:
+		case permit.Lease != "" && !failed && s.Phase != breaker.Closed:
 			t.Fatalf("a successful probe left the circuit %s", s.Phase)
-		case s.Generation != gen && s.Phase == fusebox.Open && time.Duration(s.OpenPeriod) > p.OpenMax:
+		case s.Generation != gen && s.Phase == breaker.Open && time.Duration(s.OpenPeriod) > p.OpenMax:
 			t.Fatalf("opened for %s, more than open_max %s", time.Duration(s.OpenPeriod), p.OpenMax)
 		}
 		for _, l := range s.Probes {
@@ -127,7 +128,7 @@ func drive(t *testing.T, st fusebox.State, p fusebox.BreakerPolicy, now fusebox.
 	}
 }
 
-func liveLeases(s *fusebox.State, now fusebox.Instant) int {
+func liveLeases(s *breaker.State, now breaker.Instant) int {
 	n := 0
 	for _, l := range s.Probes {
 		if d, _ := now.Since(l.Granted); d < time.Duration(l.For) {

@@ -1,4 +1,4 @@
-package fusebox
+package breaker
 
 import (
 	"time"
@@ -25,10 +25,10 @@ type Lease struct {
 	For     Duration `json:"for"`
 }
 
-// State is what a Store keeps for one circuit. Its methods are the breaker
-// state machine: pure functions of (state, event, now) that mutate the
-// receiver and return the events to record. A State is a value; it is not
-// safe for concurrent use, and Stores serialise updates to it.
+// State is what a fusebox.Store keeps for one circuit. Its methods are the
+// breaker state machine: pure functions of (state, event, now) that mutate
+// the receiver and return the events to record. A State is a value; it is
+// not safe for concurrent use, and stores serialise updates to it.
 type State struct {
 	Name  string `json:"name"`
 	Phase Phase  `json:"state"` // Closed, Open or ForcedOpen; never HalfOpen
@@ -61,7 +61,7 @@ type State struct {
 	LastFailure   string    `json:"last_failure,omitempty"`
 	UpdatedAt     time.Time `json:"updated_at,omitzero"`
 	// Totals are not part of the State: they change on every call and are
-	// kept apart, without a lock (Counts, Store.Count).
+	// kept apart, without a lock (fusebox.Counts, fusebox.Store.Count).
 }
 
 // View is a circuit's state as of a moment, derived from the stored State.

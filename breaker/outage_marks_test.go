@@ -1,12 +1,10 @@
-package fusebox_test
+package breaker_test
 
 import (
-	"context"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // The marks an outage history reads from the stored events: when the
@@ -31,7 +29,7 @@ func TestOpeningSaysWhenItsFailuresBegan(t *testing.T) {
 				c.run(string(r))
 				c.wait(time.Second)
 			}
-			c.wantPhase(fusebox.Open)
+			c.wantPhase(breaker.Open)
 			e := c.lastTransition()
 			if want := start.Add(time.Duration(tt.since) * time.Second); !e.Since.Equal(want) {
 				t.Errorf("Since = %s, want %s", e.Since, want)
@@ -45,8 +43,8 @@ func TestFailingSinceIsForgottenOnClose(t *testing.T) {
 	c.trip()
 	c.wait(10 * time.Second)
 	p := c.mustPermit("probe")
-	c.record(p, fusebox.Outcome{Attempt: 1})
-	c.wantPhase(fusebox.Closed)
+	c.record(p, breaker.Outcome{Attempt: 1})
+	c.wantPhase(breaker.Closed)
 	if !c.st.FailingSince.IsZero() {
 		t.Errorf("FailingSince = %s after closing, want zero", c.st.FailingSince)
 	}
@@ -59,39 +57,11 @@ func TestFailingSinceIsForgottenOnClose(t *testing.T) {
 
 func TestFailureEventSaysItTimedOut(t *testing.T) {
 	c := newCircuit(t, testBreaker())
-	c.record(c.mustPermit(""), fusebox.Outcome{Failed: true, Attempt: 1, Reason: "slow", TimedOut: true})
-	c.record(c.mustPermit(""), fusebox.Outcome{Failed: true, Attempt: 2, Reason: "refused"})
+	c.record(c.mustPermit(""), breaker.Outcome{Failed: true, Attempt: 1, Reason: "slow", TimedOut: true})
+	c.record(c.mustPermit(""), breaker.Outcome{Failed: true, Attempt: 2, Reason: "refused"})
 	if len(c.events) != 2 || !c.events[0].TimedOut || c.events[1].TimedOut {
 		t.Fatalf("events = %+v, want the first timed out and the second not", c.events)
 	}
-}
-
-func TestTransitionsCarryTheSkipTotal(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		e := newEnv(t, doPolicy(), nil)
-		e.c.Do(ctx, "api", fails(errRefused, errRefused, errRefused).fn)
-		for range 4 {
-			e.c.Do(ctx, "api", fails(nil).fn) // skipped
-		}
-		time.Sleep(30 * time.Second)
-		if err := e.c.Do(ctx, "api", fails(nil).fn); err != nil {
-			t.Fatal(err)
-		}
-		events, err := e.mem.Events(ctx, "api", time.Time{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []uint64
-		for _, ev := range events {
-			if ev.Kind == fusebox.EventTransition {
-				got = append(got, ev.Skips)
-			}
-		}
-		if len(got) != 2 || got[0] != 0 || got[1] != 4 {
-			t.Errorf("skip totals at the opening and the closing = %v, want [0 4]", got)
-		}
-	})
 }
 
 func TestEveryTransitionOfAnOutageSaysWhenItBegan(t *testing.T) {
@@ -99,13 +69,13 @@ func TestEveryTransitionOfAnOutageSaysWhenItBegan(t *testing.T) {
 	start := c.now.Wall
 	c.trip()
 	c.wait(10 * time.Second)
-	c.record(c.mustPermit("p1"), fusebox.Outcome{Failed: true, Attempt: 1, Reason: "still down"})
-	if e := c.lastTransition(); e.From != fusebox.HalfOpen || !e.Since.Equal(start) {
+	c.record(c.mustPermit("p1"), breaker.Outcome{Failed: true, Attempt: 1, Reason: "still down"})
+	if e := c.lastTransition(); e.From != breaker.HalfOpen || !e.Since.Equal(start) {
 		t.Errorf("failed probe's transition = %+v, want Since %s", e, start)
 	}
 	c.wait(20 * time.Second)
-	c.record(c.mustPermit("p2"), fusebox.Outcome{Attempt: 1})
-	if e := c.lastTransition(); e.To != fusebox.Closed || !e.Since.Equal(start) {
+	c.record(c.mustPermit("p2"), breaker.Outcome{Attempt: 1})
+	if e := c.lastTransition(); e.To != breaker.Closed || !e.Since.Equal(start) {
 		t.Errorf("closing = %+v, want Since %s", e, start)
 	}
 	c.events = c.st.Reset(c.now)

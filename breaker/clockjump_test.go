@@ -1,10 +1,10 @@
-package fusebox_test
+package breaker_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // jumpWall moves the wall clock alone, as NTP or a person with date(1) does.
@@ -12,7 +12,7 @@ func (c *circuit) jumpWall(d time.Duration) { c.now.Wall = c.now.Wall.Add(d) }
 
 // reboot starts a new boot whose wall clock reads wall, up for upFor.
 func (c *circuit) reboot(boot string, wall time.Time, upFor time.Duration) {
-	c.now = fusebox.Instant{Wall: wall, Boot: boot, BootTime: upFor}
+	c.now = breaker.Instant{Wall: wall, Boot: boot, BootTime: upFor}
 }
 
 // TestBreakerClockJumps opens a 10s circuit at noon, moves the clocks, and
@@ -23,28 +23,28 @@ func TestBreakerClockJumps(t *testing.T) {
 	tests := []struct {
 		name          string
 		change        func(c *circuit)
-		want          fusebox.Phase
+		want          breaker.Phase
 		wantReopensIn time.Duration
 		wantSettled   bool
 	}{
 		{"wall clock jumps forward an hour: open for the rest of the period",
-			func(c *circuit) { c.wait(3 * time.Second); c.jumpWall(time.Hour) }, fusebox.Open, 7 * time.Second, true},
+			func(c *circuit) { c.wait(3 * time.Second); c.jumpWall(time.Hour) }, breaker.Open, 7 * time.Second, true},
 		{"wall clock jumps back an hour: open for the rest of the period, not an hour more",
-			func(c *circuit) { c.wait(3 * time.Second); c.jumpWall(-time.Hour) }, fusebox.Open, 7 * time.Second, true},
+			func(c *circuit) { c.wait(3 * time.Second); c.jumpWall(-time.Hour) }, breaker.Open, 7 * time.Second, true},
 		{"wall clock jumps back an hour: half-open on time",
-			func(c *circuit) { c.wait(10 * time.Second); c.jumpWall(-time.Hour) }, fusebox.HalfOpen, 0, true},
+			func(c *circuit) { c.wait(10 * time.Second); c.jumpWall(-time.Hour) }, breaker.HalfOpen, 0, true},
 		{"a time namespace whose boot clock is an hour ahead opened it: the wall clock's 3s count, open for the remaining 7s",
-			func(c *circuit) { c.wait(3 * time.Second); c.now.BootTime -= time.Hour }, fusebox.Open, 7 * time.Second, false},
+			func(c *circuit) { c.wait(3 * time.Second); c.now.BootTime -= time.Hour }, breaker.Open, 7 * time.Second, false},
 		{"both clocks of the opener an hour ahead: open for the period from now, not an hour more",
-			func(c *circuit) { c.now.BootTime -= time.Hour; c.jumpWall(-time.Hour) }, fusebox.Open, 10 * time.Second, false},
+			func(c *circuit) { c.now.BootTime -= time.Hour; c.jumpWall(-time.Hour) }, breaker.Open, 10 * time.Second, false},
 		{"reboot 3s later by the wall clock: open for the remaining 7s",
-			func(c *circuit) { c.reboot("boot-b", noon.Add(3*time.Second), 2*time.Second) }, fusebox.Open, 7 * time.Second, false},
+			func(c *circuit) { c.reboot("boot-b", noon.Add(3*time.Second), 2*time.Second) }, breaker.Open, 7 * time.Second, false},
 		{"reboot a minute later by the wall clock: half-open",
-			func(c *circuit) { c.reboot("boot-b", noon.Add(time.Minute), 20*time.Second) }, fusebox.HalfOpen, 0, false},
+			func(c *circuit) { c.reboot("boot-b", noon.Add(time.Minute), 20*time.Second) }, breaker.HalfOpen, 0, false},
 		{"reboot with the wall clock at 1970: open for the period from now, not 55 years",
-			func(c *circuit) { c.reboot("boot-b", epoch.Add(20*time.Second), 20*time.Second) }, fusebox.Open, 10 * time.Second, false},
+			func(c *circuit) { c.reboot("boot-b", epoch.Add(20*time.Second), 20*time.Second) }, breaker.Open, 10 * time.Second, false},
 		{"reboot with the wall clock a day behind: open for the period from now",
-			func(c *circuit) { c.reboot("boot-b", noon.Add(-24*time.Hour), 20*time.Second) }, fusebox.Open, 10 * time.Second, false},
+			func(c *circuit) { c.reboot("boot-b", noon.Add(-24*time.Hour), 20*time.Second) }, breaker.Open, 10 * time.Second, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestBreakerClockJumps(t *testing.T) {
 			if v.Phase != tt.want || v.ReopensIn != tt.wantReopensIn || v.Settled != tt.wantSettled {
 				t.Fatalf("View = %+v; want %s, reopens in %s, settled %v", v, tt.want, tt.wantReopensIn, tt.wantSettled)
 			}
-			if _, err := c.st.Decide(c.now); !tt.wantSettled && err != fusebox.ErrNeedLock {
+			if _, err := c.st.Decide(c.now); !tt.wantSettled && err != breaker.ErrNeedLock {
 				t.Fatalf("Decide on times from another boot = %v, want ErrNeedLock", err)
 			}
 
@@ -74,11 +74,11 @@ func TestBreakerClockJumps(t *testing.T) {
 					t.Fatalf("after a wall jump of %s View = %+v", jump, v)
 				}
 			}
-			if tt.want == fusebox.Open {
+			if tt.want == breaker.Open {
 				c.wait(tt.wantReopensIn - 1)
-				c.wantPhase(fusebox.Open)
+				c.wantPhase(breaker.Open)
 				c.wait(1)
-				c.wantPhase(fusebox.HalfOpen)
+				c.wantPhase(breaker.HalfOpen)
 			}
 		})
 	}
@@ -89,7 +89,7 @@ func TestBreakerNeverOpenPastOpenMaxFromNow(t *testing.T) {
 	c.trip()
 	for range 5 { // reopen until the period reaches OpenMax
 		c.wait(time.Duration(c.st.OpenPeriod))
-		c.record(c.mustPermit("probe"), fusebox.Outcome{Failed: true})
+		c.record(c.mustPermit("probe"), breaker.Outcome{Failed: true})
 	}
 	c.wantReopensIn(time.Minute)
 	c.reboot("boot-b", epoch, 0)
@@ -123,7 +123,7 @@ func TestBreakerLeasesAcrossReboots(t *testing.T) {
 		c.wantReopensIn(10 * time.Second)
 		c.permit("too-soon") // rebases under the lock
 		c.wait(10 * time.Second)
-		c.wantPhase(fusebox.HalfOpen)
+		c.wantPhase(breaker.HalfOpen)
 		if _, err := c.permit("too-soon"); err == nil {
 			t.Fatal("a second probe got in while the old lease is held")
 		}
@@ -145,7 +145,7 @@ func TestBreakerLeasesAcrossReboots(t *testing.T) {
 func TestBreakerWallOnlyClock(t *testing.T) {
 	start := func(t *testing.T) *circuit {
 		c := newCircuit(t, testBreaker())
-		c.now = fusebox.Instant{Wall: noon}
+		c.now = breaker.Instant{Wall: noon}
 		c.trip()
 		return c
 	}
@@ -166,18 +166,18 @@ func TestBreakerWallOnlyClock(t *testing.T) {
 		}
 		c.permit("")
 		c.wait(10*time.Second - 1)
-		c.wantPhase(fusebox.Open)
+		c.wantPhase(breaker.Open)
 		c.wait(1)
-		c.wantPhase(fusebox.HalfOpen)
+		c.wantPhase(breaker.HalfOpen)
 	})
 	t.Run("the wall clock jumping forward ends the period early: nothing tells it from time passing", func(t *testing.T) {
 		c := start(t)
 		c.jumpWall(time.Hour)
-		c.wantPhase(fusebox.HalfOpen)
+		c.wantPhase(breaker.HalfOpen)
 	})
 	t.Run("a boot-aware process reading a wall-only state measures on the wall clock", func(t *testing.T) {
 		c := start(t)
-		c.now = fusebox.Instant{Wall: noon.Add(3 * time.Second), Boot: "boot-a", BootTime: time.Hour}
+		c.now = breaker.Instant{Wall: noon.Add(3 * time.Second), Boot: "boot-a", BootTime: time.Hour}
 		if v := c.view(); v.Settled || v.ReopensIn != 7*time.Second {
 			t.Fatalf("View = %+v, want unsettled and open for 7s", v)
 		}

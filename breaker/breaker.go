@@ -1,7 +1,8 @@
-package fusebox
+package breaker
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -12,7 +13,7 @@ type Permit struct {
 	Generation uint64
 	Lease      string // the probe lease ID when the attempt is a half-open probe
 	// Health marks a health check's probe of an open circuit, granted
-	// before its open period ends (acquireHealth): its success closes the
+	// before its open period ends (AcquireHealth): its success closes the
 	// circuit, its failure leaves the open period as it was.
 	Health bool
 	// Unprotected is set when the store could not be used and the attempt runs
@@ -40,19 +41,19 @@ type Outcome struct {
 
 // Decide answers, from a state read without a lock, whether an attempt may
 // run. It returns a Permit for a closed circuit, ErrOpen (an *OpenError) for an
-// open one, and needLock when the decision must be made under the store's
+// open one, and ErrNeedLock when the decision must be made under the store's
 // lock with Acquire: the circuit is half-open, or its times must be rebased.
 func (s *State) Decide(now Instant) (Permit, error) {
 	v := s.view(now)
 	switch {
 	case !v.Settled:
-		return Permit{}, errNeedLock
+		return Permit{}, ErrNeedLock
 	case v.Phase == Closed && s.Phase == ForcedOpen:
-		return Permit{}, errNeedLock // the timed trip ended: record it
+		return Permit{}, ErrNeedLock // the timed trip ended: record it
 	case v.Phase == Closed:
 		return Permit{Generation: s.Generation}, nil
 	case v.Phase == HalfOpen:
-		return Permit{}, errNeedLock
+		return Permit{}, ErrNeedLock
 	}
 	return Permit{}, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn}
 }
@@ -60,7 +61,7 @@ func (s *State) Decide(now Instant) (Permit, error) {
 // Acquire makes the decision of Decide under the store's lock, granting a
 // half-open probe lease (leaseID, for p.ProbeLease) while fewer than p.Probes
 // unexpired leases are held.
-func (s *State) Acquire(p BreakerPolicy, now Instant, leaseID string) (Permit, []Event, error) {
+func (s *State) Acquire(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
 	events := s.settle(now)
 	v := s.View(now)
 	switch v.Phase {
@@ -75,13 +76,13 @@ func (s *State) Acquire(p BreakerPolicy, now Instant, leaseID string) (Permit, [
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: v.Phase == HalfOpen}
 }
 
-// acquireHealth is Acquire for a health check (fusebox serve's): it may also
+// AcquireHealth is Acquire for a health check (fusebox serve's): it may also
 // probe an open circuit before its open period ends, under the same probe
 // leases as Acquire (at most p.Probes at once, across every process), so
 // that a circuit closes as soon as its endpoint is back, not when the open
 // period happens to end. A circuit forced open is refused: a trip by hand
 // says nothing about health.
-func (s *State) acquireHealth(p BreakerPolicy, now Instant, leaseID string) (Permit, []Event, error) {
+func (s *State) AcquireHealth(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
 	events := s.settle(now)
 	v := s.View(now)
 	if v.Phase != Open {
@@ -95,15 +96,15 @@ func (s *State) acquireHealth(p BreakerPolicy, now Instant, leaseID string) (Per
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: true}
 }
 
-// quietSuccess reports whether a successful attempt holding permit would
+// QuietSuccess reports whether a successful attempt holding permit would
 // change nothing in s: the circuit is closed with no failure to forget, the
 // attempt is no probe, and a failure-rate window (if any) is already all
-// successes. Such a success is only counted (Store.Count), with no Update.
+// successes. Such a success is only counted (fusebox.Store.Count), with no Update.
 //
 // Judged on a state read without a lock, the answer may be stale; that is
 // sound, because the success can be ordered at the moment of that read,
 // before any failure recorded since.
-func (s *State) quietSuccess(p BreakerPolicy, permit Permit) bool {
+func (s *State) QuietSuccess(p Policy, permit Permit) bool {
 	switch {
 	case permit.Unprotected:
 		return true
@@ -117,8 +118,8 @@ func (s *State) quietSuccess(p BreakerPolicy, permit Permit) bool {
 
 // Record applies an attempt's outcome. The failure log always records a
 // failure; the breaker moves only when the permit is from the current
-// generation. Totals are not kept here (see Counts).
-func (s *State) Record(p BreakerPolicy, now Instant, permit Permit, o Outcome) []Event {
+// generation. Totals are not kept here (see fusebox.Counts).
+func (s *State) Record(p Policy, now Instant, permit Permit, o Outcome) []Event {
 	if permit.Unprotected {
 		return nil
 	}
@@ -191,9 +192,9 @@ func (s *State) failed(now Instant) {
 	s.ConsecutiveFailures++
 }
 
-// stampSkips sets Skips on the transitions among events to total, the
+// StampSkips sets Skips on the transitions among events to total, the
 // circuit's skip count read before they were made.
-func stampSkips(events []Event, total uint64) {
+func StampSkips(events []Event, total uint64) {
 	for i := range events {
 		if events[i].Kind == EventTransition {
 			events[i].Skips = total
@@ -202,16 +203,22 @@ func stampSkips(events []Event, total uint64) {
 }
 
 // Trip forces the circuit open, for d or (d == 0) until Reset.
-func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, handBy) }
+func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, "") }
 
-// handBy is who trips or resets a circuit from the command line or the
-// daemon's API: the event's reason says "tripped by hand".
-const handBy = "hand"
+// byHand is who trips or resets a circuit when no one is named: the
+// command line or the daemon's API ("tripped by hand").
+func byHand(by string) string {
+	if by == "" {
+		return "hand"
+	}
+	return by
+}
 
-// TripBy is Trip, its event's reason saying by whom ("tripped by MQTT"):
-// the event log records where a trip came from.
+// TripBy is Trip, its event's reason saying by whom ("tripped by MQTT";
+// "" is by hand): the event log records where a trip came from.
 func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
 	events := s.settle(now)
+	by = byHand(by)
 	reason := "tripped by " + by
 	if d > 0 {
 		reason = fmt.Sprintf("tripped by %s for %s", by, d)
@@ -226,12 +233,13 @@ func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
 }
 
 // Reset closes the circuit and forgets its failures; totals are kept.
-func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, handBy) }
+func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, "") }
 
-// ResetBy is Reset, its event's reason saying by whom ("reset by MQTT").
+// ResetBy is Reset, its event's reason saying by whom ("reset by MQTT"; ""
+// is by hand).
 func (s *State) ResetBy(now Instant, by string) []Event {
 	events := s.settle(now)
-	return append(events, s.transition(now, Closed, "reset by "+by))
+	return append(events, s.transition(now, Closed, "reset by "+byHand(by)))
 }
 
 func (s *State) dropLease(id string) {
@@ -248,15 +256,15 @@ func (s *State) dropLease(id string) {
 
 // openPeriod is OpenFor (or, with LearnOpenFor, the learned period) *
 // OpenMultiplier^reopens, capped at OpenMax.
-func (s *State) openPeriod(p BreakerPolicy, reopens int) time.Duration {
+func (s *State) openPeriod(p Policy, reopens int) time.Duration {
 	first := p.OpenFor
 	if p.LearnOpenFor {
 		first, _ = s.LearnedOpenFor(p)
 	}
-	return Backoff{First: first, Multiplier: p.OpenMultiplier, Max: p.OpenMax}.Exp(reopens + 1)
+	return Exp(first, p.OpenMultiplier, p.OpenMax, reopens+1)
 }
 
-func (s *State) remember(p BreakerPolicy, outcome byte) {
+func (s *State) remember(p Policy, outcome byte) {
 	if p.FailureRate == nil {
 		return
 	}
@@ -266,7 +274,7 @@ func (s *State) remember(p BreakerPolicy, outcome byte) {
 	}
 }
 
-func (s *State) tripped(p BreakerPolicy) bool {
+func (s *State) tripped(p Policy) bool {
 	fr := p.FailureRate
 	if fr == nil {
 		return s.ConsecutiveFailures >= max(p.TripAfter, 1)
@@ -280,9 +288,23 @@ func (s *State) tripped(p BreakerPolicy) bool {
 	return float64(strings.Count(s.Recent, "f"))/float64(n) >= fr.Threshold
 }
 
-func (s *State) tripReason(p BreakerPolicy) string {
+func (s *State) tripReason(p Policy) string {
 	if fr := p.FailureRate; fr != nil {
 		return fmt.Sprintf("%d of the last %d attempts failed", strings.Count(s.Recent, "f"), len(s.Recent))
 	}
 	return fmt.Sprintf("%d consecutive failures", s.ConsecutiveFailures)
+}
+
+// Exp returns first * multiplier^(n-1), capped at max, for n from 1: the
+// n-th of a series of growing periods, an outage's open periods here and
+// a backoff's waits in package fusebox. It does not overflow for any n.
+func Exp(first time.Duration, multiplier float64, max time.Duration, n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	f := float64(first) * math.Pow(multiplier, float64(n-1))
+	if math.IsNaN(f) || f >= float64(max) {
+		return max
+	}
+	return time.Duration(f)
 }

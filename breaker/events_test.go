@@ -1,4 +1,4 @@
-package fusebox_test
+package breaker_test
 
 import (
 	"fmt"
@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // SortEvents interleaves circuits by time but never reorders one circuit's
 // events: one stored after a clock stepped back stays after those before it.
 func TestSortEventsKeepsEachCircuitsOrder(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC)
-	ev := func(name string, min int, reason string) fusebox.Event {
-		return fusebox.Event{Time: t0.Add(time.Duration(min) * time.Minute), Circuit: name, Reason: reason}
+	ev := func(name string, min int, reason string) breaker.Event {
+		return breaker.Event{Time: t0.Add(time.Duration(min) * time.Minute), Circuit: name, Reason: reason}
 	}
-	events := []fusebox.Event{ // as a store reads them: each circuit's log in turn
+	events := []breaker.Event{ // as a store reads them: each circuit's log in turn
 		ev("nas", 10, "opened"), ev("nas", 12, "probe failed"), ev("nas", -50, "closed, the clock stepped back"), ev("nas", 20, "failed"),
 		ev("api", 5, "a"), ev("api", 11, "b"), ev("api", 15, "c"),
 	}
-	fusebox.SortEvents(events)
+	breaker.SortEvents(events)
 	var got []string
 	for _, e := range events {
 		got = append(got, fmt.Sprintf("%s:%s", e.Circuit, e.Reason))

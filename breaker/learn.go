@@ -1,4 +1,4 @@
-package fusebox
+package breaker
 
 import (
 	"cmp"
@@ -76,7 +76,7 @@ func keepRecoveries(rs []Recovery) []Recovery {
 // nothing recorded it is OpenFor. A bridge that takes four minutes to
 // restart is so probed once, at a little past four minutes, after a few
 // outages.
-func (s *State) LearnedOpenFor(p BreakerPolicy) (time.Duration, string) {
+func (s *State) LearnedOpenFor(p Policy) (time.Duration, string) {
 	if len(s.Recoveries) == 0 {
 		first := p.OpenFor
 		if p.OpenMax > 0 {

@@ -1,4 +1,4 @@
-package fusebox
+package breaker
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type Verdict struct {
 // Explain returns what a call under p would do with s at now. It changes
 // nothing: it is the decision Decide and Acquire would make, as a caller
 // without the store's lock sees it, in words.
-func (s *State) Explain(p BreakerPolicy, now Instant) Verdict {
+func (s *State) Explain(p Policy, now Instant) Verdict {
 	v := s.View(now)
 	at := func(t time.Time) string { return t.Local().Format(time.DateTime) }
 	last := ""

@@ -1,0 +1,72 @@
+package breaker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrOpen is matched (errors.Is) by every error that means a call was not run
+// because its circuit is open, forced open, or half-open with every probe
+// slot taken.
+var ErrOpen = errors.New("circuit open")
+
+// ErrNeedLock tells the caller of Decide to decide again under the lock.
+var ErrNeedLock = errors.New("decide under lock")
+
+// OpenError is the ErrOpen of one circuit.
+type OpenError struct {
+	Name      string
+	Phase     Phase
+	ReopensIn time.Duration // 0 when forced open until reset
+	Probing   bool          // half-open, and another caller holds the probe
+}
+
+func (e *OpenError) Error() string {
+	switch {
+	case e.Probing:
+		return fmt.Sprintf("circuit %s is half-open and another caller is probing it", e.Name)
+	case e.Phase == ForcedOpen && e.ReopensIn == 0:
+		return fmt.Sprintf("circuit %s is forced open until reset", e.Name)
+	case e.Phase == ForcedOpen:
+		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, roundDuration(e.ReopensIn))
+	}
+	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, roundDuration(e.ReopensIn))
+}
+
+// Is makes errors.Is(err, ErrOpen) true.
+func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+
+// Cause is the kind of a failed attempt: a few words a dashboard can group
+// by (fusebox serve's fusebox_failures_by_reason_total). The producers of
+// failures set it (httpcall's judge, package runner); fusebox's Do sets CauseTimeout
+// for an attempt its timeout or deadline cut; "" is CauseOther.
+type Cause string
+
+// The causes.
+const (
+	CauseTimeout   Cause = "timeout" // an attempt timeout or a deadline cut it
+	CauseStatus5xx Cause = "status_5xx"
+	CauseStatus429 Cause = "status_429"
+	CauseStatus4xx Cause = "status_4xx"
+	CauseStatus    Cause = "status_other" // a status outside expect.status, a redirect not followed
+	CauseConnect   Cause = "connect"      // refused, reset, closed before the response
+	CauseDNS       Cause = "dns"
+	CauseTLS       Cause = "tls"
+	CauseLocal     Cause = "local_network"
+	CauseBody      Cause = "body"  // too large, cut short, not JSON
+	CauseCheck     Cause = "check" // expect.jq false, extract failed
+	CauseExit      Cause = "exit"  // fusebox run: the command failed
+	CauseOther     Cause = "other"
+)
+
+// roundDuration trims a duration to a precision a person reads at a glance.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
