@@ -151,11 +151,11 @@ func isOpen(err error) bool {
 
 func reopensIn(err error) time.Duration {
 	if oe, ok := err.(*breaker.OpenError); ok { // as Decide and Acquire return it
-		return roundDuration(oe.ReopensIn)
+		return breaker.Round(oe.ReopensIn)
 	}
 	var oe *breaker.OpenError
 	if errors.As(err, &oe) {
-		return roundDuration(oe.ReopensIn)
+		return breaker.Round(oe.ReopensIn)
 	}
 	return 0
 }

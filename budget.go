@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // Defaults of a RetryBudget's zero fields.
@@ -126,7 +128,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("retry budget exhausted: %d retr%s for %d first attempt%s in %s",
-		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), roundDuration(e.Window))
+		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), breaker.Round(e.Window))
 }
 
 func pluralY(n int) string {

@@ -115,7 +115,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		if err != nil {
 			return err
 		}
-		k.info("waiting before retry", "wait", roundDuration(wait))
+		k.info("waiting before retry", "wait", breaker.Round(wait))
 		if !sleep(parent, wait) {
 			return k.stopped(parent, attempt, last)
 		}

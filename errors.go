@@ -82,7 +82,7 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 	case StopTooClose:
 		why = "deadline too close to retry"
 	case StopRetryAfter:
-		why = fmt.Sprintf("server asked to wait %s, past the deadline", roundDuration(e.RetryAfter))
+		why = fmt.Sprintf("server asked to wait %s, past the deadline", breaker.Round(e.RetryAfter))
 	case StopOpened:
 		why = "circuit opened"
 	case StopBudget:
@@ -189,15 +189,4 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// roundDuration trims a duration to a precision a person reads at a glance.
-func roundDuration(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }

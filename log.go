@@ -95,9 +95,9 @@ func (k *call) logTransition(e breaker.Event) {
 	switch e.To {
 	case breaker.Open:
 		if e.From == breaker.HalfOpen { // a failed probe: the opening was told already
-			k.info("circuit reopened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+			k.info("circuit reopened", "for", breaker.Round(time.Duration(e.For)), "reason", e.Reason)
 		} else {
-			k.warn("circuit opened", "for", roundDuration(time.Duration(e.For)), "reason", e.Reason)
+			k.warn("circuit opened", "for", breaker.Round(time.Duration(e.For)), "reason", e.Reason)
 		}
 	case breaker.Closed:
 		k.notice("circuit closed", "reason", e.Reason)

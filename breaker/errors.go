@@ -29,9 +29,9 @@ func (e *OpenError) Error() string {
 	case e.Phase == ForcedOpen && e.ReopensIn == 0:
 		return fmt.Sprintf("circuit %s is forced open until reset", e.Name)
 	case e.Phase == ForcedOpen:
-		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, roundDuration(e.ReopensIn))
+		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, Round(e.ReopensIn))
 	}
-	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, roundDuration(e.ReopensIn))
+	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, Round(e.ReopensIn))
 }
 
 // Is makes errors.Is(err, ErrOpen) true.
@@ -60,8 +60,9 @@ const (
 	CauseOther     Cause = "other"
 )
 
-// roundDuration trims a duration to a precision a person reads at a glance.
-func roundDuration(d time.Duration) time.Duration {
+// Round trims d to the precision a person reads at a glance: whole
+// seconds from a minute, tenths from a second, else milliseconds.
+func Round(d time.Duration) time.Duration {
 	switch {
 	case d >= time.Minute:
 		return d.Round(time.Second)

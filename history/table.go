@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // WriteTable writes outages as a table, one row each, in the order given,
@@ -26,7 +28,7 @@ func WriteTable(w io.Writer, outages []Outage, loc *time.Location) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Circuit, o.Start.In(loc).Format("2006-01-02 15:04:05"), back,
-			between(Round(o.DownAtLeast()).String(), Round(o.Duration).String()), o.Failures, o.Skips, Round(o.Saved), reasons(o.Reasons))
+			between(breaker.Round(o.DownAtLeast()).String(), breaker.Round(o.Duration).String()), o.Failures, o.Skips, breaker.Round(o.Saved), reasons(o.Reasons))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -57,15 +59,4 @@ func reasons(rs []ReasonCount) string {
 		parts[i] = fmt.Sprintf("%d× %s", r.Count, r.Reason)
 	}
 	return strings.Join(parts, "; ")
-}
-
-// Round trims a duration to what a person reads at a glance.
-func Round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
 }

@@ -86,9 +86,9 @@ func doubt(t, reached, now time.Time) string {
 	case t.Before(Epoch):
 		return "before " + Epoch.Format("2006")
 	case t.Sub(now) > FarFuture:
-		return "more than " + Round(FarFuture).String() + " after now"
+		return "more than " + breaker.Round(FarFuture).String() + " after now"
 	case !reached.IsZero() && reached.Sub(t) > ClockStep:
-		return fmt.Sprintf("%s before the event stored before it", Round(reached.Sub(t)))
+		return fmt.Sprintf("%s before the event stored before it", breaker.Round(reached.Sub(t)))
 	}
 	return ""
 }

@@ -118,7 +118,7 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 		return writeJSON(a, kept)
 	}
 	if len(kept) == 0 {
-		_, err := fmt.Fprintf(a.stdout, "no outage in the last %s\n", history.Round(o.since))
+		_, err := fmt.Fprintf(a.stdout, "no outage in the last %s\n", breaker.Round(o.since))
 		return err
 	}
 	return history.WriteTable(a.stdout, kept, time.Local)
