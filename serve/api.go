@@ -74,10 +74,11 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// knows reports whether the daemon knows the circuit: an endpoint of the
-// config, or a circuit in the store.
+// knows reports whether the daemon knows the circuit: one of the config
+// (an endpoint, a watched circuit, one only commands run under), or one in
+// the store.
 func (s *Server) knows(ctx context.Context, wd *world, name string) bool {
-	if slices.Contains(wd.catalog.Endpoints, name) {
+	if slices.Contains(wd.catalog.Endpoints, name) || slices.Contains(wd.targets.Circuits, name) {
 		return true
 	}
 	if fusebox.ValidateName(name) != nil {
@@ -87,8 +88,8 @@ func (s *Server) knows(ctx context.Context, wd *world, name string) bool {
 	return slices.Contains(names, name)
 }
 
-// force trips or resets a circuit the daemon knows (an endpoint of the
-// config, or a circuit in the store) and answers with its row.
+// force trips or resets a circuit the daemon knows (see knows) and answers
+// with its row.
 func (s *Server) force(w http.ResponseWriter, r *http.Request, fn func(context.Context, *fusebox.Circuits, string) (breaker.View, error)) {
 	name := r.PathValue("name")
 	wd := s.world.Load()

@@ -202,3 +202,22 @@ func TestTripAndResetOverTheAPI(t *testing.T) {
 		t.Errorf("GET trip: %d, want 405", r.code)
 	}
 }
+
+// The API trips and resets every circuit the config has, not only its
+// endpoints: a circuit watched over MQTT, or one only commands run under,
+// before anything has stored it (as fusebox trip does). A name the config
+// does not have and the store does not hold is still no circuit.
+func TestTheAPITripsEveryConfiguredCircuit(t *testing.T) {
+	d := start(t, serve.Targets{Circuits: []string{"nas-backup", "zigbee2mqtt"}}, serve.Options{})
+	for _, name := range []string{"zigbee2mqtt", "nas-backup"} {
+		if r := d.do(t, "POST", "/api/circuits/"+name+"/trip?for=10m"); r.code != 200 || r.json(t)["state"] != "forced_open" {
+			t.Errorf("trip %s, configured and never stored: %d %s", name, r.code, r.body)
+		}
+		if r := d.do(t, "POST", "/api/circuits/"+name+"/reset"); r.code != 200 || r.json(t)["state"] != "closed" {
+			t.Errorf("reset %s: %d %s", name, r.code, r.body)
+		}
+	}
+	if r := d.do(t, "POST", "/api/circuits/nas-backpu/trip"); r.code != http.StatusNotFound {
+		t.Errorf("trip of a name nobody configured: %d %s, want 404", r.code, r.body)
+	}
+}

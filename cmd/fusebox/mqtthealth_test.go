@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,5 +226,33 @@ circuits:
 	}
 	if len(events) != 2 {
 		t.Errorf("events %+v: want the one failure and the one opening", events)
+	}
+}
+
+// docs/serve.md's trip and reset of the watched bridge, over the daemon's
+// API, while the bridge is online: the watch has stored nothing (it writes
+// transitions only), and the API still knows the circuit from the config,
+// as fusebox trip does. The trip wins over the watch's online.
+func TestServeTripsAWatchedCircuitBeforeItHasState(t *testing.T) {
+	d, _, _, store := watchingServe(t, `{"state":"online"}`, "")
+	post := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Post("http://"+d.Addr+path, "", nil)
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := post("/api/circuits/zigbee/trip?for=10m"); code != 200 || !strings.Contains(body, `"forced_open"`) {
+		t.Fatalf("trip of the watched circuit: %d %s", code, body)
+	}
+	waitPhase(t, store, "zigbee", breaker.ForcedOpen, "tripped over the API")
+	if code, body := post("/api/circuits/zigbee/reset"); code != 200 || !strings.Contains(body, `"closed"`) {
+		t.Fatalf("reset of the watched circuit: %d %s", code, body)
+	}
+	if code, body := post("/api/circuits/zigbe/trip"); code != 404 {
+		t.Errorf("trip of a name the config does not have: %d %s, want 404", code, body)
 	}
 }

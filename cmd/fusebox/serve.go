@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -172,5 +174,5 @@ func (a *app) reloadServe(srv *serve.Server, n *daemonNotifier) {
 // targets are what the daemon serves of cfg.
 func targets(cfg *config.Config) serve.Targets {
 	endpoints, chains := cfg.Callables()
-	return serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches()}
+	return serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches(), Circuits: slices.Sorted(maps.Keys(cfg.Circuits))}
 }
