@@ -14,8 +14,8 @@ import (
 // damaged or hostile input (a FIFO, /dev/zero, a gigabyte, brackets nested
 // 40,000 deep) is refused before it costs memory or blocks.
 const (
-	MaxConfigSize  = 4 << 20 // the config file and secrets.yaml
-	MaxFileValue   = 1 << 20 // a ${file:} value
+	MaxConfigSize  = 4 << 20 // the config file
+	MaxFileValue   = 1 << 20 // a ${file:} value, and secrets.yaml
 	MaxYAMLNesting = 100     // collections within collections
 )
 

@@ -4,11 +4,13 @@
 // (notify.Rules) and MQTT health watches (mqtt.Watch). No library imports
 // config: a program may build those values without a config file.
 //
-// The file has six top-level keys, all optional:
+// The file has eight top-level keys, all optional:
 //
 //	state: /var/lib/fusebox   # the state directory; relative to the config file's directory
 //	fsync: true               # default true
 //	gc_after: 7d              # default 7d; must be more than 0
+//	history: {keep: 30d}      # events older than this are pruned
+//	mqtt: {broker, ...}       # the MQTT broker of health watches (and notify: mqtt: by default)
 //	defaults: {...}           # policy keys for every circuit
 //	circuits: {NAME: {...}}   # policy keys, fresh, and http: {...}
 //	chains: {NAME: {endpoints: [...], fresh, stale, deadline, hedge}}

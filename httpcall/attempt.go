@@ -132,7 +132,7 @@ func (c *Client) judged(ep *endpoint, v verdict) *fusebox.Failure {
 
 // judgeStatus returns nil when ep expects the response's status, and
 // otherwise the failure it is: the shared judge's, with ep's expect.status
-// in the reason and a 401 or 403 logged as an error.
+// in the reason (which, for a 401 or 403, says to check the token).
 func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure {
 	code := resp.StatusCode
 	if ep.statusOK(code) { // what judgeResponse says of it, without reading the clock
