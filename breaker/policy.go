@@ -10,7 +10,9 @@ type FailureRate struct {
 	MinAttempts int
 }
 
-// Policy says when a circuit opens and how it recovers.
+// Policy says when a circuit opens and how it recovers. A zero field means
+// fusebox's default (fusebox.Policy.WithDefaults); State's methods take a
+// Policy with its defaults set.
 type Policy struct {
 	// TripAfter consecutive failed attempts open a closed circuit. It is not
 	// used when FailureRate is set.
