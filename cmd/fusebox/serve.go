@@ -171,8 +171,12 @@ func (a *app) reloadServe(srv *serve.Server, n *daemonNotifier) {
 	a.logger.Log(context.Background(), fusebox.LevelNotice, "config reloaded", "reload", "ok", "endpoints", len(targets(cfg).Endpoints))
 }
 
-// targets are what the daemon serves of cfg.
+// targets are what the daemon serves of cfg (nil: no config file).
 func targets(cfg *config.Config) serve.Targets {
 	endpoints, chains := cfg.Callables()
-	return serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches(), Circuits: slices.Sorted(maps.Keys(cfg.Circuits))}
+	t := serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches()}
+	if cfg != nil {
+		t.Circuits = slices.Sorted(maps.Keys(cfg.Circuits))
+	}
+	return t
 }

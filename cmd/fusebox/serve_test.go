@@ -272,3 +272,20 @@ func TestServeRefusesAnAddressOffLoopbackWithoutAToken(t *testing.T) {
 		t.Fatalf("exit %d: %s", p.Code, p.Stderr)
 	}
 }
+
+// A daemon started with no config file serves its API, over the circuits
+// the state dir holds, and trips none it does not hold.
+func TestServeWithoutAConfig(t *testing.T) {
+	d := testenv.StartDaemon(t, fbCmd(t.TempDir(), nil, "serve", "--listen", "127.0.0.1:0"))
+	if code, _, body := d.Get(t, "/api/circuits"); code != 200 {
+		t.Fatalf("/api/circuits with no config: %d %s", code, body)
+	}
+	resp, err := http.Post("http://"+d.Addr+"/api/circuits/nas/trip", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("trip of a circuit no config or state has: %d, want 404", resp.StatusCode)
+	}
+}
