@@ -8,6 +8,16 @@ import (
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
+// CircuitNames returns the names of the config's circuits, sorted: its
+// endpoints, watched circuits and those only commands run under. A nil
+// Config has none.
+func (c *Config) CircuitNames() []string {
+	if c == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(c.Circuits))
+}
+
 // Callables returns copies of the config's endpoints and chains, each
 // sorted by name. A nil Config has none.
 func (c *Config) Callables() (endpoints []*httpcall.Endpoint, chains []*httpcall.Chain) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,24 +233,14 @@ circuits:
 // as fusebox trip does. The trip wins over the watch's online.
 func TestServeTripsAWatchedCircuitBeforeItHasState(t *testing.T) {
 	d, _, _, store := watchingServe(t, `{"state":"online"}`, "")
-	post := func(path string) (int, string) {
-		t.Helper()
-		resp, err := http.Post("http://"+d.Addr+path, "", nil)
-		if err != nil {
-			t.Fatalf("POST %s: %v", path, err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	if code, body := post("/api/circuits/zigbee/trip?for=10m"); code != 200 || !strings.Contains(body, `"forced_open"`) {
+	if code, _, body := d.Post(t, "/api/circuits/zigbee/trip?for=10m"); code != 200 || !strings.Contains(body, `"forced_open"`) {
 		t.Fatalf("trip of the watched circuit: %d %s", code, body)
 	}
 	waitPhase(t, store, "zigbee", breaker.ForcedOpen, "tripped over the API")
-	if code, body := post("/api/circuits/zigbee/reset"); code != 200 || !strings.Contains(body, `"closed"`) {
+	if code, _, body := d.Post(t, "/api/circuits/zigbee/reset"); code != 200 || !strings.Contains(body, `"closed"`) {
 		t.Fatalf("reset of the watched circuit: %d %s", code, body)
 	}
-	if code, body := post("/api/circuits/zigbe/trip"); code != 404 {
+	if code, _, body := d.Post(t, "/api/circuits/zigbe/trip"); code != 404 {
 		t.Errorf("trip of a name the config does not have: %d %s, want 404", code, body)
 	}
 }

@@ -98,11 +98,8 @@ func completeNames(a *app, callable, many bool) cobra.CompletionFunc {
 
 // configuredNames returns the circuits and chains the config defines, sorted.
 func configuredNames(cfg *config.Config) []string {
-	var names []string
+	names := cfg.CircuitNames()
 	if cfg != nil {
-		for n := range cfg.Circuits {
-			names = append(names, n)
-		}
 		for n := range cfg.Chains {
 			names = append(names, n)
 		}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
-	"maps"
 	"net"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -174,9 +172,5 @@ func (a *app) reloadServe(srv *serve.Server, n *daemonNotifier) {
 // targets are what the daemon serves of cfg (nil: no config file).
 func targets(cfg *config.Config) serve.Targets {
 	endpoints, chains := cfg.Callables()
-	t := serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches()}
-	if cfg != nil {
-		t.Circuits = slices.Sorted(maps.Keys(cfg.Circuits))
-	}
-	return t
+	return serve.Targets{Endpoints: endpoints, Chains: chains, Watches: cfg.Watches(), Circuits: cfg.CircuitNames()}
 }

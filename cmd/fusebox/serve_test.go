@@ -93,11 +93,9 @@ func TestServeSharesTheStateStoreWithTheCLI(t *testing.T) {
 
 	// The other way round: the daemon resets it, and the CLI calls again.
 	up.down.Store(false)
-	resp, err := http.Post("http://"+d.Addr+"/api/circuits/api/reset", "", nil)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("reset through the daemon: %v %v", err, resp)
+	if code, _, body := d.Post(t, "/api/circuits/api/reset"); code != 200 {
+		t.Fatalf("reset through the daemon: %d %s", code, body)
 	}
-	resp.Body.Close()
 	if p := inprocEnv(t, state, env, "call", "api"); p.Code != 0 {
 		t.Fatalf("CLI after the daemon reset: exit %d: %s", p.Code, p.Stderr)
 	}
@@ -280,12 +278,7 @@ func TestServeWithoutAConfig(t *testing.T) {
 	if code, _, body := d.Get(t, "/api/circuits"); code != 200 {
 		t.Fatalf("/api/circuits with no config: %d %s", code, body)
 	}
-	resp, err := http.Post("http://"+d.Addr+"/api/circuits/nas/trip", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("trip of a circuit no config or state has: %d, want 404", resp.StatusCode)
+	if code, _, body := d.Post(t, "/api/circuits/nas/trip"); code != http.StatusNotFound {
+		t.Errorf("trip of a circuit no config or state has: %d %s, want 404", code, body)
 	}
 }

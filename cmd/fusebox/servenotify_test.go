@@ -91,13 +91,8 @@ circuits:
 		t.Fatalf("the CLI sent %q, want bridge opened", got)
 	}
 	d := startServe(t, state, cfg)
-	resp, err := http.Post("http://"+d.Addr+"/api/circuits/bridge/reset", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("reset answered %d", resp.StatusCode)
+	if code, _, body := d.Post(t, "/api/circuits/bridge/reset"); code != 200 {
+		t.Fatalf("reset answered %d %s", code, body)
 	}
 	testenv.WaitFor(t, "the daemon's closed message", func() bool { return len(hooks.events(t)) == 2 })
 	d.Signal(t, syscall.SIGTERM)

@@ -89,14 +89,29 @@ func (d *Daemon) Exited() (bool, int) {
 // when there is no answer.
 func (d *Daemon) Get(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + d.Addr + path)
+	return d.request(t, http.MethodGet, path)
+}
+
+// Post is Get for a POST of path with no body (the API's trip and reset).
+func (d *Daemon) Post(t testing.TB, path string) (int, http.Header, string) {
+	t.Helper()
+	return d.request(t, http.MethodPost, path)
+}
+
+func (d *Daemon) request(t testing.TB, method, path string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+d.Addr+path, nil)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	return resp.StatusCode, resp.Header, string(b)
 }
