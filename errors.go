@@ -96,7 +96,9 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 	last := "no attempt"
 	var ae *AttemptError
 	switch {
-	case errors.As(e.Err, &ae):
+	case errors.As(e.Err, &ae) && ae.Cut == CutCallersDeadline && e.Stop == StopCallersDeadline:
+		last = ae.Reason // the caller's deadline cut it: named once, in why
+	case ae != nil:
 		last = ae.describe(callersDeadline)
 	case e.Err != nil:
 		last = e.Err.Error()

@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -148,9 +149,12 @@ type plan struct {
 	fresh     time.Duration
 	stale     time.Duration
 	deadline  time.Duration // 0: each endpoint's own
-	hedge     time.Duration // start the next endpoint beside one not answered within this; 0: one at a time
-	log       *slog.Logger
-	parts     *parts // the request's own URL and body; nil: the endpoint's
+	// limit names the deadline the call runs under, for the reasons of
+	// the endpoints it cut: "chain deadline of 20s", "caller's deadline".
+	limit string
+	hedge time.Duration // start the next endpoint beside one not answered within this; 0: one at a time
+	log   *slog.Logger
+	parts *parts // the request's own URL and body; nil: the endpoint's
 }
 
 // Call calls the named endpoint, or tries the named chain's endpoints in
@@ -199,9 +203,14 @@ func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, err
 		}
 	}
 	if p.deadline > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.deadline)
-		defer cancel()
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < p.deadline {
+			p.limit = "caller's deadline" // sooner than the chain's: it is what cuts
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, p.deadline)
+			defer cancel()
+			p.limit = "chain deadline of " + human(p.deadline)
+		}
 	}
 	if p.fresh <= 0 || opt.NoFresh {
 		return c.fetch(ctx, p, opt)
@@ -243,7 +252,7 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		return c.hedged(ctx, p, opt)
 	}
 	res := &Result{}
-	for _, ep := range p.endpoints {
+	for i, ep := range p.endpoints {
 		if expired(ctx) {
 			if err := ctx.Err(); errors.Is(err, context.Canceled) {
 				return res, fmt.Errorf("%s: %w", p.name, err)
@@ -264,14 +273,16 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 			}
 			return err
 		}
+		ectx, limit, cancel := p.share(ctx, len(p.endpoints)-i)
 		// Called directly, not through a func value: Do and Probe keep no
 		// hold of fn, so it and got stay off the heap.
 		var err error
 		if opt.Probe {
-			err = c.circuits.Probe(ctx, ep.Name, fn)
+			err = c.circuits.Probe(ectx, ep.Name, fn)
 		} else {
-			err = c.circuits.Do(ctx, ep.Name, fn)
+			err = c.circuits.Do(ectx, ep.Name, fn)
 		}
+		cancel()
 		switch {
 		case err == nil:
 			c.answered(ctx, p, ep, got, res)
@@ -279,10 +290,26 @@ func (c *Client) fetch(ctx context.Context, p plan, opt CallOptions) (*Result, e
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return res, err
 		default:
-			res.Errors = append(res.Errors, c.endpointError(p, ep, err))
+			res.Errors = append(res.Errors, c.endpointError(p, ep, err, limit))
 		}
 	}
 	return c.unanswered(ctx, p, opt, res)
+}
+
+// share returns the context an endpoint of a chain runs under when left
+// endpoints (itself included) are still to be tried: the time that remains
+// of the call's deadline, split evenly between them. An endpoint that hangs
+// thus leaves every one after it a turn, and one that fails fast leaves its
+// unused time to them. The last endpoint, and a call without a deadline,
+// runs under ctx itself. limit names the deadline that cuts the endpoint.
+func (p plan) share(ctx context.Context, left int) (_ context.Context, limit string, cancel context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if left <= 1 || !ok {
+		return ctx, p.limit, func() {}
+	}
+	d := time.Until(dl) / time.Duration(left)
+	ctx, cancel = context.WithTimeout(ctx, d)
+	return ctx, fmt.Sprintf("its %s share of the %s", human(d), cmp.Or(p.limit, "caller's deadline")), cancel
 }
 
 // answered makes res ep's answer got, and keeps it as the plan's last good
@@ -302,7 +329,7 @@ func (c *Client) answered(ctx context.Context, p plan, ep *endpoint, got answer,
 
 // endpointError says why ep did not answer, from Do's error: a skip of its open
 // circuit, or a failure, which is logged.
-func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
+func (c *Client) endpointError(p plan, ep *endpoint, err error, limit string) EndpointError {
 	if errors.Is(err, breaker.ErrOpen) {
 		return EndpointError{Name: ep.Name, Reason: openReason(err), Skipped: true}
 	}
@@ -310,11 +337,7 @@ func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
 	var ee *fusebox.ExhaustedError
 	if errors.As(err, &ee) {
 		reopened, overtaken = ee.Reopened, ee.Overtaken
-		callers := ""
-		if p.deadline > 0 {
-			callers = fmt.Sprintf("chain deadline of %s", human(p.deadline)) // the caller's deadline Do saw
-		}
-		reason = ee.Describe(callers)
+		reason = ee.Describe(limit) // limit names the deadline Do saw as its caller's
 	}
 	reason = c.red.String(reason)
 	p.log.Info("endpoint failed", "endpoint", ep.Name, "reason", reason)
@@ -324,7 +347,7 @@ func (c *Client) endpointError(p plan, ep *endpoint, err error) EndpointError {
 // notTried is the error of an endpoint the chain's deadline left no time
 // for.
 func notTried(p plan, ep *endpoint) EndpointError {
-	return EndpointError{Name: ep.Name, Reason: fmt.Sprintf("not tried: chain deadline of %s reached", human(p.deadline))}
+	return EndpointError{Name: ep.Name, Reason: fmt.Sprintf("not tried: %s reached", cmp.Or(p.limit, "deadline"))}
 }
 
 // unanswered ends a call no endpoint answered: with a stale answer when

@@ -327,36 +327,62 @@ func TestStaleAnswerIsServedWhenEveryCircuitIsOpen(t *testing.T) {
 	}
 }
 
-func TestChainDeadlineCoversEveryEndpoint(t *testing.T) {
+func TestChainDeadlineIsSharedSoEveryEndpointGetsATurn(t *testing.T) {
 	silent := "http://" + silentServer(t)
 	ok := serve(t, status(200, "ok"))
-	slow := func(timeout time.Duration) func(*httpcall.Endpoint) {
-		return func(e *httpcall.Endpoint) {
-			e.Policy.Retry.Timeout = timeout
-			e.Policy.Retry.Attempts = 1
-		}
+	hangs := func(e *httpcall.Endpoint) {
+		e.Policy.Retry.Timeout = time.Minute // only the chain's deadline can cut it
+		e.Policy.Retry.Attempts = 2
 	}
 	h := newHarness(t,
-		[]*httpcall.Endpoint{endpoint("hangs", silent, slow(time.Second)), endpoint("quick", silent, slow(50*time.Millisecond)), endpoint("ok", ok.URL)},
+		[]*httpcall.Endpoint{endpoint("hangs", silent, hangs), endpoint("also-hangs", silent, hangs), endpoint("ok", ok.URL)},
 		[]*httpcall.Chain{
-			{Name: "short", Endpoints: []string{"hangs", "ok"}, Deadline: 150 * time.Millisecond},
-			{Name: "enough", Endpoints: []string{"quick", "ok"}, Deadline: time.Second},
+			{Name: "weather", Endpoints: []string{"hangs", "ok"}, Deadline: 2 * time.Second},
+			{Name: "three", Endpoints: []string{"hangs", "also-hangs", "ok"}, Deadline: 3 * time.Second},
+			{Name: "down", Endpoints: []string{"hangs", "also-hangs"}, Deadline: 400 * time.Millisecond},
 		})
 
+	// The primary hangs: it has half the deadline, and the fallback the rest.
 	start := time.Now()
-	res, ce := h.mustFail("short")
-	if took := time.Since(start); took < 150*time.Millisecond || took > 900*time.Millisecond { // hangs' own timeout is 1s
-		t.Errorf("took %s, want the chain's 150ms deadline", took)
+	res := h.mustCall("weather")
+	took := time.Since(start)
+	if res.Source != "ok" {
+		t.Fatalf("source %q, errors %v: the fallback was not reached within the chain's deadline", res.Source, reasons(res.Errors))
 	}
-	if !errors.Is(ce, httpcall.ErrAllFailed) || ok.hits.Load() != 0 {
-		t.Errorf("err %v after %d requests to ok", ce, ok.hits.Load())
+	if took < time.Second {
+		t.Errorf("answered after %s: the hanging primary was cut before its 1s share", took)
 	}
-	wantContains(t, "errors", reasons(res.Errors), "hangs: attempts exhausted after 1 attempt: chain deadline of 150ms reached: no response", "ok: not tried: chain deadline of 150ms reached")
+	wantContains(t, "errors", reasons(res.Errors), "hangs: its 1s share of the chain deadline of 2s reached after 1 attempt: no response")
 
-	// Each endpoint's own timeout still applies inside the chain's deadline.
-	if res := h.mustCall("enough"); res.Source != "ok" {
-		t.Errorf("source %q, want ok", res.Source)
+	// Three endpoints: a third each, the second of what is left.
+	if res := h.mustCall("three"); res.Source != "ok" {
+		t.Fatalf("source %q, errors %v", res.Source, reasons(res.Errors))
 	}
+
+	// Every endpoint hangs: the last one has what is left, and the call
+	// ends at the deadline.
+	res, ce := h.mustFail("down")
+	if !errors.Is(ce, httpcall.ErrAllFailed) || len(res.Errors) != 2 {
+		t.Fatalf("err %v, errors %v", ce, reasons(res.Errors))
+	}
+	wantContains(t, "errors", reasons(res.Errors), "also-hangs: chain deadline of 400ms reached after 1 attempt")
+}
+
+// A caller's deadline sooner than the chain's is shared the same way, and
+// named as the caller's in the reasons.
+func TestCallersDeadlineIsSharedLikeTheChains(t *testing.T) {
+	silent := "http://" + silentServer(t)
+	ok := serve(t, status(200, "ok"))
+	h := newHarness(t,
+		[]*httpcall.Endpoint{endpoint("hangs", silent, func(e *httpcall.Endpoint) { e.Policy.Retry.Timeout = time.Minute }), endpoint("ok", ok.URL)},
+		[]*httpcall.Chain{{Name: "weather", Endpoints: []string{"hangs", "ok"}, Deadline: time.Hour}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res, err := h.client.Call(ctx, "weather", httpcall.CallOptions{})
+	if err != nil || res.Source != "ok" {
+		t.Fatalf("got %+v, %v; want ok's answer within the caller's deadline", res, err)
+	}
+	wantContains(t, "errors", reasons(res.Errors), "share of the caller's deadline reached")
 }
 
 func TestCancelledCallStops(t *testing.T) {

@@ -71,7 +71,7 @@ func (c *Client) hedged(ctx context.Context, p plan, opt CallOptions) (*Result, 
 			case errors.Is(e.err, context.Canceled) && ctx.Err() != nil:
 				// The caller has gone: every endpoint ends with it.
 			default:
-				ee := c.endpointError(p, p.endpoints[e.i], e.err)
+				ee := c.endpointError(p, p.endpoints[e.i], e.err, p.limit)
 				h.errs[e.i] = &ee
 				if e.i == h.started-1 { // the newest: the next starts now
 					h.startNext(false)
@@ -183,7 +183,7 @@ func (h *hedging) lost(e hedgeEnd, winner int) {
 		ee = EndpointError{Name: ep.Name, Reason: "cancelled: " + by + " answered first", Cancelled: true}
 		h.p.log.Info("hedge cancelled", "endpoint", ep.Name, "answered", by)
 	default:
-		ee = h.c.endpointError(h.p, ep, e.err)
+		ee = h.c.endpointError(h.p, ep, e.err, h.p.limit)
 	}
 	h.errs[e.i] = &ee
 }
