@@ -70,3 +70,41 @@ func (p RetryPolicy) Wait(attempt int, prev time.Duration, draw float64, retryAf
 	}
 	return d, true
 }
+
+// Longest returns the longest a call under p takes when no server asks for
+// a wait (Retry-After replaces the backoff's, up to what remains of the
+// deadline): Attempts attempts of Timeout each, with the longest wait the
+// backoff allows between them, or Deadline when that comes first (capped).
+// p must have its defaults set (Policy.WithDefaults).
+func (p RetryPolicy) Longest() (d time.Duration, capped bool) {
+	add := func(a, b time.Duration) time.Duration { // saturating at NoDeadline
+		if a > NoDeadline-b {
+			return NoDeadline
+		}
+		return a + b
+	}
+	var prev time.Duration
+	for a := 1; a <= p.Attempts && d < p.Deadline; a++ {
+		d = add(d, p.Timeout)
+		if a == p.Attempts {
+			break
+		}
+		w := p.Backoff.Delay(a, prev, 1) // a draw of 1: the longest wait
+		if w >= p.Backoff.Max {
+			// Every wait from here on is Max: the rest at once, not one
+			// turn per attempt (attempts may be in the millions).
+			rest := time.Duration(p.Attempts - a)
+			if each := add(p.Timeout, p.Backoff.Max); each > 0 && rest <= NoDeadline/each {
+				d = add(d, rest*each) // a wait and an attempt each
+			} else {
+				d = NoDeadline
+			}
+			break
+		}
+		d, prev = add(d, w), w
+	}
+	if d >= p.Deadline {
+		return p.Deadline, true
+	}
+	return d, false
+}

@@ -107,7 +107,41 @@ func (ch *Chain) TotalDeadline(policy func(name string) fusebox.Policy) time.Dur
 	}
 	var d time.Duration
 	for _, n := range ch.Endpoints {
-		d += policy(n).WithDefaults().Retry.Deadline
+		e := policy(n).WithDefaults().Retry.Deadline
+		if d > fusebox.NoDeadline-e {
+			return fusebox.NoDeadline // an endpoint without a deadline
+		}
+		d += e
 	}
 	return d
+}
+
+// Longest returns the longest a call of e can take: its policy's longest
+// call (fusebox.RetryPolicy.Longest) or, when it retries, its deadline,
+// since a server's Retry-After may stretch every wait up to that.
+func (e *Endpoint) Longest() time.Duration { return longestCall(e.Policy) }
+
+func longestCall(p fusebox.Policy) time.Duration {
+	r := p.WithDefaults().Retry
+	d, _ := r.Longest()
+	if r.Attempts > 1 {
+		return r.Deadline // fusebox.NoDeadline: no bound at all
+	}
+	return d
+}
+
+// Longest returns the longest a call of the chain can take, each endpoint
+// under policy(name): its deadline (TotalDeadline), or the sum of its
+// endpoints' longest calls when that is shorter.
+func (ch *Chain) Longest(policy func(name string) fusebox.Policy) time.Duration {
+	var sum time.Duration
+	for _, n := range ch.Endpoints {
+		d := longestCall(policy(n))
+		if sum > fusebox.NoDeadline-d {
+			sum = fusebox.NoDeadline
+			break
+		}
+		sum += d
+	}
+	return min(ch.TotalDeadline(policy), sum)
 }

@@ -79,11 +79,22 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		clearReadDeadline(w) // the call may take longer than the body did
 	}
 	opt := httpcall.CallOptions{Subpath: r.PathValue("rest")}
+	var q url.Values
 	if r.URL.RawQuery != "" {
-		if q := r.URL.Query(); len(q) > 0 {
-			opt.Query = q
-		}
+		q = r.URL.Query()
 	}
+	wait, err := callerWait(r, q, s.o.Wait)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, problem{Error: err.Error(), Name: name})
+		return
+	}
+	if q.Has(QueryWait) {
+		q.Del(QueryWait) // the daemon's, not the upstream's
+	}
+	if len(q) > 0 {
+		opt.Query = q
+	}
+	budget := CallBudget(wait)
 	if len(body) > 0 {
 		opt.Body = body
 	}
@@ -102,7 +113,6 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		return res, err
 	}
 	var res *httpcall.Result
-	var err error
 	if r.Method == http.MethodGet && opt.Body == nil {
 		// Callers asking for the same at the same moment share one call,
 		// which goes on when the caller that started it leaves: it runs
@@ -112,26 +122,43 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		// allocation each). The key holds the query as the caller wrote
 		// it: the same parameters in another order make a call of their
 		// own, which is only less sharing.
-		key := name + "\x00" + opt.Subpath + "\x00" + r.URL.RawQuery
+		// Callers that wait for as long share it: the call has that long.
+		key := flightKey(name, opt.Subpath, r.URL.RawQuery, budget)
 		var shared bool
-		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) { return call(context.Background()) })
+		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), budget)
+			defer cancel()
+			return call(ctx)
+		})
 		if shared {
 			w.Header().Set(HeaderShared, "true")
 		}
 	} else {
-		res, err = call(r.Context())
+		ctx, cancel := context.WithTimeout(r.Context(), budget)
+		res, err = call(ctx)
+		cancel()
 	}
 	first := name
 	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
 		first = eps[0]
 	}
 	if err != nil {
-		code := s.failed(w, r, wd, name, res, err)
+		waited := time.Duration(0)
+		if time.Since(began) >= budget {
+			waited = wait // the caller's wait ran out: nothing came in time
+		}
+		code := s.failed(w, r, wd, name, res, err, waited)
 		s.counters.observe(name, first, "", code, time.Since(began))
 		return
 	}
 	s.counters.observe(name, first, res.Source, res.Status, time.Since(began))
 	s.answer(w, res)
+}
+
+// flightKey is the key under which GET callers share a call: the same
+// name, subpath and query as written, and the same budget.
+func flightKey(name, subpath, rawQuery string, budget time.Duration) string {
+	return name + "\x00" + subpath + "\x00" + rawQuery + "\x00" + strconv.FormatInt(int64(budget), 10)
 }
 
 // isCORS reports whether k names a CORS header, in any case.
@@ -217,10 +244,11 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 
 // failed answers a call that nothing could answer: 503 naming each
 // endpoint's failure or open circuit, with Retry-After when a circuit says
-// when it may be probed; a call whose connection the daemon closed (at the
+// when it may be probed, or, when the caller's wait ran out (waited), after
+// as long as it waited; a call whose connection the daemon closed (at the
 // end of the shutdown grace) gets nothing. It returns the status it
 // answered with.
-func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error) int {
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error, waited time.Duration) int {
 	if r.Context().Err() != nil {
 		return 499 // the caller was let go; nginx's name for a caller gone
 	}
@@ -251,6 +279,8 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name 
 	}
 	if d, ok := s.retryAfter(r, ce.Errors); ok {
 		w.Header().Set("Retry-After", strconv.Itoa(d))
+	} else if waited > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((waited+time.Second-1)/time.Second))))
 	}
 	writeJSON(w, http.StatusServiceUnavailable, p)
 	return http.StatusServiceUnavailable

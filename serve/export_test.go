@@ -3,8 +3,10 @@ package serve
 import "github.com/fusebox-hq/fusebox/httpcall"
 
 // Waiting returns how many callers wait for the shared GET call of name
-// (without subpath or query) under way.
-func (s *Server) Waiting(name string) int { return s.flights.waiting(name + "\x00\x00") }
+// (without subpath or query, by callers that declare no wait) under way.
+func (s *Server) Waiting(name string) int {
+	return s.flights.waiting(flightKey(name, "", "", CallBudget(s.o.Wait)))
+}
 
 // HopHeaders are the response headers an answer does not pass on.
 var HopHeaders = hopHeaders

@@ -54,6 +54,9 @@ type Options struct {
 	WriteTimeout      time.Duration // for an answer, from its start; default DefaultWriteTimeout
 	IdleTimeout       time.Duration // a kept-alive connection's wait for a request; default DefaultIdleTimeout
 	MaxRequestBody    int64         // default DefaultMaxRequestBody
+	// Wait is how long a caller that declares no wait (HeaderWait,
+	// QueryWait) waits for its answer; default DefaultWait.
+	Wait time.Duration
 	// MaxConns caps the connections open at once; by default
 	// DefaultMaxConns, or fewer when the process's open-file limit holds
 	// fewer with room for its other descriptors (see connsAllowed). A cap
@@ -106,10 +109,11 @@ type world struct {
 	client  *httpcall.Client
 	targets Targets
 	catalog status.Catalog
-	longest time.Duration     // the longest deadline of any endpoint or chain
-	limits  map[string]int    // max_in_flight by endpoint
-	unsafe  map[string]string // an unsafe method sent upstream, by endpoint and chain
-	health  *httpcall.Client  // the health checks' probes
+	longest time.Duration            // the longest of own, capped at maxWait: the shutdown grace
+	own     map[string]time.Duration // each endpoint's and chain's longest call (httpcall's Longest)
+	limits  map[string]int           // max_in_flight by endpoint
+	unsafe  map[string]string        // an unsafe method sent upstream, by endpoint and chain
+	health  *httpcall.Client         // the health checks' probes
 	checks  []healthCheck
 	watches []watch // health: mqtt:
 }
@@ -151,6 +155,9 @@ func New(targets Targets, o Options) (*Server, error) {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.Wait <= 0 {
+		o.Wait = DefaultWait
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
@@ -213,7 +220,7 @@ func (s *Server) build(t Targets) (*world, error) {
 		return nil, fmt.Errorf("%s: health: mqtt: needs a broker connection (serve.Options.Subscribe)", watches[0].cfg.Circuit)
 	}
 	w := &world{client: client, targets: t, catalog: status.Catalog{Chains: map[string][]string{}}, limits: map[string]int{},
-		unsafe: map[string]string{}, health: health, checks: checks, watches: watches}
+		unsafe: map[string]string{}, own: map[string]time.Duration{}, health: health, checks: checks, watches: watches}
 	for _, ep := range t.Endpoints {
 		if ep.MaxInFlight > 0 {
 			w.limits[ep.Name] = ep.MaxInFlight
@@ -222,7 +229,15 @@ func (s *Server) build(t Targets) (*world, error) {
 			w.unsafe[ep.Name] = m
 		}
 		w.catalog.Endpoints = append(w.catalog.Endpoints, ep.Name)
-		w.longest = max(w.longest, ep.Policy.WithDefaults().Retry.Deadline)
+		w.own[ep.Name] = ep.Longest()
+	}
+	policy := func(n string) fusebox.Policy {
+		for _, ep := range t.Endpoints {
+			if ep.Name == n {
+				return ep.Policy
+			}
+		}
+		return fusebox.Policy{}
 	}
 	for _, ch := range t.Chains {
 		w.catalog.Chains[ch.Name] = ch.Endpoints
@@ -231,19 +246,25 @@ func (s *Server) build(t Targets) (*world, error) {
 				w.unsafe[ch.Name] = m
 			}
 		}
-		d := ch.Deadline
-		if d == 0 {
-			for _, n := range ch.Endpoints {
-				for _, ep := range t.Endpoints {
-					if ep.Name == n {
-						d += ep.Policy.WithDefaults().Retry.Deadline
-					}
-				}
-			}
-		}
-		w.longest = max(w.longest, d)
+		w.own[ch.Name] = ch.Longest(policy)
+	}
+	for _, d := range w.own {
+		w.longest = max(w.longest, min(d, maxWait))
 	}
 	return w, nil
+}
+
+// Longest returns the longest the daemon takes over a call of name for a
+// caller that waits wait (0: one that declares none, who waits
+// Options.Wait): the call's own longest (httpcall's Longest), or the
+// budget of the wait when that comes first. It reports false for a name
+// the daemon does not serve.
+func (s *Server) Longest(name string, wait time.Duration) (time.Duration, bool) {
+	own, ok := s.world.Load().own[name]
+	if wait <= 0 {
+		wait = s.o.Wait
+	}
+	return min(own, CallBudget(min(wait, maxWait))), ok
 }
 
 // Reload replaces the endpoints and chains served. When targets are bad the

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ type serveOptions struct {
 	hosts     []string
 	token     string
 	tokenFile string
+	wait      time.Duration
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -40,7 +42,8 @@ callers, and the other way round.
                                    X-Fusebox-Source, X-Fusebox-Attempts and, when
                                    stale, X-Fusebox-Stale-Age; 503 with a JSON
                                    error and Retry-After when nothing answers;
-                                   POST only when what it sends is unsafe
+                                   POST only when what it sends is unsafe;
+                                   answered within the caller's wait
   GET      /api/circuits           the 'fusebox status --json' document
   POST     /api/circuits/NAME/trip force a circuit open (?for=10m)
   POST     /api/circuits/NAME/reset
@@ -61,6 +64,13 @@ send as "Authorization: Bearer TOKEN". Requests must name this daemon in their
 Host header: the listen address, or a name given with --host. It calls only the
 config's URLs: it is not a proxy.
 
+A caller says how long it waits in an X-Fusebox-Wait header (seconds, "30",
+or a duration, "2500ms") or a fusebox_wait query parameter. The daemon answers
+within it, less a tenth (at most 1s) for the answer to travel: with what an
+endpoint, a chain's next endpoint or a stale answer gives by then, else a 503
+with Retry-After. A caller that says nothing waits --default-wait, below the
+30s that Node-RED, n8n and Home Assistant give a call.
+
 It notifies about the transitions it makes (notify: in the config) in the
 background, and holds one connection to each MQTT broker while it runs.
 
@@ -79,10 +89,14 @@ deadlines, and delivers the notifications queued within their timeout.`,
 	fs.StringVar(&o.listen, "listen", serve.DefaultListen, "listen on `ADDR` (host:port)")
 	fs.StringSliceVar(&o.hosts, "host", nil, "also accept `NAME` in the Host header (repeatable)")
 	fs.StringVar(&o.tokenFile, "token-file", "", "require the token in `FILE` on every request")
+	fs.DurationVar(&o.wait, "default-wait", serve.DefaultWait, "answer a caller that sends no X-Fusebox-Wait within `DURATION`")
 	return cmd
 }
 
 func runServe(ctx context.Context, a *app, o *serveOptions) error {
+	if o.wait <= 0 {
+		return usageErrorf("--default-wait: want a duration of more than 0, got %s", o.wait)
+	}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -111,7 +125,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 	defer n.close() // on SIGTERM, after the calls in flight: their transitions are queued
 	srv, err := serve.New(targets(cfg), serve.Options{
 		Listen: net.JoinHostPort(host, port), Hosts: o.hosts, Token: token,
-		Store: store, Clock: a.clock, Logger: a.logger, Redactor: a.redactor,
+		Store: store, Clock: a.clock, Logger: a.logger, Redactor: a.redactor, Wait: o.wait,
 		ClientOptions: n.clientOptions(), OnCall: n.ran, Subscribe: n.subscribe,
 	})
 	if err != nil {

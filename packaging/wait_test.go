@@ -1,0 +1,176 @@
+package packaging_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/serve"
+)
+
+// callerWait is one recipe's caller: how long it waits for the daemon.
+type callerWait struct {
+	recipe string
+	name   string // the name it calls; "": any
+	wait   time.Duration
+}
+
+// calledName returns the name a URL of the daemon's calls, or "".
+func calledName(url string) string {
+	if m := regexp.MustCompile(`/call/([^/?]+)`).FindStringSubmatch(url); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// recipeWaits reads how long each documented caller of the daemon waits,
+// from the recipes themselves: Home Assistant's rest sensors, the n8n
+// workflow's HTTP Request nodes, the Node-RED node's example flow and its
+// default.
+func recipeWaits(t *testing.T) []callerWait {
+	t.Helper()
+	var waits []callerWait
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	var ha struct {
+		Sensor []struct {
+			Platform string
+			Name     string
+			Resource string
+			Timeout  float64
+		}
+	}
+	if err := yaml.Unmarshal(read("examples/home-assistant.yaml"), &ha); err != nil {
+		t.Fatalf("examples/home-assistant.yaml: %v", err)
+	}
+	for _, s := range ha.Sensor {
+		if s.Platform == "rest" && calledName(s.Resource) != "" {
+			w := 10 * time.Second // Home Assistant's rest default
+			if s.Timeout > 0 {
+				w = time.Duration(s.Timeout * float64(time.Second))
+			}
+			waits = append(waits, callerWait{"home-assistant.yaml: " + s.Name, calledName(s.Resource), w})
+		}
+	}
+
+	var n8n struct {
+		Nodes []struct {
+			Name       string
+			Type       string
+			Parameters struct {
+				URL     string
+				Options struct{ Timeout float64 }
+			}
+		}
+	}
+	if err := json.Unmarshal(read("examples/n8n-workflow.json"), &n8n); err != nil {
+		t.Fatalf("examples/n8n-workflow.json: %v", err)
+	}
+	for _, n := range n8n.Nodes {
+		if n.Type == "n8n-nodes-base.httpRequest" && calledName(n.Parameters.URL) != "" {
+			if n.Parameters.Options.Timeout <= 0 {
+				t.Errorf("n8n-workflow.json: %s sets no timeout: n8n's default is 5 minutes", n.Name)
+				continue
+			}
+			waits = append(waits, callerWait{"n8n-workflow.json: " + n.Name, calledName(n.Parameters.URL), time.Duration(n.Parameters.Options.Timeout) * time.Millisecond})
+		}
+	}
+
+	var flow []struct {
+		Type    string
+		Name    string
+		Target  string
+		Timeout json.Number
+	}
+	if err := json.Unmarshal(read("node-red-fusebox/examples/weather.json"), &flow); err != nil {
+		t.Fatalf("node-red-fusebox/examples/weather.json: %v", err)
+	}
+	for _, n := range flow {
+		if n.Type == "fusebox call" {
+			s, err := n.Timeout.Float64()
+			if err != nil {
+				t.Fatalf("weather.json: %s: timeout %q", n.Name, n.Timeout)
+			}
+			waits = append(waits, callerWait{"node-red-fusebox/examples/weather.json: " + n.Name, n.Target, time.Duration(s * float64(time.Second))})
+		}
+	}
+	m := regexp.MustCompile(`(?m)^const DEFAULT_TIMEOUT_S = (\d+);`).FindSubmatch(read("node-red-fusebox/call.js"))
+	if m == nil {
+		t.Fatal("node-red-fusebox/call.js: no DEFAULT_TIMEOUT_S")
+	}
+	s, _ := strconv.Atoi(string(m[1]))
+	waits = append(waits, callerWait{"node-red-fusebox: the node's default", "", time.Duration(s) * time.Second})
+	return waits
+}
+
+// The daemon answers every configured name before any documented caller
+// gives up, also one that declares no wait of its own.
+func TestTheDaemonAnswersEveryNameBeforeEveryRecipesCallerGivesUp(t *testing.T) {
+	data, err := os.ReadFile("examples/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg, err := config.Parse(filepath.Join(dir, "config.yaml"), data, config.Env{
+		Lookup:   func(string) (string, bool) { return "x", true },
+		ReadFile: func(string) ([]byte, error) { return []byte("secret"), nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := file.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	endpoints, chains := cfg.Callables()
+	srv, err := serve.New(serve.Targets{Endpoints: endpoints, Chains: chains, Circuits: cfg.CircuitNames()}, serve.Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := recipeWaits(t)
+	if len(waits) < 4 {
+		t.Fatalf("found %d callers in the recipes, want the HA sensors, the n8n node and the Node-RED node: %v", len(waits), waits)
+	}
+	var names []string
+	for _, ep := range endpoints {
+		names = append(names, ep.Name)
+	}
+	for _, ch := range chains {
+		names = append(names, ch.Name)
+	}
+	for _, c := range waits {
+		if c.name != "" && !slices.Contains(names, c.name) {
+			t.Errorf("%s calls %s, which examples/config.yaml does not define", c.recipe, c.name)
+		}
+	}
+	for _, name := range names {
+		for _, c := range waits {
+			if c.name != "" && c.name != name {
+				continue
+			}
+			longest, ok := srv.Longest(name, 0)
+			if !ok {
+				t.Fatalf("the daemon does not serve %s", name)
+			}
+			if longest >= c.wait {
+				t.Errorf("%s: the daemon may take %s over %s, a caller that declares no wait; %s gives up after %s", name, longest, name, c.recipe, c.wait)
+			}
+		}
+	}
+}
