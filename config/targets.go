@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -52,4 +54,36 @@ func (c *Config) Callable(name string) error {
 		return fmt.Errorf("%s is a circuit without an http: block in %s; use 'fusebox run' for commands", name, c.Path)
 	}
 	return fmt.Errorf("no endpoint or chain named %s in %s", name, c.Path)
+}
+
+// Warnings returns what the config allows but a user would not want, one
+// line each, naming the file and line: a chain whose deadline, shared
+// between its endpoints (httpcall's rule), leaves its last endpoint less
+// than one attempt's timeout when every endpoint before it hangs. A chain
+// with hedge: runs its endpoints side by side, so it has no such limit.
+func (c *Config) Warnings() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(c.Chains)) {
+		ch := c.Chains[name]
+		if len(ch.Endpoints) < 2 || ch.Hedge > 0 {
+			continue
+		}
+		last := ch.Endpoints[len(ch.Endpoints)-1]
+		share := ch.TotalDeadline(c.Policy) / time.Duration(len(ch.Endpoints))
+		timeout := c.Policy(last).WithDefaults().Retry.Timeout
+		if share >= timeout {
+			continue
+		}
+		where := c.Path
+		if s, ok := c.ChainSource(name, "deadline"); ok {
+			where = fmt.Sprintf("%s:%d", s.File, s.Line)
+		}
+		out = append(out, fmt.Sprintf("%s: chains.%s: a deadline of %s leaves %s, the last endpoint, %s when the ones before it hang: less than its %s timeout (a deadline of %s gives it one whole attempt)",
+			where, name, breaker.Round(ch.TotalDeadline(c.Policy)), last, breaker.Round(share), breaker.Round(timeout),
+			breaker.Round(timeout*time.Duration(len(ch.Endpoints)))))
+	}
+	return out
 }

@@ -185,6 +185,9 @@ func newValidateCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "%s: ok (%d circuits, %d of them HTTP endpoints, %d chains; state dir %s)\n",
 				cfg.Path, len(cfg.Circuits), endpoints, len(cfg.Chains), a.stateShown(cfg))
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintln(a.stderr, "warning:", w)
+			}
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/config/explain"
+	"github.com/fusebox-hq/fusebox/serve"
 )
 
 type explainOptions struct {
@@ -30,13 +31,17 @@ effective policy with where it came from: a flag (give explain the flags the
 run or call uses), the config (FILE:LINE and key), or the built-in default;
 and the state dir and config file with theirs (flag, environment, config,
 default). For a chain, its own deadline, hedge, fresh and stale come first,
-with theirs. It changes nothing: no probe is taken, no state written.
+with theirs. It says the longest a run or call can take and where that
+comes from (attempts x timeout + the longest backoff waits, the deadline, a
+chain's shared deadline) and, for an endpoint or chain, the longest fusebox
+serve takes for a caller that declares no wait. It changes nothing: no
+probe is taken, no state written.
 
 --json prints one object: name, kind, action (run, skip or probe), phase,
 until (RFC 3339, when a skip ends), why, skip_exit, state and config ({value,
 source}), policy (an array of {key, value, source, flag, file, line,
-config_key, and learned for open_for: auto}; for a chain, its own four values)
-and, for a chain, endpoints (each with its own action, phase, until, why and
+config_key, and learned for open_for: auto}; for a chain, its own four values),
+longest ({seconds, from, serve_seconds}) and, for a chain, endpoints (each with its own action, phase, until, why and
 policy).`,
 		Example: `  fusebox explain zigbee2mqtt
   fusebox explain zigbee2mqtt --attempts 5 --timeout 3s   # as a run with those flags would
@@ -89,8 +94,9 @@ func runExplain(ctx context.Context, a *app, o *explainOptions) error {
 			Given:    o.policy.fs.Changed,
 			SkipExit: o.skipExit,
 		},
-		Env:        explain.Env{StateFlag: a.stateFlag, ConfigFlag: a.configFlag, Getenv: a.getenv, EUID: a.euid, Home: a.home},
-		StateShown: a.stateShown(cfg),
+		Env:         explain.Env{StateFlag: a.stateFlag, ConfigFlag: a.configFlag, Getenv: a.getenv, EUID: a.euid, Home: a.home},
+		StateShown:  a.stateShown(cfg),
+		ServeBudget: serve.CallBudget(serve.DefaultWait),
 	})
 	if err != nil {
 		return err

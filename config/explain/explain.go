@@ -15,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // Request is what Build explains: the circuit, endpoint or chain Name, as
@@ -30,6 +31,9 @@ type Request struct {
 	// StateShown is the state dir or URL as the command prints it, a
 	// URL's password hidden.
 	StateShown string
+	// ServeBudget is the time fusebox serve gives a call of a caller that
+	// sends no wait of its own; 0: say nothing of the daemon.
+	ServeBudget time.Duration
 }
 
 // Flags are the run or call flags explain was given.
@@ -76,6 +80,8 @@ type Explanation struct {
 	State    Setting       `json:"state"`
 	Config   Setting       `json:"config"`
 	Policy   []PolicyValue `json:"policy,omitempty"`
+	// Longest is the longest a run or call of the name can take.
+	Longest *Longest `json:"longest,omitempty"`
 	// Endpoints are a chain's, in the order it tries them.
 	Endpoints []Explanation `json:"endpoints,omitempty"`
 	// Watched says the daemon opens and closes the circuit from an MQTT
@@ -126,6 +132,19 @@ func Build(ctx context.Context, r Request) (Explanation, error) {
 	}
 	if e.Kind == "chain" {
 		e.Policy = chainValues(cfg, r.Name)
+		policy := func(n string) fusebox.Policy {
+			p := cfg.Policy(n)
+			if r.Flags.Policy != nil {
+				if q, err := r.Flags.Policy(p); err == nil {
+					p = q
+				}
+			}
+			return p
+		}
+		ch := cfg.Chains[r.Name]
+		l := longestChain(ch, policy)
+		l.served(ch.Longest(policy), r.ServeBudget)
+		e.Longest = &l
 		for _, n := range endpoints {
 			x := Explanation{Name: n, Kind: "endpoint"}
 			if err := explainCircuit(ctx, &x, r, store); err != nil {
@@ -176,6 +195,12 @@ func explainCircuit(ctx context.Context, x *Explanation, r Request, store fusebo
 		x.Until = &v.Until
 	}
 	x.Policy = policyValues(r.Config, x.Name, p, r.Flags)
+	l := longestCall(p)
+	if x.Kind == "endpoint" && x.Name == r.Name { // a chain's endpoint has the chain's
+		ep := httpcall.Endpoint{Policy: p}
+		l.served(ep.Longest(), r.ServeBudget)
+	}
+	x.Longest = &l
 	if p.Breaker.LearnOpenFor {
 		d, how := st.LearnedOpenFor(p.Breaker)
 		for i := range x.Policy {

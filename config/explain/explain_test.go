@@ -338,3 +338,52 @@ func TestTheJSONUsesTheDocumentedNames(t *testing.T) {
 		t.Errorf("JSON:\n%s", out.String())
 	}
 }
+
+func TestTheLongestCallSaysWhereItComesFrom(t *testing.T) {
+	cfg := load(t, `
+circuits:
+  slow:
+    attempts: 2
+    http: {url: "http://127.0.0.1:1/", timeout: 10s}
+  quick:
+    attempts: 1
+    http: {url: "http://127.0.0.1:2/", timeout: 3s}
+  quicker:
+    attempts: 1
+    http: {url: "http://127.0.0.1:3/", timeout: 3s}
+  nightly: {attempts: 5, deadline: 20s}
+chains:
+  weather: {endpoints: [slow, quick], deadline: 20s}
+  sum: {endpoints: [quick, quicker]}
+`)
+	budget := 24 * time.Second
+	for _, tc := range []struct {
+		name, from    string
+		seconds, serv float64
+	}{
+		{"slow", "2 × its 10s timeout + waits of up to 2s; a server's Retry-After may stretch a wait, up to its 1m0s deadline", 22, 24},
+		{"quick", "one attempt of its 3s timeout", 3, 3},
+		{"nightly", "its deadline of 20s", 20, 0},
+		{"weather", "the chain's deadline of 20s, shared: each endpoint has what is left divided by the endpoints still to try", 20, 20},
+		{"sum", "its endpoints' longest calls, one after the other", 6, 6},
+	} {
+		e := build(t, explain.Request{Name: tc.name, Config: cfg, ServeBudget: budget})
+		l := e.Longest
+		if l == nil || l.From != tc.from || l.Seconds != tc.seconds || l.ServeSeconds != tc.serv {
+			t.Errorf("%s: longest %+v; want %gs from %q, %gs through serve", tc.name, l, tc.seconds, tc.from, tc.serv)
+		}
+	}
+	var b strings.Builder
+	if err := explain.WriteText(&b, build(t, explain.Request{Name: "weather", Config: cfg, ServeBudget: budget})); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"longest call of weather: 20s, the chain's deadline of 20s, shared",
+		"  through fusebox serve: at most 20s for a caller that declares no wait (X-Fusebox-Wait)",
+		"  longest call of slow: 22s, 2 × its 10s timeout",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the text lacks %q:\n%s", want, b.String())
+		}
+	}
+}

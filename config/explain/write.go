@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 )
 
@@ -38,6 +39,18 @@ func WriteText(w io.Writer, e Explanation) error {
 		}
 		if w := e.Watched; w != nil {
 			fmt.Fprintf(tw, "  watched over MQTT by fusebox serve: %s, up when %s (config %s:%d)\n", w.Topic, w.Up, w.File, w.Line)
+		}
+	}
+	for _, x := range append([]Explanation{e}, e.Endpoints...) {
+		if l := x.Longest; l != nil {
+			indent := ""
+			if x.Name != e.Name {
+				indent = "  "
+			}
+			fmt.Fprintf(tw, "%slongest %s of %s: %s, %s\n", indent, callOrRun(x), x.Name, round(seconds(l.Seconds)), l.From)
+			if l.ServeSeconds > 0 {
+				fmt.Fprintf(tw, "%s  through fusebox serve: at most %s for a caller that declares no wait (X-Fusebox-Wait)\n", indent, round(seconds(l.ServeSeconds)))
+			}
 		}
 	}
 	fmt.Fprintf(tw, "\nstate\t%s\t%s\n", e.State.Value, e.State.Source)
@@ -89,4 +102,18 @@ func names(xs []Explanation) []string {
 		out = append(out, x.Name)
 	}
 	return out
+}
+
+func callOrRun(x Explanation) string {
+	if x.Kind == "circuit" {
+		return "run"
+	}
+	return "call"
+}
+
+func seconds(s float64) time.Duration {
+	if s >= fusebox.NoDeadline.Seconds() {
+		return fusebox.NoDeadline
+	}
+	return time.Duration(s * float64(time.Second))
 }
