@@ -86,7 +86,7 @@ func (l *loader) watch(e entry, circuit string) *mqtt.Watch {
 		case "up":
 			s, ok := l.jq(f)
 			if ok && s == "" {
-				l.errorf(f.value, f.path, `want a jq condition, like '.state == "online"'`)
+				l.errorf(f.value, f.path, `want a jq condition, like '(.state? // .) == "online"'`)
 				ok = false
 			}
 			w.Up, hasUp, good = s, true, good && ok
@@ -103,7 +103,7 @@ func (l *loader) watch(e entry, circuit string) *mqtt.Watch {
 	case !hasTopic:
 		l.errorAt(e, e.path, "topic is required")
 	case !hasUp:
-		l.errorAt(e, e.path, `up is required: a jq condition, like '.state == "online"'`)
+		l.errorAt(e, e.path, `up is required: a jq condition, like '(.state? // .) == "online"'`)
 	case l.mqttBase == nil:
 		l.errorAt(e, e.path, "needs a top-level mqtt: block with the broker (mqtt: {broker: tcp://host:1883})")
 	case good:

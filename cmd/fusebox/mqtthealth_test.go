@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,54 @@ func TestServeTripsAWatchedCircuitBeforeItHasState(t *testing.T) {
 	}
 	if code, _, body := d.Post(t, "/api/circuits/zigbe/trip"); code != 404 {
 		t.Errorf("trip of a name the config does not have: %d %s, want 404", code, body)
+	}
+}
+
+// The README's bridge watch reads both forms Zigbee2MQTT publishes its
+// bridge state in: 2.x's JSON and 1.x's plain text (its default
+// legacy_availability_payload: true), from a real broker.
+func TestTheDocumentedBridgeWatchReadsZigbee2MQTT1xAnd2x(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`mqtt: \{topic: zigbee2mqtt/bridge/state, up: '([^']+)'\}`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no health: mqtt: watch of zigbee2mqtt/bridge/state")
+	}
+	up := string(m[1])
+	port := testenv.FreePort(t)
+	broker := testenv.StartMosquitto(t, port)
+	pub := newPublisher(t, broker.Addr)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfigPath(t, dir, fmt.Sprintf(`mqtt: {broker: 'tcp://%s'}
+circuits:
+  zigbee2mqtt:
+    health:
+      mqtt: {topic: %s, up: '%s', settle: 0s}
+`, broker.Addr, bridgeTopic, up))
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	startServe(t, state, cfg)
+	for _, step := range []struct {
+		payload string
+		want    breaker.Phase
+	}{
+		{"offline", breaker.Open}, // 1.x
+		{"online", breaker.Closed},
+		{`{"state":"offline"}`, breaker.Open}, // 2.x
+		{`{"state":"online"}`, breaker.Closed},
+		{"offline", breaker.Open},
+		{`{"state":"online","reason":"restart"}`, breaker.Closed},
+	} {
+		pub.retain(t, bridgeTopic, step.payload)
+		waitPhase(t, store, "zigbee2mqtt", step.want, fmt.Sprintf("%s judged with %s", step.payload, up))
 	}
 }
