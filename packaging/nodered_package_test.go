@@ -313,6 +313,24 @@ func TestNodeREDPackage(t *testing.T) {
 		wantStatus(t, sb, "yellow", "ring", "stale "+shortAge(*f.StaleAge)+" · wttr")
 	})
 
+	// The same flow deployed with a wrong token: the daemon's 401 goes to
+	// no output (it is no outage), and the node says why, in its status and
+	// in its error.
+	t.Run("a wrong token: the status says so, and the error where the token goes", func(t *testing.T) {
+		n.deploy(t, sb, n.packageExample(t, d.Addr, "not-the-token")) // the inject fires once on its own
+		logged := sb.next(t)
+		if logged.ID != "fusebox.call" || !strings.Contains(logged.Msg, "401") || !strings.Contains(logged.Msg, "token") {
+			t.Fatalf("debug message %+v, want the call node's error of the daemon's 401 and the token", logged)
+		}
+		st := sb.settled(t)
+		for st == (nodeStatus{}) { // the old node's, cleared as it closed
+			st = sb.settled(t)
+		}
+		if st != (nodeStatus{Fill: "red", Shape: "ring", Text: "wrong token"}) {
+			t.Errorf("the call node's status is %+v, want a red ring \"wrong token\"", st)
+		}
+	})
+
 	t.Run("the daemon stopped: down, with the connection's error, logged once", func(t *testing.T) {
 		d.Stop()
 		n.inject(t, "fusebox.every5m")
