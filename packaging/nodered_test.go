@@ -295,8 +295,11 @@ func (s *sidebar) settled(t *testing.T) nodeStatus {
 // with payload.errors and a Retry-After header, a temperature to the
 // temperature one, which shows where it came from — OpenWeatherMap, wttr.in
 // when it is down, and the stored answer of wttr.in, with its age, when
-// both are — and, once the daemon is stopped, the
-// connection's error to the "fusebox itself unreachable" one.
+// both are — a daemon with a token the flow does not send to the
+// "refused by fusebox" one, and, once the daemon is stopped, the
+// connection's error to the "fusebox itself unreachable" one. A recording
+// proxy in the daemon's place checks that each request sends the flow's
+// timeout as X-Fusebox-Wait.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
 	node, red := npmInstalled(t, NodeREDVar, "node-red/red.js", "npm install --prefix DIR node-red@4.1.15")
