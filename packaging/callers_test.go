@@ -4,9 +4,11 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,12 +100,13 @@ var haTemplates = map[string]func(valueJSON any, ok bool) any{
 
 // haSensor is a RESTful sensor of examples/home-assistant.yaml.
 type haSensor struct {
-	Platform      string `yaml:"platform"`
-	Name          string `yaml:"name"`
-	Resource      string `yaml:"resource"`
-	ValueTemplate string `yaml:"value_template"`
-	Availability  string `yaml:"availability"`
-	Timeout       int    `yaml:"timeout"`
+	Platform      string            `yaml:"platform"`
+	Name          string            `yaml:"name"`
+	Resource      string            `yaml:"resource"`
+	ValueTemplate string            `yaml:"value_template"`
+	Availability  string            `yaml:"availability"`
+	Timeout       int               `yaml:"timeout"`
+	Headers       map[string]string `yaml:"headers"`
 }
 
 // read requests the sensor's resource as Home Assistant does and returns
@@ -115,7 +118,9 @@ func (s haSensor) read(t *testing.T, d *daemon) (available bool, state any) {
 	if s.Timeout > 0 {
 		timeout = time.Duration(s.Timeout) * time.Second
 	}
-	_, body := send(t, d, http.MethodGet, s.Resource, haHeaders, timeout)
+	headers := maps.Clone(haHeaders)
+	maps.Copy(headers, s.Headers)
+	_, body := send(t, d, http.MethodGet, s.Resource, headers, timeout)
 	var v any
 	ok := json.Unmarshal(body, &v) == nil
 	render := func(tmpl string) any {
@@ -175,6 +180,9 @@ func TestHomeAssistantRESTSensors(t *testing.T) {
 	}
 	if temp.Timeout <= 20 {
 		t.Errorf("the temperature sensor's timeout %ds is not above the chain's 20s deadline", temp.Timeout)
+	}
+	if w := temp.Headers["X-Fusebox-Wait"]; w != strconv.Itoa(temp.Timeout) {
+		t.Errorf("the temperature sensor sends X-Fusebox-Wait %q, want its timeout, %d", w, temp.Timeout)
 	}
 
 	up := startUpstream(t)

@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -266,4 +269,49 @@ func stopProcess(t *testing.T, name string, p *os.Process, exited <-chan struct{
 		p.Kill()
 		<-exited
 	}
+}
+
+// tap is a reverse proxy on a loopback port in front of a daemon, the
+// address a caller under test is given: it records the X-Fusebox-Wait
+// header of each request, can be pointed at another daemon (one with a
+// token), and, once closed, refuses connections as a stopped daemon does.
+type tap struct {
+	Addr   string
+	srv    *httptest.Server
+	mu     sync.Mutex
+	target string   // the daemon's address
+	waits  []string // each request's X-Fusebox-Wait, in order
+}
+
+func startTap(t *testing.T, d *daemon) *tap {
+	t.Helper()
+	p := &tap{target: d.Addr}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		p.mu.Lock()
+		target := p.target
+		p.waits = append(p.waits, r.In.Header.Get("X-Fusebox-Wait"))
+		p.mu.Unlock()
+		r.SetURL(&url.URL{Scheme: "http", Host: target})
+	}}
+	p.srv = httptest.NewServer(rp)
+	t.Cleanup(p.srv.Close)
+	p.Addr = p.srv.Listener.Addr().String()
+	return p
+}
+
+// To sends the requests that come after to d.
+func (p *tap) To(d *daemon) {
+	p.mu.Lock()
+	p.target = d.Addr
+	p.mu.Unlock()
+}
+
+// Close closes the tap's port: a caller's connection is then refused.
+func (p *tap) Close() { p.srv.Close() }
+
+// Waits returns the X-Fusebox-Wait of each request so far.
+func (p *tap) Waits() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.waits)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,10 +155,11 @@ func (e n8nExecution) ran() []string {
 }
 
 // exampleWorkflows writes into a new dir examples/n8n-workflow.json with
-// only the daemon's address replaced by addr, and beside it the same
-// workflow without its HTTP Request node's error output (On Error left at
-// its default, Stop Workflow), under the id returned.
-func exampleWorkflows(t *testing.T, addr string) (dir, noFallbackID string) {
+// only the daemon's address replaced by addr, and beside it two variants
+// of it, under the ids returned: one without its HTTP Request node's error
+// output (On Error left at its default, Stop Workflow), and one whose HTTP
+// Request node sends a wrong token, as its Authorization header.
+func exampleWorkflows(t *testing.T, addr string) (dir, noFallbackID, wrongTokenID string) {
 	t.Helper()
 	b, err := os.ReadFile("examples/n8n-workflow.json")
 	if err != nil {
@@ -175,29 +177,90 @@ func exampleWorkflows(t *testing.T, addr string) (dir, noFallbackID string) {
 	if w["id"] != exampleWorkflowID || w["name"] == "" {
 		t.Fatalf("examples/n8n-workflow.json has id %v and name %v; want id %s and a name", w["id"], w["name"], exampleWorkflowID)
 	}
-	noFallbackID = "fuseboxNoFallback"
-	w["id"], w["name"] = noFallbackID, "Weather via fusebox, no fallback"
-	found := false
-	for _, node := range w["nodes"].([]any) {
-		if n := node.(map[string]any); n["name"] == "Weather via fusebox" && n["onError"] == "continueErrorOutput" {
-			delete(n, "onError")
-			found = true
+	// variant is the workflow under another id and name, its HTTP Request
+	// node changed by change, which reports whether it found what to change.
+	variant := func(id, name string, change func(node map[string]any) bool) []byte {
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
 		}
+		v["id"], v["name"] = id, name
+		found := false
+		for _, node := range v["nodes"].([]any) {
+			if n := node.(map[string]any); n["name"] == "Weather via fusebox" {
+				found = change(n)
+			}
+		}
+		if !found {
+			t.Fatalf("examples/n8n-workflow.json: the \"Weather via fusebox\" node is not as %s expects", id)
+		}
+		out, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
-	if !found {
-		t.Fatal(`examples/n8n-workflow.json: no "Weather via fusebox" node with an error output (onError: continueErrorOutput)`)
-	}
-	variant, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	noFallbackID, wrongTokenID = "fuseboxNoFallback", "fuseboxWrongToken"
+	noFallback := variant(noFallbackID, "Weather via fusebox, no fallback", func(n map[string]any) bool {
+		if n["onError"] != "continueErrorOutput" {
+			return false
+		}
+		delete(n, "onError")
+		return true
+	})
+	// The header an off-loopback setup adds beside X-Fusebox-Wait.
+	wrongToken := variant(wrongTokenID, "Weather via fusebox, wrong token", func(n map[string]any) bool {
+		params, _ := n["parameters"].(map[string]any)
+		headers, _ := params["headerParameters"].(map[string]any)
+		list, ok := headers["parameters"].([]any)
+		if params["sendHeaders"] != true || !ok {
+			return false
+		}
+		headers["parameters"] = append(list, map[string]any{"name": "Authorization", "value": "Bearer not-the-token"})
+		return true
+	})
 	dir = t.TempDir()
-	for name, content := range map[string][]byte{"example.json": b, "no-fallback.json": variant} {
+	for name, content := range map[string][]byte{"example.json": b, "no-fallback.json": noFallback, "wrong-token.json": wrongToken} {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dir, noFallbackID
+	return dir, noFallbackID, wrongTokenID
+}
+
+// exampleWait returns the X-Fusebox-Wait header examples/n8n-workflow.json
+// sends, after checking that it is its HTTP Request node's timeout.
+func exampleWait(t *testing.T) string {
+	t.Helper()
+	var w struct {
+		Nodes []struct {
+			Name       string `json:"name"`
+			Parameters struct {
+				HeaderParameters struct {
+					Parameters []struct{ Name, Value string } `json:"parameters"`
+				} `json:"headerParameters"`
+				Options struct {
+					Timeout int `json:"timeout"` // ms
+				} `json:"options"`
+			} `json:"parameters"`
+		} `json:"nodes"`
+	}
+	readJSON(t, "examples/n8n-workflow.json", &w)
+	for _, n := range w.Nodes {
+		if n.Name != "Weather via fusebox" {
+			continue
+		}
+		for _, h := range n.Parameters.HeaderParameters.Parameters {
+			if h.Name == "X-Fusebox-Wait" {
+				if want := fmt.Sprint(n.Parameters.Options.Timeout / 1000); h.Value != want {
+					t.Errorf("the HTTP Request node sends X-Fusebox-Wait %q; its timeout is %d ms, so want %s", h.Value, n.Parameters.Options.Timeout, want)
+				}
+				return h.Value
+			}
+		}
+	}
+	t.Fatal(`examples/n8n-workflow.json: the "Weather via fusebox" node sends no X-Fusebox-Wait`)
+	return ""
 }
 
 // TestN8nWorkflow imports examples/n8n-workflow.json into a real n8n (2.8:
@@ -207,7 +270,9 @@ func exampleWorkflows(t *testing.T, addr string) (dir, noFallbackID string) {
 // Retry-After, a temperature to "Temperature" with its source, and, once
 // the daemon is stopped, the connection's error to "fusebox unreachable"
 // through the HTTP Request node's error output; without that output, the
-// node fails the execution.
+// node fails the execution. A daemon with a token, sent a wrong one, lands
+// on "Token wrong or call not allowed", not on the outage's branch; and
+// every request sends the node's timeout as X-Fusebox-Wait.
 func TestN8nWorkflow(t *testing.T) {
 	t.Parallel()
 	node, bin := npmInstalled(t, N8nVar, "n8n/bin/n8n",
@@ -216,8 +281,10 @@ func TestN8nWorkflow(t *testing.T) {
 	up := startUpstream(t)
 	up.Release()
 	d := exampleDaemon(t, up)
+	tp := startTap(t, d)
+	wait := exampleWait(t)
 	n := newN8n(t, node, bin)
-	dir, noFallback := exampleWorkflows(t, d.Addr)
+	dir, noFallback, wrongToken := exampleWorkflows(t, tp.Addr)
 	n.importWorkflows(t, dir)
 
 	t.Run("every endpoint down, nothing stored: the 503 to Every endpoint down", func(t *testing.T) {
@@ -225,7 +292,8 @@ func TestN8nWorkflow(t *testing.T) {
 		up.Down(fakeapis.Wttr)
 		e := n.execute(t, exampleWorkflowID)
 		got := e.items("Every endpoint down", 0)
-		if e.exitErr != nil || e.Status != "success" || len(got) != 1 || e.items("Temperature", 0) != nil {
+		if e.exitErr != nil || e.Status != "success" || len(got) != 1 || e.items("Temperature", 0) != nil ||
+			e.items("Token wrong or call not allowed", 0) != nil {
 			t.Fatalf("execution %s (%v), nodes run %v; want success through Every endpoint down only", e.Status, e.exitErr, e.ran())
 		}
 		errs, _ := got[0]["errors"].([]any)
@@ -251,7 +319,23 @@ func TestN8nWorkflow(t *testing.T) {
 		t.Errorf("the daemon answered %v requests, want one per execution, 2", got)
 	}
 
+	t.Run("a daemon with a token, sent a wrong one: the 401 to Token wrong or call not allowed", func(t *testing.T) {
+		tp.To(exampleDaemonWithToken(t, up, "packaging-serve-token"))
+		e := n.execute(t, wrongToken)
+		got := e.items("Token wrong or call not allowed", 0)
+		if e.exitErr != nil || e.Status != "success" || len(got) != 1 || e.items("Every endpoint down", 0) != nil {
+			t.Fatalf("execution %s (%v), nodes run %v; want success through Token wrong or call not allowed only", e.Status, e.exitErr, e.ran())
+		}
+		if fix, _ := got[0]["fix"].(string); got[0]["status"] != 401.0 || !strings.Contains(fix, "token is wrong") {
+			t.Errorf("Token wrong or call not allowed = %v; want status 401 and that the token is wrong", got[0])
+		}
+	})
+	if got := tp.Waits(); len(got) != 3 || slices.ContainsFunc(got, func(w string) bool { return w != wait }) {
+		t.Errorf("the workflow's requests sent X-Fusebox-Wait %q, want %s on each of 3", got, wait)
+	}
+
 	d.Stop()
+	tp.Close()
 	t.Run("the daemon down: the error output to fusebox unreachable", func(t *testing.T) {
 		e := n.execute(t, exampleWorkflowID)
 		errOut := e.items("Weather via fusebox", 1)

@@ -49,6 +49,7 @@ type echoed struct {
 	Path        string `json:"path"`
 	ContentType string `json:"content_type"`
 	Body        string `json:"body"`
+	Wait        string `json:"wait"` // the X-Fusebox-Wait header
 }
 
 func startHostileDaemon(t *testing.T) *hostileDaemon {
@@ -103,7 +104,7 @@ func (h *hostileDaemon) serve(c net.Conn) {
 	case "echo":
 		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 		b, _ := json.Marshal(echoed{Method: req.Method, Path: req.URL.Path,
-			ContentType: req.Header.Get("Content-Type"), Body: string(body)})
+			ContentType: req.Header.Get("Content-Type"), Body: string(body), Wait: req.Header.Get("X-Fusebox-Wait")})
 		io.WriteString(c, rawAnswer("200 OK", "X-Fusebox-Source: echo\r\n", string(b)))
 		return
 	case "declared": // an answer longer than any node takes, said up front
@@ -145,7 +146,7 @@ func (h *hostileDaemon) waitHungUp(t *testing.T, name string) {
 // props: msg.path, msg.payload).
 type rawCall struct {
 	ID, Target, Method string
-	Timeout            int // seconds; 60 if 0
+	Timeout            float64 // seconds; 60 if 0
 	Props              []map[string]string
 }
 
@@ -250,21 +251,25 @@ func TestNodeREDPackageHostileDaemon(t *testing.T) {
 			{"p": "payload", "v": `{"message": "door open"}`, "vt": "json"}}},
 		rawCall{ID: "post-text", Target: "echo", Method: "POST", Props: []map[string]string{
 			{"p": "payload", "v": "door open", "vt": "str"}}},
+		rawCall{ID: "wait-fraction", Target: "echo", Timeout: 2.5},
 	)
 	flow := hostileFlow(h.Addr, calls)
 	n.deploy(t, sb, flow)
 
-	// echo answers with the request it got, as the daemon passes one on.
+	// echo answers with the request it got, as the daemon passes one on,
+	// and the node's timeout it was sent as X-Fusebox-Wait.
 	for _, c := range []struct {
 		id                string
 		method, path      string
 		contentType, body string
+		wait              string
 	}{
-		{"subpath", "GET", "/call/echo/api/states/sensor.garden_temp", "", ""},
-		{"post-json", "POST", "/call/echo", "application/json", `{"message":"door open"}`},
-		{"post-text", "POST", "/call/echo", "text/plain; charset=utf-8", "door open"},
+		{"subpath", "GET", "/call/echo/api/states/sensor.garden_temp", "", "", "60"},
+		{"post-json", "POST", "/call/echo", "application/json", `{"message":"door open"}`, "60"},
+		{"post-text", "POST", "/call/echo", "text/plain; charset=utf-8", "door open", "60"},
+		{"wait-fraction", "GET", "/call/echo", "", "", "2500ms"},
 	} {
-		t.Run("msg.path and msg.payload sent: "+c.id, func(t *testing.T) {
+		t.Run("msg.path, msg.payload and the timeout sent: "+c.id, func(t *testing.T) {
 			n.inject(t, "hostile.inject."+c.id)
 			m := sb.next(t)
 			if m.ID != "hostile.answered" {
@@ -276,7 +281,7 @@ func TestNodeREDPackageHostileDaemon(t *testing.T) {
 			if err := json.Unmarshal([]byte(m.Msg), &msg); err != nil {
 				t.Fatalf("hostile.answered's msg %q: %v", m.Msg, err)
 			}
-			want := echoed{Method: c.method, Path: c.path, ContentType: c.contentType, Body: c.body}
+			want := echoed{Method: c.method, Path: c.path, ContentType: c.contentType, Body: c.body, Wait: c.wait}
 			if msg.Payload != want {
 				t.Errorf("the daemon got %+v, want %+v", msg.Payload, want)
 			}

@@ -28,8 +28,10 @@ const (
 )
 
 // installNodePackage installs the package into the Node-RED user dir user
-// as its README says, `npm install PATH` in the user dir, offline: it has
-// no dependencies, so nothing is fetched.
+// as its README says, offline (it has no dependencies, so nothing is
+// fetched): `npm pack PATH` in the user dir, then `npm install` of the
+// tarball it wrote, the name of which the README gives. What Node-RED
+// loads is then a copy, not a link into the checkout.
 func installNodePackage(t *testing.T, user string) {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
@@ -40,13 +42,44 @@ func installNodePackage(t *testing.T, user string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(npm, "install", dir)
-	cmd.Dir = user
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user,
-		"npm_config_cache=" + filepath.Join(user, ".npm"), "npm_config_offline=true",
-		"npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install %s in the user dir: %v\n%s", dir, err, out)
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	readJSON(t, filepath.Join(nodePackage, "package.json"), &pkg)
+	tarball := "fusebox-hq-node-red-fusebox-" + pkg.Version + ".tgz"
+	readme, err := os.ReadFile(filepath.Join(nodePackage, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"npm pack /path/to/fusebox/packaging/node-red-fusebox", "npm install ./" + tarball} {
+		if !strings.Contains(string(readme), step) {
+			t.Errorf("%s/README.md does not say %q: the install tested here is not the one it documents", nodePackage, step)
+		}
+	}
+	npmIn := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(npm, args...)
+		cmd.Dir = user
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user,
+			"npm_config_cache=" + filepath.Join(user, ".npm"), "npm_config_offline=true",
+			"npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false"}
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("npm %s in the user dir: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+		}
+		return out
+	}
+	if got := strings.TrimSpace(string(npmIn("pack", dir))); got != tarball {
+		t.Fatalf("npm pack wrote %q, want %s as the README says", got, tarball)
+	}
+	npmIn("install", "./"+tarball)
+	installed := filepath.Join(user, "node_modules", nodePackageName)
+	if fi, err := os.Lstat(installed); err != nil || !fi.IsDir() {
+		t.Fatalf("%s after the install: %v, %v; want a dir of its own, not a link into the checkout", installed, fi, err)
 	}
 }
 
@@ -311,6 +344,24 @@ func TestNodeREDPackage(t *testing.T) {
 		}
 		// The age is the daemon's, in whole seconds: what the status shows.
 		wantStatus(t, sb, "yellow", "ring", "stale "+shortAge(*f.StaleAge)+" · wttr")
+	})
+
+	// The same flow deployed with a wrong token: the daemon's 401 goes to
+	// no output (it is no outage), and the node says why, in its status and
+	// in its error.
+	t.Run("a wrong token: the status says so, and the error where the token goes", func(t *testing.T) {
+		n.deploy(t, sb, n.packageExample(t, d.Addr, "not-the-token")) // the inject fires once on its own
+		logged := sb.next(t)
+		if logged.ID != "fusebox.call" || !strings.Contains(logged.Msg, "401") || !strings.Contains(logged.Msg, "token") {
+			t.Fatalf("debug message %+v, want the call node's error of the daemon's 401 and the token", logged)
+		}
+		st := sb.settled(t)
+		for st == (nodeStatus{}) { // the old node's, cleared as it closed
+			st = sb.settled(t)
+		}
+		if st != (nodeStatus{Fill: "red", Shape: "ring", Text: "wrong token"}) {
+			t.Errorf("the call node's status is %+v, want a red ring \"wrong token\"", st)
+		}
 	})
 
 	t.Run("the daemon stopped: down, with the connection's error, logged once", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,17 +295,21 @@ func (s *sidebar) settled(t *testing.T) nodeStatus {
 // with payload.errors and a Retry-After header, a temperature to the
 // temperature one, which shows where it came from — OpenWeatherMap, wttr.in
 // when it is down, and the stored answer of wttr.in, with its age, when
-// both are — and, once the daemon is stopped, the
-// connection's error to the "fusebox itself unreachable" one.
+// both are — a daemon with a token the flow does not send to the
+// "refused by fusebox" one, and, once the daemon is stopped, the
+// connection's error to the "fusebox itself unreachable" one. A recording
+// proxy in the daemon's place checks that each request sends the flow's
+// timeout as X-Fusebox-Wait.
 func TestNodeREDFlow(t *testing.T) {
 	t.Parallel()
 	node, red := npmInstalled(t, NodeREDVar, "node-red/red.js", "npm install --prefix DIR node-red@4.1.15")
 	up := startUpstream(t)
 	d := exampleDaemon(t, up)
+	tp := startTap(t, d)
 	up.Down(fakeapis.OpenWeatherMap)
 	up.Down(fakeapis.Wttr)
 	n := startNodeRED(t, node, red)
-	n.importFlow(t, "fusebox", exampleFlow(t, d.Addr))
+	n.importFlow(t, "fusebox", exampleFlow(t, tp.Addr))
 
 	// The inject node fires once on its own a second after the flow starts:
 	// its request reaches the upstream through the daemon, and waits there
@@ -319,8 +324,8 @@ func TestNodeREDFlow(t *testing.T) {
 
 	t.Run("every endpoint down, nothing stored: 503 to the down node", func(t *testing.T) {
 		m := sb.next(t)
-		if m.ID != "fusebox.down" {
-			t.Fatalf("debug node %s showed %s, want fusebox.down", m.ID, m.Msg)
+		if m.ID != "fusebox-http.down" {
+			t.Fatalf("debug node %s showed %s, want fusebox-http.down", m.ID, m.Msg)
 		}
 		var msg struct {
 			StatusCode int               `json:"statusCode"`
@@ -334,7 +339,7 @@ func TestNodeREDFlow(t *testing.T) {
 			} `json:"payload"`
 		}
 		if err := json.Unmarshal([]byte(m.Msg), &msg); err != nil {
-			t.Fatalf("fusebox.down's msg %q: %v", m.Msg, err)
+			t.Fatalf("fusebox-http.down's msg %q: %v", m.Msg, err)
 		}
 		if msg.StatusCode != 503 || len(msg.Payload.Errors) != 2 ||
 			msg.Payload.Errors[0].Name != "openweather" || msg.Payload.Errors[1].Name != "wttr" {
@@ -359,21 +364,21 @@ func TestNodeREDFlow(t *testing.T) {
 	}
 	temperature := func(t *testing.T, want temp) {
 		t.Helper()
-		n.inject(t, "fusebox.inject")
+		n.inject(t, "fusebox-http.inject")
 		m := sb.next(t)
 		var got temp
-		if m.ID != "fusebox.temperature" || m.Format != "Object" {
-			t.Fatalf("debug node %s showed %s %q, want fusebox.temperature showing an object", m.ID, m.Format, m.Msg)
+		if m.ID != "fusebox-http.temperature" || m.Format != "Object" {
+			t.Fatalf("debug node %s showed %s %q, want fusebox-http.temperature showing an object", m.ID, m.Format, m.Msg)
 		}
 		if err := json.Unmarshal([]byte(m.Msg), &got); err != nil {
-			t.Fatalf("fusebox.temperature showed %q: %v", m.Msg, err)
+			t.Fatalf("fusebox-http.temperature showed %q: %v", m.Msg, err)
 		}
 		if (got.StaleAge == nil) != (want.StaleAge == nil) {
-			t.Errorf("fusebox.temperature showed %s; want a stale_age_s only on a stale answer", m.Msg)
+			t.Errorf("fusebox-http.temperature showed %s; want a stale_age_s only on a stale answer", m.Msg)
 		}
 		got.StaleAge, want.StaleAge = nil, nil
 		if got != want {
-			t.Errorf("fusebox.temperature showed %s, want %+v", m.Msg, want)
+			t.Errorf("fusebox-http.temperature showed %s, want %+v", m.Msg, want)
 		}
 	}
 	t.Run("back up, circuits reset: OpenWeatherMap's temperature", func(t *testing.T) {
@@ -410,23 +415,53 @@ func TestNodeREDFlow(t *testing.T) {
 		t.Errorf("the daemon answered %v requests, want 4", got)
 	}
 
+	// The inject node sets msg.requestTimeout to 30 s, and the request
+	// sends that as X-Fusebox-Wait: the daemon answers within it.
+	if got := tp.Waits(); len(got) != 4 || slices.ContainsFunc(got, func(w string) bool { return w != "30" }) {
+		t.Errorf("the flow's requests sent X-Fusebox-Wait %q, want 30 on each of 4", got)
+	}
+
+	// A daemon with a token, which the flow does not send: the 401 goes
+	// to the refused node, not to the outage nor to the unreachable one.
+	t.Run("a daemon with a token the flow lacks: the 401 to the refused node", func(t *testing.T) {
+		tp.To(exampleDaemonWithToken(t, up, "packaging-serve-token"))
+		n.inject(t, "fusebox-http.inject")
+		m := sb.next(t)
+		if m.ID != "fusebox-http.refused" {
+			t.Fatalf("debug node %s showed %s, want fusebox-http.refused", m.ID, m.Msg)
+		}
+		var msg struct {
+			StatusCode int `json:"statusCode"`
+			Payload    struct {
+				Error string `json:"error"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(m.Msg), &msg); err != nil {
+			t.Fatalf("fusebox-http.refused's msg %q: %v", m.Msg, err)
+		}
+		if msg.StatusCode != 401 || !strings.Contains(msg.Payload.Error, "token") {
+			t.Errorf("msg = %+v, want statusCode 401 and the daemon's error about the token", msg)
+		}
+	})
+
 	// The daemon itself down: the http request node sends the msg on, with
 	// the connection error's code as msg.statusCode, and logs the error
 	// (to the sidebar and to Catch nodes); the switch's otherwise branch
 	// takes it.
 	t.Run("the daemon down: ECONNREFUSED to the unreachable node, and an error logged", func(t *testing.T) {
 		d.Stop()
-		n.inject(t, "fusebox.inject")
+		tp.Close()
+		n.inject(t, "fusebox-http.inject")
 		var shown, logged *debugMsg
 		for shown == nil || logged == nil {
 			m := sb.next(t)
 			switch m.ID {
-			case "fusebox.unreachable":
+			case "fusebox-http.unreachable":
 				shown = &m
-			case "fusebox.weather": // the http request node's node.error
+			case "fusebox-http.weather": // the http request node's node.error
 				logged = &m
 			default:
-				t.Fatalf("debug node %s showed %s, want fusebox.unreachable", m.ID, m.Msg)
+				t.Fatalf("debug node %s showed %s, want fusebox-http.unreachable", m.ID, m.Msg)
 			}
 		}
 		var msg struct {
@@ -434,7 +469,7 @@ func TestNodeREDFlow(t *testing.T) {
 			Payload    string `json:"payload"`
 		}
 		if err := json.Unmarshal([]byte(shown.Msg), &msg); err != nil {
-			t.Fatalf("fusebox.unreachable's msg %q: %v", shown.Msg, err)
+			t.Fatalf("fusebox-http.unreachable's msg %q: %v", shown.Msg, err)
 		}
 		if msg.StatusCode != "ECONNREFUSED" || !strings.Contains(msg.Payload, "ECONNREFUSED") {
 			t.Errorf("msg = %+v, want statusCode ECONNREFUSED and the error in payload", msg)

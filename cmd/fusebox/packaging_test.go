@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fusebox-hq/fusebox/internal/doctext"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -30,7 +31,8 @@ func TestPackagingExampleConfigValidates(t *testing.T) {
 }
 
 // TestSystemdUnitsVerify runs systemd-analyze verify on the units, with
-// ExecStart pointing at the fusebox built for the tests.
+// ExecStart pointing at the fusebox built for the tests, and on the job
+// unit's drop-in of docs/schedulers.md.
 func TestSystemdUnitsVerify(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
@@ -53,6 +55,17 @@ func TestSystemdUnitsVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 		args = append(args, filepath.Join(dir, dst))
+	}
+	// The drop-in docs/schedulers.md gives a job that writes to a NAS:
+	// systemd-analyze reads it beside the unit, and names any key it
+	// does not know.
+	dropIn := filepath.Join(dir, "fusebox-job@nas-backup.service.d")
+	if err := os.Mkdir(dropIn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dropIn, "override.conf"),
+		[]byte(doctext.Block(t, "docs/schedulers.md", "ini", "ReadWritePaths=")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, want := range []string{"StateDirectory=fusebox", "User=fusebox", "NoNewPrivileges=yes", "ProtectSystem=strict", "ExecReload=/bin/kill -HUP $MAINPID"} {
 		if b, _ := os.ReadFile("../../packaging/systemd/fusebox.service"); !strings.Contains(string(b), want) {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,10 +65,13 @@ func (b *bridgeHealth) aimed(t *testing.T, command string) string {
 func recipeEnv(t *testing.T, state string) []string {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(cfg, []byte("circuits:\n  zigbee2mqtt: {backoff: 20ms, max_delay: 100ms, open_for: 300ms, open_max: 5m}\n"), 0o600)
+	os.WriteFile(cfg, []byte(recipePolicy), 0o600)
 	return append(fbCmd(state, nil).Env,
 		"PATH="+filepath.Dir(fuseboxBin)+string(os.PathListSeparator)+os.Getenv("PATH"), "FUSEBOX_CONFIG="+cfg)
 }
+
+// recipePolicy is the config of recipeEnv.
+const recipePolicy = "circuits:\n  zigbee2mqtt: {backoff: 20ms, max_delay: 100ms, open_for: 300ms, open_max: 5m}\n"
 
 // outage drives a scheduler's jobs through a healthy spell, an outage of
 // at least three failed probes, the recovery (until the circuit closes)
@@ -104,33 +108,125 @@ func outage(t *testing.T, b *bridgeHealth, state string, run func() testenv.Proc
 	return phases, jobs
 }
 
-// TestDocsCrontabLineMailsTwicePerOutage runs the command part of the
-// crontab line of docs/schedulers.md, as written, as cron does (through
-// /bin/sh, fusebox on PATH): any byte on stdout or stderr is a mail. None
-// while the bridge works, at most two per outage, and those say what
-// happened.
+// cronEnv is the environment Debian's cron (the cron package) gives a job
+// of root's crontab before the crontab's own NAME=value lines.
+var cronEnv = []string{"PATH=/usr/bin:/bin", "SHELL=/bin/sh", "LOGNAME=root", "HOME=/root"}
+
+// crontab is a crontab block of the docs: its NAME=value lines and its one
+// job's command.
+type crontab struct {
+	vars    []string
+	command string
+}
+
+func parseCrontab(t *testing.T, block string) crontab {
+	t.Helper()
+	var c crontab
+	job := regexp.MustCompile(`^(\S+\s+){5}(.+)$`)
+	assign := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$`)
+	for line := range strings.Lines(block) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if m := assign.FindStringSubmatch(line); m != nil {
+			c.vars = append(c.vars, m[1]+"="+m[2])
+			continue
+		}
+		m := job.FindStringSubmatch(line)
+		if m == nil || c.command != "" {
+			t.Fatalf("the crontab %q has a line %q that is neither NAME=value nor a (single) job", block, line)
+		}
+		c.command = m[2]
+	}
+	if c.command == "" {
+		t.Fatalf("the crontab %q has no job", block)
+	}
+	return c
+}
+
+// installedCron returns a function that runs command as cron runs a job
+// of the crontab c: by /bin/sh -c, in cron's environment with the
+// crontab's lines over it (and env, the test's state dir and config),
+// with fusebox installed in /usr/local/bin, as the release archive and
+// go install put it (README.md, Install). So that the test touches no
+// /usr/local/bin of the machine's, each job runs in a mount namespace of
+// its own, where /usr/local/bin holds fusebox alone.
+func installedCron(t *testing.T, c crontab, env []string) func(command string) testenv.Proc {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "installing fusebox in /usr/local/bin, in a mount namespace, needs root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		testenv.Skip(t, "unshare is not installed (util-linux): %v", err)
+	}
+	bin := t.TempDir()
+	b, err := os.ReadFile(fuseboxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "fusebox"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vars := append(append(slices.Clone(cronEnv), c.vars...), env...)
+	return func(command string) testenv.Proc {
+		args := append([]string{"--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$0" /usr/local/bin && exec env -i "$@"`, bin}, vars...)
+		return testenv.Run(t, exec.Command("unshare", append(args, "/bin/sh", "-c", command)...))
+	}
+}
+
+// TestDocsCrontabLineMailsTwicePerOutage runs the crontab of
+// docs/schedulers.md, as written, as cron does (see installedCron): any
+// byte on stdout or stderr is a mail. None while the bridge works, at most
+// two per outage, and those say what happened. The crontab's PATH finds
+// fusebox wherever README.md's Install puts it; without it, cron's own
+// does not, and every run mails "not found".
 func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
 	}
-	line := strings.TrimSpace(doctext.Block(t, "docs/schedulers.md", "crontab", "fusebox run"))
-	if shown := strings.TrimSpace(doctext.Block(t, "README.md", "crontab", "fusebox run")); shown != line {
-		t.Errorf("README.md shows the crontab line %q, docs/schedulers.md %q: one line, tested here", shown, line)
+	block := doctext.Block(t, "docs/schedulers.md", "crontab", "fusebox run")
+	if shown := doctext.Block(t, "README.md", "crontab", "fusebox run"); shown != block {
+		t.Errorf("README.md shows the crontab %q, docs/schedulers.md %q: one crontab, tested here", shown, block)
 	}
-	m := regexp.MustCompile(`^(\S+\s+){5}(.+)$`).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("the crontab line %q of docs/schedulers.md has no five time fields and a command", line)
+	c := parseCrontab(t, block)
+	var path string
+	for _, v := range c.vars {
+		if p, ok := strings.CutPrefix(v, "PATH="); ok {
+			path = p
+		}
 	}
+	readme := doctext.Read(t, "README.md")
+	for _, install := range []struct{ says, dir string }{
+		{"/usr/local/bin/fusebox\n", "/usr/local/bin"},         // the release archive
+		{"installs\n  `/usr/bin/fusebox`", "/usr/bin"},         // the .deb
+		{"GOBIN=/usr/local/bin go install ", "/usr/local/bin"}, // go install
+	} {
+		if !strings.Contains(readme, install.says) {
+			t.Errorf("README.md's Install no longer says %q: check where it puts fusebox, and this test", install.says)
+		}
+		if !slices.Contains(filepath.SplitList(path), install.dir) {
+			t.Errorf("the crontab's PATH %q does not hold %s, where README.md's Install puts fusebox", path, install.dir)
+		}
+	}
+
 	b := newBridgeHealth(t)
-	command := b.aimed(t, m[2])
+	command := b.aimed(t, c.command)
 	state := filepath.Join(t.TempDir(), "state")
-	env := recipeEnv(t, state)
-	phases, jobs := outage(t, b, state, func() testenv.Proc {
-		cmd := exec.Command("/bin/sh", "-c", command)
-		cmd.Env = env
-		return testenv.Run(t, cmd)
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(cfg, []byte(recipePolicy), 0o600)
+	env := []string{"FUSEBOX_STATE_DIR=" + state, "FUSEBOX_CONFIG=" + cfg}
+
+	t.Run("cron's own PATH: fusebox not found", func(t *testing.T) {
+		run := installedCron(t, crontab{command: command}, env)
+		if j := run(command); j.Code != 127 || !strings.Contains(j.Stderr, "fusebox: not found") {
+			t.Errorf("exit %d, stderr %q; want sh's 127, fusebox: not found", j.Code, j.Stderr)
+		}
 	})
 
+	run := installedCron(t, c, env)
+	phases, jobs := outage(t, b, state, func() testenv.Proc { return run(command) })
 	var mails []string
 	report := fmt.Sprintf("%d jobs of %q", len(jobs), command)
 	for i, j := range jobs {
@@ -153,6 +249,57 @@ func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no mail says %q: the news is lost: %s", want, report)
 		}
+	}
+}
+
+// TestDocsMigrationSnippetIsQuietUnderCron runs the fusebox line that
+// replaces a bash retry function in docs/run.md, as a job of the crontab
+// of docs/schedulers.md, through an outage: no mail while the bridge
+// works, so its curl keeps -o /dev/null. The same line without it mails
+// each healthy run's body, as the page says.
+func TestDocsMigrationSnippetIsQuietUnderCron(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
+	}
+	line := strings.TrimSpace(doctext.Block(t, "docs/run.md", "bash", "fusebox run"))
+	if !strings.HasPrefix(line, "fusebox run ") || strings.Contains(line, "\n") {
+		t.Fatalf("docs/run.md's migrated line is %q, want one fusebox run line", line)
+	}
+	c := parseCrontab(t, doctext.Block(t, "docs/schedulers.md", "crontab", "fusebox run"))
+	for _, v := range []struct {
+		name    string
+		command string
+		healthy func(mails int) bool
+	}{
+		{"as written: no mail while the bridge works", line, func(mails int) bool { return mails == 0 }},
+		{"without -o /dev/null: a mail for each healthy run", strings.Replace(line, " -o /dev/null", "", 1),
+			func(mails int) bool { return mails > 2 }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			if !strings.Contains(line, " -o /dev/null") {
+				t.Fatalf("docs/run.md's migrated line %q has no -o /dev/null", line)
+			}
+			b := newBridgeHealth(t)
+			command := b.aimed(t, v.command)
+			state := filepath.Join(t.TempDir(), "state")
+			cfg := filepath.Join(t.TempDir(), "config.yaml")
+			os.WriteFile(cfg, []byte(recipePolicy), 0o600)
+			run := installedCron(t, c, []string{"FUSEBOX_STATE_DIR=" + state, "FUSEBOX_CONFIG=" + cfg})
+			phases, jobs := outage(t, b, state, func() testenv.Proc { return run(command) })
+			healthy, mails := 0, 0
+			for i, j := range jobs {
+				if strings.HasPrefix(phases[i], "healthy") {
+					healthy++
+					if j.Stdout != "" || j.Stderr != "" {
+						mails++
+					}
+				}
+			}
+			t.Logf("%q: %d mails in %d healthy ticks", command, mails, healthy)
+			if !v.healthy(mails) {
+				t.Errorf("%q: %d mails in %d healthy ticks", command, mails, healthy)
+			}
+		})
 	}
 }
 

@@ -12,6 +12,12 @@ const DEFAULT_MAX_KIB = 10 * 1024;
 // Connections kept to the daemon: calls beyond it wait for one.
 const MAX_SOCKETS = 8;
 
+// waitValue is a timeout as X-Fusebox-Wait says it: whole seconds ("30"),
+// or milliseconds for a fraction of one ("2500ms").
+function waitValue(ms) {
+    return ms % 1000 === 0 ? String(ms / 1000) : Math.ceil(ms) + "ms";
+}
+
 module.exports = function (RED) {
     function FuseboxDaemonNode(config) {
         RED.nodes.createNode(this, config);
@@ -46,7 +52,9 @@ module.exports = function (RED) {
                 return done(new Error(node.invalid));
             }
             const path = prefix + "/call/" + encodeURIComponent(opts.target) + (opts.subpath ? "/" + opts.subpath : "");
-            const headers = { Accept: "application/json, */*" };
+            // The caller's own timeout: the daemon answers within it (the
+            // best answer by then, or a 503) rather than after it gave up.
+            const headers = { Accept: "application/json, */*", "X-Fusebox-Wait": waitValue(opts.timeoutMs) };
             const token = node.credentials && node.credentials.token;
             if (token) {
                 headers.Authorization = "Bearer " + token;

@@ -106,6 +106,13 @@ function fromResponse(statusCode, headers, body, now) {
         return { output: DOWN, fusebox: f, status: { fill: "red", shape: "ring", text: "open until " + clock(until, now) } };
     }
     const text = "fusebox daemon answered " + statusCode + (reason ? ": " + reason : "");
+    if (statusCode === 401) {
+        // The daemon's token check: no outage, a setting to fix.
+        return {
+            error: text + " (give the fusebox-daemon node the daemon's token)",
+            status: { fill: "red", shape: "ring", text: "wrong token" },
+        };
+    }
     return { error: text, status: { fill: "red", shape: "ring", text: short(statusCode + (reason ? " " + reason : "")) } };
 }
 

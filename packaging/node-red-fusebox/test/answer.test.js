@@ -72,10 +72,18 @@ test("a 503 without Retry-After, or with what the daemon never sends: down, no t
 });
 
 test("the daemon's own refusal: an error naming its status and reason", () => {
+    const r = answer.fromResponse(404, {}, { error: "no such endpoint or chain in the config", name: "nosuch" }, now);
+    assert.deepStrictEqual(r, {
+        error: "fusebox daemon answered 404: no such endpoint or chain in the config",
+        status: { fill: "red", shape: "ring", text: "404 no such endpoint or chain in the co…" },
+    });
+});
+
+test("a refused token: an error saying where the token goes, and the status says the token is wrong", () => {
     const r = answer.fromResponse(401, { "www-authenticate": "Bearer" }, { error: "missing or wrong token" }, now);
     assert.deepStrictEqual(r, {
-        error: "fusebox daemon answered 401: missing or wrong token",
-        status: { fill: "red", shape: "ring", text: "401 missing or wrong token" },
+        error: "fusebox daemon answered 401: missing or wrong token (give the fusebox-daemon node the daemon's token)",
+        status: { fill: "red", shape: "ring", text: "wrong token" },
     });
 });
 
