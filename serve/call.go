@@ -161,6 +161,20 @@ func flightKey(name, subpath, rawQuery string, budget time.Duration) string {
 	return name + "\x00" + subpath + "\x00" + rawQuery + "\x00" + strconv.FormatInt(int64(budget), 10)
 }
 
+// originHeaders are an upstream's response headers that would act on the
+// daemon's own origin, where its status page and token live: none is
+// passed on, whatever the upstream is. Each is written canonically.
+var originHeaders = []string{
+	"Set-Cookie", "Set-Cookie2", "Clear-Site-Data", "Content-Security-Policy",
+	"Content-Security-Policy-Report-Only", "Refresh", "Service-Worker-Allowed",
+	"Strict-Transport-Security", "Alt-Svc", "Origin-Agent-Cluster",
+}
+
+// answerCSP is the Content-Security-Policy of every answer: one opened in
+// a browser runs nothing and loads nothing, as a sandboxed document of an
+// opaque origin.
+const answerCSP = "default-src 'none'; sandbox"
+
 // isCORS reports whether k names a CORS header, in any case.
 func isCORS(k string) bool {
 	const prefix = "Access-Control-"
@@ -185,8 +199,25 @@ func fromAnotherSite(r *http.Request) string {
 		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
 			return "a call from a page of another origin (Origin: " + o + ") refused: /call answers non-browser callers and the daemon's own page"
 		}
+		return ""
+	}
+	// A browser sends neither header to a URL that is not potentially
+	// trustworthy (http://fusebox.lan): there an <img>, a <script>, an
+	// <iframe> or a no-cors fetch of any site's page looks like any
+	// caller's GET. What such a request cannot carry is a header of the
+	// daemon's own: setting one makes a page's request need a preflight,
+	// which the daemon never grants. A browser's, by the User-Agent every
+	// browser sends and no page may change without one, must carry it.
+	if strings.Contains(r.Header.Get("User-Agent"), "Mozilla/") && !hasOwnHeader(r) {
+		return "a browser's call without " + HeaderWait + " refused: a page of any site could have made it; a caller in a browser sends " + HeaderWait
 	}
 	return ""
+}
+
+// hasOwnHeader reports whether r carries a header that no page can have a
+// browser send without a CORS preflight: the caller's wait or a token.
+func hasOwnHeader(r *http.Request) bool {
+	return r.Header.Get(HeaderWait) != "" || r.Header.Get("X-Fusebox-Token") != "" || r.Header.Get("Authorization") != ""
 }
 
 // busyError is a call refused because an endpoint has max_in_flight calls
@@ -207,7 +238,7 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 		// upstream's CORS grants (Access-Control-Allow-Origin: * is common)
 		// are not the daemon's: passed on, they would let any site's page
 		// read answers made with the config's credentials.
-		if !slices.Contains(hopHeaders, k) && !isCORS(k) {
+		if !slices.Contains(hopHeaders, k) && !isCORS(k) && !slices.Contains(originHeaders, k) {
 			h[k] = vs
 		}
 	}
@@ -216,6 +247,8 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 			delete(h, k) // h.Del(k), without canonicalizing k again
 		}
 	}
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", answerCSP)
 	if res.Header == nil {
 		if json.Valid(res.Body) {
 			h.Set("Content-Type", "application/json")
