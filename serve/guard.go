@@ -15,14 +15,17 @@ type guard struct {
 	token string          // "" when none is required
 	next  http.Handler
 	cop   *http.CrossOriginProtection
+	// slots hold the connections: a request with the token proves its
+	// own, and one in the handler keeps its slot.
+	slots *slots
 }
 
-func newGuard(listen string, names []string, token string, next http.Handler) (*guard, error) {
+func newGuard(listen string, names []string, token string, next http.Handler, slots *slots) (*guard, error) {
 	hosts, err := allowedHosts(listen, names)
 	if err != nil {
 		return nil, err
 	}
-	g := &guard{hosts: hosts, token: token, next: next, cop: http.NewCrossOriginProtection()}
+	g := &guard{hosts: hosts, token: token, next: next, cop: http.NewCrossOriginProtection(), slots: slots}
 	return g, nil
 }
 
@@ -79,6 +82,10 @@ func isLoopback(host string) bool {
 // refused request's body is never read: its answer closes the connection
 // (net/http then drops the connection instead of draining the body).
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.slots.serve(r.Context(), func() { g.serveHTTP(w, r) })
+}
+
+func (g *guard) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if reason := notAPath(r); reason != "" {
 		refuseAndClose(w, http.StatusBadRequest, reason)
 		return
@@ -91,10 +98,14 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuseAndClose(w, http.StatusMisdirectedRequest, fmt.Sprintf("host %q is not this daemon's (see serve --host)", r.Host))
 		return
 	}
-	if g.token != "" && !isPage(r) && !g.hasToken(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="fusebox"`)
-		refuseAndClose(w, http.StatusUnauthorized, "missing or wrong token")
-		return
+	if g.token != "" {
+		if g.hasToken(r) {
+			g.slots.prove(r.Context())
+		} else if !isPage(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fusebox"`)
+			refuseAndClose(w, http.StatusUnauthorized, "missing or wrong token")
+			return
+		}
 	}
 	if err := g.cop.Check(r); err != nil {
 		refuseAndClose(w, http.StatusForbidden, "cross-origin request refused")

@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
@@ -94,6 +92,7 @@ type Server struct {
 	counters *counters
 	flights  flights
 	inFlight inFlight
+	slots    *slots             // the connections Serve holds, within MaxConns
 	reloaded chan struct{}      // tells runHealth to start the new world's checks
 	jqMemory *httpcall.JQMemory // every world's: a reload does not add a bound
 	// transport is every world's: a daemon has many callers at once, and
@@ -177,7 +176,8 @@ func New(targets Targets, o Options) (*Server, error) {
 	if o.JQMemory <= 0 {
 		o.JQMemory = httpcall.DefaultJQMemory
 	}
-	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory)}
+	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory),
+		slots: newSlots(o.MaxConns, DefaultUnprovenIdle)}
 	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
 	// No more idle upstream connections than callers' (connsAllowed).
 	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = min(256, o.MaxConns), min(64, o.MaxConns)
@@ -189,7 +189,7 @@ func New(targets Targets, o Options) (*Server, error) {
 	s.world.Store(w)
 	mux := http.NewServeMux()
 	s.routes(mux)
-	g, err := newGuard(o.Listen, o.Hosts, o.Token, mux)
+	g, err := newGuard(o.Listen, o.Hosts, o.Token, mux, s.slots)
 	if err != nil {
 		return nil, err
 	}
@@ -294,8 +294,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // It serves on net/http's Server: the header must arrive within
 // ReadHeaderTimeout and a body within ReadTimeout, an answer is written
 // within WriteTimeout of its start, a connection idle for IdleTimeout is
-// closed, and at most MaxConns connections are open at once (past it a
-// caller waits in the listen backlog until one ends).
+// closed, and at most MaxConns connections are open at once: past it a new
+// one takes the slot of the oldest that has not shown the token and is in
+// no request, or waits in the listen backlog until one ends (see slots).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.withDeadlines(s.handler),
@@ -309,6 +310,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// What net/http logs is about a connection (a TLS handshake on a
 		// plain port, a panic): the daemon's own log, at WARN.
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// The slots hold the connections within MaxConns, an unproven
+		// one giving up its slot to a new caller (see slots).
+		ConnState:   s.slots.connState,
+		ConnContext: withConn,
 	}
 	hs.SetKeepAlivesEnabled(true)
 	defer s.transport.CloseIdleConnections()
@@ -319,7 +324,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopHealth()
 
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(netutil.LimitListener(ln, s.o.MaxConns)) }()
+	go func() { done <- hs.Serve(s.slots.listener(ln)) }()
 	select {
 	case err := <-done:
 		return err

@@ -1,0 +1,211 @@
+package serve
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultUnprovenIdle is how long a connection that has not shown the
+// token may stay kept-alive between requests.
+const DefaultUnprovenIdle = 5 * time.Second
+
+// slots holds the daemon's connections within its cap, so that no one
+// without the token holds a slot a caller with it needs. A connection is
+// proven once a request on it carries the token (on a daemon without a
+// token, none is). At the cap, a new connection takes the slot of the
+// oldest unproven one that is in no request: a kept-alive page GET, a
+// caller that has sent nothing yet, one refused and closing. Only when
+// every slot is proven or in a request does a new connection wait for
+// one, in the listen backlog. An unproven connection is kept alive for
+// unprovenIdle at most between requests.
+type slots struct {
+	cap          int
+	unprovenIdle time.Duration
+	mu           sync.Mutex
+	conns        map[net.Conn]*slot
+	released     chan struct{} // a slot may have come free; buffered 1
+}
+
+type slot struct {
+	conn     net.Conn
+	proven   bool
+	state    http.ConnState
+	since    time.Time   // when it entered state
+	handling bool        // a request of it is in the daemon's handler
+	served   bool        // its request's handler has returned (net/http drains or closes it)
+	idle     *time.Timer // an unproven idle connection's end
+}
+
+// newGrace is how long a new connection, or one whose request has begun
+// but not reached the handler, keeps its slot at the cap: long enough for
+// a caller's request, already sent, to be read on a busy machine; no
+// longer, since a caller that sends nothing (or one byte at a time) holds
+// it for nothing.
+const newGrace = 200 * time.Millisecond
+
+func newSlots(cap int, unprovenIdle time.Duration) *slots {
+	return &slots{cap: cap, unprovenIdle: unprovenIdle, conns: map[net.Conn]*slot{}, released: make(chan struct{}, 1)}
+}
+
+// listener wraps ln: its Accept waits for a slot, taking one from an
+// unproven connection at the cap.
+func (s *slots) listener(ln net.Listener) net.Listener {
+	return &slotListener{Listener: ln, s: s, done: make(chan struct{})}
+}
+
+type slotListener struct {
+	net.Listener
+	s    *slots
+	once sync.Once
+	done chan struct{} // closed by Close: ends a wait for a slot
+}
+
+func (l *slotListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+func (l *slotListener) Accept() (net.Conn, error) {
+	if err := l.s.wait(l.done); err != nil {
+		return nil, err
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.s.mu.Lock()
+	l.s.conns[c] = &slot{conn: c, state: http.StateNew, since: time.Now()}
+	l.s.mu.Unlock()
+	return c, nil
+}
+
+// wait returns once fewer than cap connections are held, closing the
+// oldest unproven connection in no request to make room when there is
+// one. done's close ends the wait.
+func (s *slots) wait(done <-chan struct{}) error {
+	for {
+		s.mu.Lock()
+		if len(s.conns) < s.cap {
+			s.mu.Unlock()
+			return nil
+		}
+		victim := s.victim()
+		if victim != nil {
+			delete(s.conns, victim.conn) // its slot is free now; its close follows
+			s.stopIdle(victim)
+			s.mu.Unlock()
+			victim.conn.Close()
+			return nil
+		}
+		s.mu.Unlock()
+		// Every slot is proven or in a request: wait for a release, and
+		// look again now and then, as a request may end without one.
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-s.released:
+		case <-t.C:
+		case <-done:
+			t.Stop()
+			return net.ErrClosed
+		}
+		t.Stop()
+	}
+}
+
+// victim returns the oldest unproven connection in no request; nil when
+// there is none. s.mu is held.
+func (s *slots) victim() *slot {
+	var v *slot
+	now := time.Now()
+	for _, sl := range s.conns {
+		if sl.proven || sl.handling {
+			continue
+		}
+		if sl.state != http.StateIdle && !sl.served && now.Sub(sl.since) < newGrace {
+			continue
+		}
+		if v == nil || sl.since.Before(v.since) {
+			v = sl
+		}
+	}
+	return v
+}
+
+// connState is http.Server's ConnState hook.
+func (s *slots) connState(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl, ok := s.conns[c]
+	if !ok {
+		return // evicted already
+	}
+	switch state {
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+		s.stopIdle(sl)
+		select {
+		case s.released <- struct{}{}:
+		default:
+		}
+		return
+	case http.StateIdle:
+		if !sl.proven && s.unprovenIdle > 0 {
+			sl.idle = time.AfterFunc(s.unprovenIdle, func() { s.endIdle(c) })
+		}
+	case http.StateActive:
+		s.stopIdle(sl)
+		sl.served = false
+	}
+	sl.state, sl.since = state, time.Now()
+}
+
+// endIdle closes c when it is still idle and unproven.
+func (s *slots) endIdle(c net.Conn) {
+	s.mu.Lock()
+	sl, ok := s.conns[c]
+	end := ok && !sl.proven && sl.state == http.StateIdle
+	s.mu.Unlock()
+	if end {
+		c.Close()
+	}
+}
+
+func (s *slots) stopIdle(sl *slot) {
+	if sl.idle != nil {
+		sl.idle.Stop()
+		sl.idle = nil
+	}
+}
+
+// prove marks the connection of ctx (http.Server's ConnContext) proven.
+func (s *slots) prove(ctx context.Context) { s.update(ctx, func(sl *slot) { sl.proven = true }) }
+
+// serve runs h as the handler of the request of ctx's connection: while it
+// runs, the connection keeps its slot.
+func (s *slots) serve(ctx context.Context, h func()) {
+	s.update(ctx, func(sl *slot) { sl.handling = true })
+	defer s.update(ctx, func(sl *slot) { sl.handling, sl.served = false, true })
+	h()
+}
+
+func (s *slots) update(ctx context.Context, f func(*slot)) {
+	c, _ := ctx.Value(connKey{}).(net.Conn)
+	if c == nil || s == nil {
+		return // not served through Serve (a test's handler)
+	}
+	s.mu.Lock()
+	if sl, ok := s.conns[c]; ok {
+		f(sl)
+	}
+	s.mu.Unlock()
+}
+
+// connKey holds a request's connection in its context.
+type connKey struct{}
+
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
