@@ -37,6 +37,9 @@ type child struct {
 	// redact hides secrets in the stderr line a failure's reason quotes;
 	// nil: none.
 	redact func(string) string
+	// orphans, when set, has the attempt end the command's orphaned
+	// descendants (endOrphans) and hears of those it could not end.
+	orphans func(error)
 }
 
 // childResult is how an attempt ended.
@@ -88,6 +91,11 @@ func (c *child) run(ctx context.Context) childResult {
 		<-fired // stopped and grace are set
 		grace.Stop()
 		syscall.Kill(-pgid, syscall.SIGKILL) // stragglers that ignored the signal
+	}
+	if c.orphans != nil && reaped {
+		if _, left := endOrphans(); len(left) > 0 {
+			c.orphans(fmt.Errorf("could not end %d of the command's descendants (pids %v): a set-uid program's, or one stuck in the kernel", len(left), left))
+		}
 	}
 	res := exitResult(ws, reaped, werr)
 	if line := stderr.line(); line != "" && (res.code != 0 || stopped) {

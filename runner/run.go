@@ -12,6 +12,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"syscall"
@@ -67,6 +68,19 @@ type Spec struct {
 	// attempt running (the group gets that signal, not SIGTERM), and Run
 	// returns an *Interrupted. nil: only ctx ends a call. See NotifyInterrupt.
 	Interrupt Interrupt
+	// EndDescendants makes this process the reaper of the command's
+	// orphaned descendants (Linux's PR_SET_CHILD_SUBREAPER) and ends each
+	// still running when an attempt ends, with SIGKILL: a job left in the
+	// background, a setsid grandchild that a timeout's group signal
+	// missed. Set it only in a process whose children are the command's
+	// alone (fusebox run): every child it has then is taken for one. A
+	// descendant that cannot be ended (a set-uid program's, signalled by
+	// an unprivileged fusebox) is told to Warn. Elsewhere it does nothing.
+	EndDescendants bool
+	// Warn, when set, hears what fusebox could not do around the command
+	// that is no failure of it (EndDescendants'). It is called from the
+	// goroutine of Run.
+	Warn func(error)
 }
 
 // Run runs s.Argv under the named circuit of c, an attempt at a time, as
@@ -91,10 +105,18 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 	}
 	h := &held{spec: &s}
 	defer h.close()
+	if s.EndDescendants {
+		if err := becomeSubreaper(); err != nil {
+			s.warn(fmt.Errorf("cannot become the reaper of the command's descendants: %w", err))
+		}
+	}
 	attempt := 0
 	err := c.Do(ctx, name, func(actx context.Context) error {
 		attempt++
 		ch := &child{argv: s.Argv, interrupt: interrupt, redact: s.Redact}
+		if s.EndDescendants {
+			ch.orphans = s.warn
+		}
 		if attempt == 1 {
 			ch.stdin = s.Stdin
 		}
@@ -141,6 +163,12 @@ func (h *held) attempt() (stdout, stderr io.Writer) {
 		stderr = sp
 	}
 	return stdout, stderr
+}
+
+func (s *Spec) warn(err error) {
+	if s.Warn != nil {
+		s.Warn(err)
+	}
 }
 
 func (h *held) report(err error) {

@@ -167,6 +167,7 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 			a.logger.Error("cannot hold the command's output; passing it through as it comes", "circuit", o.name, "err", err)
 		},
 		RetryOnExit: o.exits, Interrupt: sig, Redact: a.redactor.String,
+		EndDescendants: true, Warn: func(err error) { a.logger.Warn(err.Error(), "circuit", o.name) },
 	})
 	logFailed(a, o.name, err)
 	n.finish(circuits, []string{o.name}, err) // the command's output is written
