@@ -26,7 +26,8 @@ import (
 //     the time of the latest state written by any host. The host keeps the
 //     epoch it last saw in Local.EpochFile; the first read that finds
 //     another id (or none) knows the data is gone, and says so once, with
-//     one WARN.
+//     one WARN. An epoch that replaced a damaged one (redis.Store's
+//     EpochMended) says the data is there: its id is adopted silently.
 //   - A circuit is restored only when the replica's state of it is at
 //     least as recent as the latest change the host saw anywhere in the lost
 //     dataset, and more recent than what the new dataset already holds of it
@@ -43,6 +44,7 @@ import (
 // epochStore is a primary that keeps an epoch (redis.Store).
 type epochStore interface {
 	Epoch() (id string, changed time.Time, ok bool)
+	EpochMended() bool
 	EnsureEpoch(ctx context.Context) (string, error)
 }
 
@@ -103,7 +105,8 @@ func (f *Fallback) checkEpoch(ctx context.Context, l *Local) bool {
 	switch {
 	case id == known.id && changed.UnixMilli() <= known.changed:
 		return false
-	case id == known.id || known.id == "":
+	case id == known.id || known.id == "" || es.EpochMended():
+		// A mended epoch replaced a damaged one: the data is all there.
 		if id != "" {
 			writeEpoch(l.EpochFile, knownEpoch{id, max(changed.UnixMilli(), known.changed)})
 		}

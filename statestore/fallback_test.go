@@ -457,3 +457,46 @@ func TestOneTimeoutIsMergedByTheNextProcess(t *testing.T) {
 		t.Errorf("the availability circuit after the merge: %d failures, %v; want them cleared", got.ConsecutiveFailures, err)
 	}
 }
+
+// Any client that writes fusebox:epoch with another type, or a value
+// fusebox never writes, damages the epoch only: it is moved aside with one
+// ERROR, and on both hosts a trip stays in force and failures still open a
+// circuit, and no host takes the new epoch for a dataset that lost its
+// data (before, every run of every host ran without circuit protection
+// until someone deleted the key).
+func TestADamagedEpochLeavesEveryCircuitProtected(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, damage := range [][]string{
+		{"SET", "fusebox:epoch", "written by someone else"},
+		{"RPUSH", "fusebox:epoch", "x"},
+		{"HSET", "fusebox:epoch", "id", "not a token", "changed", "soon"},
+	} {
+		t.Run(damage[0], func(t *testing.T) {
+			srv.Do("FLUSHALL")
+			a, b := newHost(t, srv, 10*time.Second), newHost(t, srv, 10*time.Second)
+			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0); err != nil {
+				t.Fatal(err)
+			}
+			b.run("api", false) // b knows the epoch too
+			srv.Do("DEL", "fusebox:epoch")
+			srv.Do(damage...)
+			for _, h := range []*host{a, b, a, b} {
+				if h.run("nas", false) {
+					t.Fatal("the trip was ignored after the epoch was damaged")
+				}
+			}
+			a.run("api", true)
+			b.run("api", true)
+			if a.run("api", false) || b.run("api", false) {
+				t.Error("two failures did not open the circuit after the epoch was damaged")
+			}
+			logs := a.log.String() + b.log.String()
+			if n := strings.Count(logs, "level=ERROR"); n != 1 || !strings.Contains(logs, "redis=fusebox:epoch") {
+				t.Errorf("%d ERRORs, want 1 naming the epoch:\n%s", n, logs)
+			}
+			if strings.Contains(logs, "without circuit protection") || strings.Contains(logs, "lost its data") {
+				t.Errorf("a run went unprotected, or a host took the damage for lost data:\n%s", logs)
+			}
+		})
+	}
+}
