@@ -90,6 +90,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time, now breaker.Inst
 		k.storeFailed(err)
 		return breaker.Permit{Unprotected: true}, nil
 	}
+	st.BoundOpen(k.policy.Breaker) // a period another writer stored is bounded by ours
 	if permit, err := st.Decide(now); err != breaker.ErrNeedLock && !(k.health && openByBreaker(err)) {
 		return permit, err
 	}
