@@ -88,9 +88,12 @@ func (h *host) run(name string, fail bool) bool {
 	return ran
 }
 
+// replica is h's replica of its Redis store.
+func (h *host) replica() string { return statestore.ReplicaDir(h.local, h.srv.URL(), "") }
+
 func (h *host) localStore() *file.Store {
 	h.t.Helper()
-	s, err := file.Open(h.local)
+	s, err := file.Open(h.replica())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -240,6 +243,18 @@ func TestRedisRestartedEmptyRestoresNothing(t *testing.T) {
 	}
 	h.run("bridge", true)
 	h.run("bridge", true) // open for an hour
+	// The host's own state dir, where a config without Redis keeps its
+	// circuits, is not the replica: nothing of it is touched.
+	own, err := file.Open(h.local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if _, err := own.Update(ctx, "cam", func(st *breaker.State) ([]breaker.Event, bool) {
+		return st.Trip(breaker.Instant{Wall: time.Now()}, 0), true
+	}); err != nil {
+		t.Fatal(err)
+	}
 	srv.Restart()
 	if !h.run("bridge", true) {
 		t.Error("an open circuit was restored after Redis restarted empty")
@@ -258,6 +273,9 @@ func TestRedisRestartedEmptyRestoresNothing(t *testing.T) {
 	}
 	if st, err := openRedis(t, srv).Load(ctx, "nas"); err != nil || st.Phase != "" {
 		t.Errorf("Redis holds nas %q, %v; want nothing restored", st.Phase, err)
+	}
+	if st, err := own.Load(ctx, "cam"); err != nil || st.Phase != breaker.ForcedOpen {
+		t.Errorf("the host's own state dir holds cam %q, %v; want its trip untouched", st.Phase, err)
 	}
 	// Redis down after the loss: the replica followed it, nas runs.
 	srv.Kill()
@@ -459,7 +477,7 @@ func TestOneTimeoutIsMergedByTheNextProcess(t *testing.T) {
 	if c, err := openRedis(t, srv).Counts(ctx, "api"); err != nil || c.Successes != 3 || c.Failures != 1 {
 		t.Errorf("Redis counted %+v, %v; want 3 successes and 1 failure, the two runs on the replica merged", c, err)
 	}
-	st, err := file.Open(filepath.Join(h.local, statestore.HealthDir))
+	st, err := file.Open(filepath.Join(h.replica(), statestore.HealthDir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,6 +525,71 @@ func TestADamagedEpochLeavesEveryCircuitProtected(t *testing.T) {
 			}
 			if strings.Contains(logs, "without circuit protection") || strings.Contains(logs, "lost its data") {
 				t.Errorf("a run went unprotected, or a host took the damage for lost data:\n%s", logs)
+			}
+		})
+	}
+}
+
+// A replica belongs to one Redis: a host pointed at another store (another
+// database, another prefix, another server: a second config, a new NAS)
+// keeps another replica beside the first. Its first failure there, with
+// trip_after 1, opens the circuit; nothing of the first store comes into
+// the other; no host says a store lost its data; and the first store and
+// its replica keep their trip and open circuit. Before, the host took the
+// other store for a Redis that lost its data, restored the first store's
+// circuits into it, and lost the failure it recorded meanwhile.
+func TestAReplicaBelongsToOneRedis(t *testing.T) {
+	srv, srv2 := redistest.Start(t), redistest.Start(t)
+	for _, other := range []struct{ name, url, prefix string }{
+		{"another database", strings.TrimSuffix(srv.URL(), "/0") + "/1", ""},
+		{"another prefix", srv.URL(), "other:"},
+		{"another server", srv2.URL(), ""},
+	} {
+		t.Run(other.name, func(t *testing.T) {
+			srv.Do("FLUSHALL")
+			h := newHost(t, srv, 10*time.Second)
+			if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
+				t.Fatal(err)
+			}
+			h.run("bridge", true)
+			h.run("bridge", true) // open, in the first store and its replica
+			open := func() *fusebox.Circuits {
+				s := statestore.Open(statestore.Options{Dir: other.url, Prefix: other.prefix, LocalDir: h.local, Logger: h.log.logger(),
+					DialTimeout: h.budget, CommandTimeout: h.budget})
+				t.Cleanup(func() { s.Close() })
+				return fusebox.New(s, fusebox.WithLogger(h.log.logger()),
+					fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Hour}}))
+			}
+			if err := open().Do(ctx, "api", func(context.Context) error { return errors.New("down") }); err == nil || errors.Is(err, breaker.ErrOpen) {
+				t.Fatalf("the first call on the other store: %v, want it run and failed", err)
+			}
+			ran := false
+			if err := open().Do(ctx, "api", func(context.Context) error { ran = true; return nil }); !errors.Is(err, breaker.ErrOpen) || ran {
+				t.Errorf("after one failure with trip_after 1 on the other store: %v (ran %v); want it open", err, ran)
+			}
+			for _, name := range []string{"nas", "bridge"} {
+				if err := open().Do(ctx, name, func(context.Context) error { return nil }); err != nil {
+					t.Errorf("the other store skipped %s, a circuit of the first: %v", name, err)
+				}
+			}
+			if h.run("nas", false) || h.run("bridge", false) {
+				t.Error("the first store lost its trip or open circuit")
+			}
+			if n := h.log.count(lostData); n != 0 {
+				t.Errorf("%d lines %q, want none: no store lost its data:\n%s", n, lostData, h.log.String())
+			}
+			first := statestore.ReplicaDir(h.local, srv.URL(), "")
+			second := statestore.ReplicaDir(h.local, other.url, other.prefix)
+			if first == second {
+				t.Fatalf("one replica dir %s for two stores", first)
+			}
+			rep, err := file.Open(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rep.Close()
+			if st, err := rep.Load(ctx, "nas"); err != nil || st.Phase != breaker.ForcedOpen {
+				t.Errorf("the first store's replica holds nas %q, %v; want it tripped", st.Phase, err)
 			}
 		})
 	}
