@@ -70,8 +70,10 @@
 // fresh key: the circuit starts afresh, and no other circuit notices. A
 // state whose JSON does not decode is moved aside the same way. So is every
 // other key a script reads: the epoch (checked in each script that reads
-// it, see epoch.go), a budget's sets, the lists, an answer and a lock (one
-// with no lease, or a longer one than a lock takes).
+// it, see epoch.go), a budget's sets (more than a million attempts), the
+// lists (more than 100,000 names or answers; a listed name longer than a
+// name is dropped), an answer and a lock (one with no lease, or a longer
+// one than a lock takes).
 //
 // Records have the file store's bounds (fusebox.MaxStateSize and the
 // rest), checked by the script that reads them, inside Redis, before

@@ -156,6 +156,18 @@ for i = 1, 1100000, 1000 do
   for j = i, i + 999 do table.insert(args, 1) table.insert(args, j) end
   redis.call('ZADD', KEYS[1], unpack(args))
 end`},
+		{"a list of 100,001 circuit names", "dk:names", `
+for i = 1, 100001, 1000 do
+  local args = {}
+  for j = i, i + 999 do table.insert(args, j) table.insert(args, 'circuit-' .. j) end
+  redis.call('ZADD', KEYS[1], unpack(args))
+end`},
+		{"a list of 100,001 answers", "dk:answers", `
+for i = 1, 100001, 1000 do
+  local args = {}
+  for j = i, i + 999 do table.insert(args, j) table.insert(args, 'answer-' .. j) end
+  redis.call('ZADD', KEYS[1], unpack(args))
+end`},
 		{"a lock with no lease", "dk:x:weather", `redis.call('SET', KEYS[1], 'held for ever')`},
 		{"a lock for ten years", "dk:x:weather", `redis.call('SET', KEYS[1], 'held', 'PX', 315360000000)`},
 	} {
@@ -210,5 +222,34 @@ func damaged(t *testing.T, srv *redistest.Server, k sharedKey, script, typ strin
 	}
 	if st, err := s.Load(ctx, "nas"); err != nil || st.Phase != breaker.ForcedOpen {
 		t.Errorf("the other circuit: %+v, %v; want its trip kept", st.Phase, err)
+	}
+}
+
+// Names in the list longer than a circuit's name may be (20 of 1 MB, each
+// with a state key, so that they look listed) are no circuit's: dropped
+// unread, and never sent.
+func TestNamesLongerThanANameAreDroppedUnread(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv, redis.WithPrefix("ln:"))
+	defer s.Close()
+	if err := s.Count(ctx, "api", fusebox.Counts{Successes: 1}); err != nil {
+		t.Fatal(err)
+	}
+	plant(t, srv, `
+for i = 1, 20 do
+  local n = string.rep('n', 1000000) .. i
+  redis.call('ZADD', KEYS[1], i, n)
+  redis.call('HSET', 'ln:s:' .. n, 'v', '1')
+end`, []string{"ln:names"})
+	before := sent(t, srv)
+	names, err := s.Names(ctx)
+	if err != nil || len(names) != 1 || names[0] != "api" {
+		t.Errorf("Names = %.3q, %v; want [api]", names, err)
+	}
+	if n := sent(t, srv) - before; n > little {
+		t.Errorf("Redis sent %d bytes, want at most %d: the long names were sent", n, little)
+	}
+	if got := srv.Do("ZCARD", "ln:names"); got != ":1" {
+		t.Errorf("ZCARD after = %s, want the long names dropped", got)
 	}
 }
