@@ -253,3 +253,43 @@ end`, []string{"ln:names"})
 		t.Errorf("ZCARD after = %s, want the long names dropped", got)
 	}
 }
+
+// A write over a damaged key of its circuit is not half made: the state
+// is not stored before the events key is found of the wrong type, so fn,
+// run again after the key is moved aside, counts one failure, not two.
+func TestAWriteOverADamagedKeyCountsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, key := range []string{"hw:e:api", "hw:names", "hw:c:api"} {
+		srv.Do("FLUSHALL")
+		s := open(t, srv, redis.WithPrefix("hw:"))
+		srv.Do("SET", key, "written by someone else")
+		st, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
+			st.ConsecutiveFailures++
+			return []breaker.Event{{Time: time.Now(), Circuit: "api", Kind: breaker.EventFailure}}, true
+		})
+		if err != nil || st.ConsecutiveFailures != 1 {
+			t.Errorf("%s damaged: Update = %d failures, %v; want 1", key, st.ConsecutiveFailures, err)
+		}
+		if got, err := s.Load(ctx, "api"); err != nil || got.ConsecutiveFailures != 1 {
+			t.Errorf("%s damaged: stored %d failures, %v; want 1", key, got.ConsecutiveFailures, err)
+		}
+		if evs, err := s.Events(ctx, "api", time.Time{}); err != nil || len(evs) != 1 {
+			t.Errorf("%s damaged: %d events, %v; want the one failure", key, len(evs), err)
+		}
+		s.Close()
+	}
+}
+
+// Count over a damaged list of names counts once, as Update does.
+func TestACountOverADamagedListCountsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv, redis.WithPrefix("hc:"))
+	defer s.Close()
+	srv.Do("SET", "hc:names", "written by someone else")
+	if err := s.Count(ctx, "api", fusebox.Counts{Successes: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Counts(ctx, "api"); err != nil || c.Successes != 1 {
+		t.Errorf("Counts = %+v, %v; want the one success", c, err)
+	}
+}

@@ -353,6 +353,9 @@ func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
 
 // casScript stores a state when its version is still the one read, with its
 // events, and refreshes (or, for a trip until reset, removes) the TTLs. It
+// checks the type of every key it writes before it writes any, so that a
+// damaged one (moved aside by the caller, who runs it again) never leaves
+// the state stored and its events not: fn would then run twice. It
 // gives the dataset an epoch when it has none (an epoch that is not one is
 // moved aside first: see epoch.go), and returns it and what was wrong with
 // the one moved aside; 0 when it stored nothing.
@@ -362,6 +365,12 @@ func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
 //	KEYS: state, events, names, counts, epoch, epoch's aside
 //	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, new epoch, store's TTL ms, events...
 var casScript = script(epochCheck + `
+for _, k in ipairs({{1, 'hash'}, {2, 'stream'}, {3, 'zset'}, {4, 'hash'}}) do
+  local t = redis.call('TYPE', KEYS[k[1]]).ok
+  if t ~= 'none' and t ~= k[2] then
+    return redis.error_reply('WRONGTYPE ' .. KEYS[k[1]] .. ' is a ' .. t)
+  end
+end
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '0') ~= ARGV[1] then return 0 end
 local bad = epoch_damage(KEYS[5], KEYS[6], ARGV[8], ARGV[7])
@@ -469,6 +478,9 @@ func (s *Store) circuitKeys(name string) []typedKey {
 // configured TTL never shortens it), and
 // for ever beside a trip until reset.
 //
+// It checks the type of every key it touches before it writes any, so that
+// run again after a damaged key is moved aside it does not count twice.
+//
 // A counter that is not a number (longer than one, or not digits: written
 // by someone else) would make HINCRBY fail on every call: the hash is moved
 // aside first, in the same step, and the script returns 1 so that the
@@ -478,6 +490,12 @@ func (s *Store) circuitKeys(name string) []typedKey {
 //	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name, max bytes of a counter
 //	returns: 1 when the counters were moved aside, else 0
 var countScript = script(`
+for _, k in ipairs({{1, 'hash'}, {2, 'hash'}, {3, 'zset'}}) do
+  local t = redis.call('TYPE', KEYS[k[1]]).ok
+  if t ~= 'none' and t ~= k[2] then
+    return redis.error_reply('WRONGTYPE ' .. KEYS[k[1]] .. ' is a ' .. t)
+  end
+end
 local moved = 0
 for _, f in ipairs({'successes', 'failures', 'skips', 'last'}) do
   local n = redis.call('HSTRLEN', KEYS[1], f)
