@@ -35,6 +35,9 @@ func TestAStoredCenturyOpenLastsOpenMaxAtMost(t *testing.T) {
 		if err := e.c.Do(context.Background(), "api", call); !errors.Is(err, breaker.ErrOpen) || ran != 0 {
 			t.Fatalf("Do within open_max: %v (ran %d), want skipped", err, ran)
 		}
+		if st := e.state("api"); time.Duration(st.OpenPeriod) != p.Breaker.OpenMax {
+			t.Errorf("stored after a call: open for %s, want the bound (%s) stored, as status shows it", time.Duration(st.OpenPeriod), p.Breaker.OpenMax)
+		}
 		time.Sleep(2 * time.Second)
 		if err := e.c.Check(context.Background(), "api"); err != nil {
 			t.Fatalf("Check past open_max: %v, want a probe allowed", err)
