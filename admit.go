@@ -90,7 +90,10 @@ func (k *call) acquire(ctx context.Context, deadline time.Time, now breaker.Inst
 		k.storeFailed(err)
 		return breaker.Permit{Unprotected: true}, nil
 	}
-	if permit, err := st.Decide(now); err != breaker.ErrNeedLock && !(k.health && openByBreaker(err)) {
+	// A period another writer stored past our open_max is bounded, and the
+	// bound stored under the lock, so that status shows it too.
+	bounded := st.BoundOpen(k.policy.Breaker)
+	if permit, err := st.Decide(now); !bounded && err != breaker.ErrNeedLock && !(k.health && openByBreaker(err)) {
 		return permit, err
 	}
 	return k.acquireLocked(ctx, deadline)
@@ -137,7 +140,8 @@ func openByBreaker(err error) bool {
 }
 
 func sameAnchors(a, b *breaker.State) bool {
-	return a.OpenedAt == b.OpenedAt && slices.Equal(a.Probes, b.Probes) // a rebased lease must be kept
+	return a.OpenedAt == b.OpenedAt && a.OpenPeriod == b.OpenPeriod && // a bounded period is stored
+		slices.Equal(a.Probes, b.Probes) // a rebased lease must be kept
 }
 
 // isOpen is errors.Is(err, breaker.ErrOpen), without the walk for the

@@ -153,7 +153,18 @@ func (c *Circuits) TripBy(ctx context.Context, name string, d time.Duration, by 
 	if d < 0 {
 		return breaker.View{}, fmt.Errorf("trip %s: negative duration %s", name, d)
 	}
-	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) []breaker.Event { return st.TripBy(now, d, by) })
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) {
+		return st.TripBy(now, d, by), true
+	})
+}
+
+// PressTrip is TripBy for a press (an MQTT button): it never shortens a
+// trip in force, and then changes nothing (breaker.State.PressTrip).
+func (c *Circuits) PressTrip(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
+	if d <= 0 {
+		return breaker.View{}, fmt.Errorf("trip %s: a press trips for a positive duration, got %s", name, d)
+	}
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) { return st.PressTrip(now, d, by) })
 }
 
 // Reset closes the named circuit and forgets its failures; its counts are
@@ -164,10 +175,10 @@ func (c *Circuits) Reset(ctx context.Context, name string) (breaker.View, error)
 
 // ResetBy is Reset, the event recording by whom (breaker.State.ResetBy).
 func (c *Circuits) ResetBy(ctx context.Context, name, by string) (breaker.View, error) {
-	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) []breaker.Event { return st.ResetBy(now, by) })
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) { return st.ResetBy(now, by), true })
 }
 
-func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.State, breaker.Instant) []breaker.Event) (breaker.View, error) {
+func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.State, breaker.Instant) ([]breaker.Event, bool)) (breaker.View, error) {
 	if err := ValidateName(name); err != nil {
 		return breaker.View{}, err
 	}
@@ -176,9 +187,10 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.S
 	skips := skipTotal(ctx, c.store, name)
 	st, err := c.store.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 		now = c.clock.Now()
-		events = apply(st, now)
+		var changed bool
+		events, changed = apply(st, now)
 		breaker.StampSkips(events, skips)
-		return events, true
+		return events, changed
 	})
 	if err != nil {
 		return breaker.View{}, fmt.Errorf("update %s: %w", name, err)
@@ -204,6 +216,7 @@ func (c *Circuits) Check(ctx context.Context, name string) error {
 		return nil
 	}
 	now := c.clock.Now()
+	st.BoundOpen(c.policy(name).Breaker)
 	if _, err := st.Decide(now); err != nil && err != breaker.ErrNeedLock {
 		k := &call{c: c, name: name}
 		k.skip(ctx, err, now.Wall)

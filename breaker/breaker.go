@@ -62,6 +62,7 @@ func (s *State) Decide(now Instant) (Permit, error) {
 // half-open probe lease (leaseID, for p.ProbeLease) while fewer than p.Probes
 // unexpired leases are held.
 func (s *State) Acquire(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
+	s.BoundOpen(p)
 	events := s.settle(now)
 	v := s.View(now)
 	switch v.Phase {
@@ -83,6 +84,7 @@ func (s *State) Acquire(p Policy, now Instant, leaseID string) (Permit, []Event,
 // period happens to end. A circuit forced open is refused: a trip by hand
 // says nothing about health.
 func (s *State) AcquireHealth(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
+	s.BoundOpen(p)
 	events := s.settle(now)
 	v := s.View(now)
 	if v.Phase != Open {
@@ -123,6 +125,7 @@ func (s *State) Record(p Policy, now Instant, permit Permit, o Outcome) []Event 
 	if permit.Unprotected {
 		return nil
 	}
+	s.BoundOpen(p)
 	events := s.settle(now)
 	if o.Failed {
 		kind := EventFailure

@@ -31,6 +31,9 @@ type Verdict struct {
 // nothing: it is the decision Decide and Acquire would make, as a caller
 // without the store's lock sees it, in words.
 func (s *State) Explain(p Policy, now Instant) Verdict {
+	bounded := *s
+	bounded.BoundOpen(p)
+	s = &bounded
 	v := s.View(now)
 	at := func(t time.Time) string { return t.Local().Format(time.DateTime) }
 	last := ""

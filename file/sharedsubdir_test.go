@@ -231,3 +231,37 @@ func lage(t *testing.T, path string, d time.Duration) {
 		t.Fatal(err)
 	}
 }
+
+// A store kept in a subdirectory of a state dir (a Redis replica) is made
+// as the state dir's own subdirectories are: in a shared dir 2770, setgid
+// and of its group, so that every member may open it; elsewhere 0700.
+// A name that is not a plain one is refused.
+func TestASubdirForAStoreIsMadeAsTheDirsOwn(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		dir    string
+		shared bool
+	}{{"shared", sharedStateDir(t), true}, {"private", filepath.Join(t.TempDir(), "state"), false}} {
+		s, err := file.Open(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for range 2 { // the second finds it made
+			sub, err := s.Subdir(".redis")
+			if err != nil || sub != filepath.Join(c.dir, ".redis") {
+				t.Fatalf("%s: Subdir = %q, %v", c.name, sub, err)
+			}
+		}
+		if c.shared {
+			checkSharedSubdir(t, filepath.Join(c.dir, ".redis"))
+		} else if fi, err := os.Lstat(filepath.Join(c.dir, ".redis")); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, %v; want a 0700 dir", c.name, fi.Mode(), err)
+		}
+		for _, bad := range []string{"", ".", "..", "a/b", "../x"} {
+			if _, err := s.Subdir(bad); err == nil {
+				t.Errorf("%s: Subdir(%q) made something", c.name, bad)
+			}
+		}
+	}
+}

@@ -169,3 +169,18 @@ func (s *Store) subdirProblem(fi fs.FileInfo) string {
 	}
 	return fmt.Sprintf("it is uid %d's, group %d, mode %s, and the members of the state dir's group %d may not all use it", st.Uid, st.Gid, fi.Mode(), s.gid)
 }
+
+// Subdir returns the path of the subdirectory name of the state dir, made
+// when missing as the store makes its own: 0700, or in a shared dir 2770
+// and of the dir's group, so that a Store opened there (a Redis replica,
+// say) is one every member may use. Open checks it as any state dir.
+func (s *Store) Subdir(name string) (string, error) {
+	if name == "" || name == "." || name == ".." || filepath.Base(name) != name {
+		return "", fmt.Errorf("state subdirectory %q: not a plain name", name)
+	}
+	dir := filepath.Join(s.dir, name)
+	if err := s.mkdir(dir); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("make state subdirectory: %w", err)
+	}
+	return dir, nil
+}

@@ -1,6 +1,7 @@
 package httpcall
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -43,8 +44,12 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 		if !ep.PassQuery {
 			return nil, fmt.Errorf("%w: query parameters (set pass_query)", ErrNotAllowed)
 		}
+		mine, err := CheckQuery(opt.Query)
+		if err != nil {
+			return nil, err
+		}
 		if u.RawQuery == "" {
-			u.RawQuery = opt.Query.Encode()
+			u.RawQuery = mine
 		} else {
 			q := u.Query()
 			set := make(map[string]bool, 3*len(q))
@@ -53,21 +58,57 @@ func (ep *endpoint) parts(opt CallOptions) (*parts, error) {
 					set[n] = n != ""
 				}
 			}
-			for k, vs := range opt.Query {
+			for k := range opt.Query {
 				for _, n := range paramNames(k) {
 					if set[n] {
 						return nil, fmt.Errorf("%w: query parameter %q is set by the config", ErrNotAllowed, k)
 					}
 				}
-				q[k] = vs
 			}
-			u.RawQuery = q.Encode()
+			// The config's parameters first, as written: a server that
+			// reads only so many (PHP's max_input_vars) reads them all.
+			u.RawQuery += "&" + mine
 		}
 	}
 	if opt.Body != nil && !ep.PassBody {
 		return nil, fmt.Errorf("%w: a request body (set pass_body)", ErrNotAllowed)
 	}
 	return &parts{url: u.String(), body: opt.Body}, nil
+}
+
+// Bounds of a caller's query (CallOptions.Query), so that what a caller
+// adds never crowds out the config's parameters, nor grows the request
+// line past what servers take: each value of a repeated name counts.
+const (
+	MaxQueryParams = 100
+	MaxQueryBytes  = 4 << 10 // encoded
+)
+
+// ErrQueryTooLarge: a caller's query past MaxQueryParams or MaxQueryBytes.
+var ErrQueryTooLarge = errors.New("query too large")
+
+// CheckQuery returns q encoded, or an error wrapping ErrQueryTooLarge when
+// it has more than MaxQueryParams values or more than MaxQueryBytes
+// encoded; it counts before it encodes anything.
+func CheckQuery(q url.Values) (string, error) {
+	n, size := 0, 0
+	for k, vs := range q {
+		n += max(len(vs), 1)
+		for _, v := range vs {
+			size += len(k) + len(v) + 2 // before escaping, which only grows it
+		}
+	}
+	if n > MaxQueryParams {
+		return "", fmt.Errorf("%w: %d parameters, more than the %d a caller may add", ErrQueryTooLarge, n, MaxQueryParams)
+	}
+	if size > MaxQueryBytes {
+		return "", fmt.Errorf("%w: %d bytes, more than the %d a caller may add", ErrQueryTooLarge, size, MaxQueryBytes)
+	}
+	enc := q.Encode()
+	if len(enc) > MaxQueryBytes {
+		return "", fmt.Errorf("%w: %d bytes encoded, more than the %d a caller may add", ErrQueryTooLarge, len(enc), MaxQueryBytes)
+	}
+	return enc, nil
 }
 
 // plainSegment reports whether s, a segment of a caller's subpath, is one

@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"path"
 	"strings"
@@ -36,7 +37,7 @@ func TestRequestPartsStayBelowTheURL(t *testing.T) {
 		{"a config parameter in capitals", CallOptions{Query: url.Values{"K": {"mine"}}}, ""},
 		{"a config parameter as an array", CallOptions{Query: url.Values{"k[]": {"mine"}}}, ""},
 		{"a config parameter indexed", CallOptions{Query: url.Values{"K[0]": {"mine"}}}, ""},
-		{"a parameter of its own with brackets", CallOptions{Query: url.Values{"ids[]": {"1"}}}, "http://ha.lan:8123/api?ids%5B%5D=1&k=v"},
+		{"a parameter of its own with brackets", CallOptions{Query: url.Values{"ids[]": {"1"}}}, "http://ha.lan:8123/api?k=v&ids%5B%5D=1"},
 	} {
 		p, err := open.parts(c.opt)
 		switch {
@@ -150,4 +151,55 @@ func FuzzQueryNameSpellings(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A caller's query never crowds out the config's parameters: 1,000 caller
+// parameters sorted before the config's pushed its appid past PHP's
+// max_input_vars (1000), and the configured secret was gone. The caller's
+// query is bounded (each value of a repeated name counted, its bytes
+// counted before it is encoded) and refused past the bound with
+// ErrQueryTooLarge; within it the config's parameters come first, as
+// written.
+func TestACallersQueryCannotCrowdOutTheConfigs(t *testing.T) {
+	ep := &endpoint{Endpoint: Endpoint{URL: "http://php.lan/weather.php?zz=1&appid=mine", PassQuery: true}}
+	many := func(n int, name func(int) string, value string) url.Values {
+		q := url.Values{}
+		for i := range n {
+			q.Add(name(i), value)
+		}
+		return q
+	}
+	distinct := func(i int) string { return fmt.Sprintf("a%04d", i) }
+	same := func(int) string { return "id" }
+	for _, c := range []struct {
+		name    string
+		q       url.Values
+		refused bool
+	}{
+		{"1,000 names sorted before the config's", many(1000, distinct, "1"), true},
+		{"101 names", many(MaxQueryParams+1, distinct, "1"), true},
+		{"one name repeated 1,000 times", many(1000, same, "1"), true},
+		{"one name repeated 101 times", many(MaxQueryParams+1, same, "1"), true},
+		{"a value of 1 MB", url.Values{"note": {strings.Repeat("x", 1<<20)}}, true},
+		{"a name of 1 MB", url.Values{strings.Repeat("n", 1<<20): {"1"}}, true},
+		{"a value that triples when escaped", url.Values{"path": {strings.Repeat("/", MaxQueryBytes/2)}}, true},
+		{"100 names of 40 bytes", many(MaxQueryParams, func(i int) string { return fmt.Sprintf("%040d", i) }, "1"), true},
+		{"100 names within the bound", many(MaxQueryParams, distinct, "1"), false},
+		{"a value within the bound", url.Values{"note": {strings.Repeat("x", MaxQueryBytes-10)}}, false},
+	} {
+		p, err := ep.parts(CallOptions{Query: c.q})
+		if c.refused {
+			if !errors.Is(err, ErrQueryTooLarge) || !strings.Contains(err.Error(), "more than the") {
+				t.Errorf("%s: %v; want ErrQueryTooLarge saying the bound", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v; want it passed", c.name, err)
+			continue
+		}
+		if !strings.HasPrefix(p.url, "http://php.lan/weather.php?zz=1&appid=mine&") {
+			t.Errorf("%s: %.80s...; want the config's parameters first, as written", c.name, p.url)
+		}
+	}
 }

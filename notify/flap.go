@@ -51,6 +51,15 @@ func (f *flaps) pass(e breaker.Event, m *Message, settled func(breaker.Event, Me
 		f.circuits = map[string]*flap{}
 	}
 	c := f.circuits[e.Circuit]
+	if e.From == e.To {
+		// Not a change (a trip pressed on a tripped circuit, a reset on a
+		// closed one): it neither counts as a flap nor holds a flapping
+		// open, nor gives a settling its reason.
+		if c != nil && c.flapping {
+			return nil
+		}
+		return m
+	}
 	if c == nil {
 		if m == nil {
 			return nil

@@ -165,3 +165,56 @@ func TestAQueuedFlappingSettlesInItsLane(t *testing.T) {
 		}
 	})
 }
+
+// A press that changes no phase (a reset pressed on a closed circuit, a
+// trip pressed on a tripped one, every 4 minutes) is no flap: it neither
+// holds a flapping open nor gives the settling its reason, so the
+// flapping settles 5 minutes after its last real change, and the real
+// outage after it is told. Before, each press restarted the 5 minutes: the
+// circuit never settled, the outage was never told, and the last reason
+// read "reset by MQTT".
+func TestPressesThatChangeNothingAreNoFlaps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, rec, log := flapSender()
+		flap(log, time.Now(), func(e breaker.Event) { s.Deliver(context.Background(), e) })
+		for i, p := range []struct {
+			phase  breaker.Phase
+			reason string
+		}{{breaker.Closed, "reset by MQTT"}, {breaker.Closed, "reset by MQTT"}, {breaker.ForcedOpen, "tripped by MQTT for 1h"}} {
+			time.Sleep(4 * time.Minute)
+			if p.phase == breaker.ForcedOpen { // a real trip, then presses that extend it
+				now := time.Now()
+				e := breaker.Event{Time: now, Circuit: "bridge", Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.ForcedOpen, Reason: p.reason}
+				log.add(e)
+				s.Deliver(context.Background(), e)
+				for range 4 {
+					time.Sleep(4 * time.Minute)
+					e := breaker.Event{Time: time.Now(), Circuit: "bridge", Kind: breaker.EventTransition, From: breaker.ForcedOpen, To: breaker.ForcedOpen, Reason: p.reason}
+					log.add(e)
+					s.Deliver(context.Background(), e)
+				}
+				break
+			}
+			e := breaker.Event{Time: time.Now(), Circuit: "bridge", Kind: breaker.EventTransition, From: p.phase, To: p.phase, Reason: p.reason}
+			log.add(e)
+			s.Deliver(context.Background(), e)
+			if i == 1 {
+				synctest.Wait()
+				msgs, _ := rec.got()
+				if len(msgs) != 7 || msgs[6].Kind != notify.Settled || !msgs[6].Back || msgs[6].Reason != "online" {
+					t.Fatalf("8 minutes after the last real change, with a press every 4: %+v; want it settled up, on its last real change", msgs)
+				}
+			}
+		}
+		// The real outage: told.
+		now := time.Now()
+		e := breaker.Event{Time: now, Circuit: "bridge", Kind: breaker.EventTransition, From: breaker.Closed, To: breaker.Open, Since: now, Reason: "offline"}
+		log.add(e)
+		s.Deliver(context.Background(), e)
+		synctest.Wait()
+		msgs, _ := rec.got()
+		if last := msgs[len(msgs)-1]; last.Kind != notify.Opened || last.Reason != "offline" {
+			t.Errorf("the real outage after the presses: last message %+v, want it told as opened", last)
+		}
+	})
+}

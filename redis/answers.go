@@ -105,6 +105,31 @@ end
 return redis.call('GET', KEYS[1])
 `)
 
+// lockScript takes a lock: SET NX PX. SET NX fails on a key of any type,
+// and a lock with no TTL is never released: either would hold the lock for
+// ever, and one whose TTL is longer than the lease for longer than any
+// holder may, so such a key is damage, moved aside in the same step with
+// one ERROR (the caller's), and the lock taken.
+//
+//	KEYS: lock, aside; ARGV: token, lease ms, TTL ms
+//	returns: {1 when taken, else 0; what was wrong with a key moved aside, or ""}
+var lockScript = script(`
+local t, bad = redis.call('TYPE', KEYS[1]).ok, ''
+if t ~= 'none' and t ~= 'string' then
+  bad = 'it is a ' .. t .. ', not a lock'
+elseif t == 'string' then
+  local left = redis.call('PTTL', KEYS[1])
+  if left < 0 then bad = 'it is a lock with no lease'
+  elseif left > tonumber(ARGV[2]) then bad = 'it is a lock for ' .. left .. ' ms, longer than a lease' end
+end
+if bad ~= '' then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, bad} end
+return {0, bad}
+`)
+
 // releaseScript deletes a lock only while it still holds the token its
 // holder set: a holder whose lease ran out must not free its successor's.
 var releaseScript = script(`
@@ -125,13 +150,17 @@ func (s *Store) Exclusive(ctx context.Context, key string, fn func() error) erro
 	timeout := time.NewTimer(s.lockTimeout)
 	defer timeout.Stop()
 	for attempt := 0; ; attempt++ {
-		var ok bool
-		err := s.mended(ctx, "", []typedKey{{lock, typeString}}, func() (err error) {
-			bctx, cancel := s.budget(ctx)
-			defer cancel()
-			ok, err = s.c.SetNX(bctx, lock, token, s.lockLease).Result()
-			return err
-		})
+		bctx, cancel := s.budget(ctx)
+		vals, err := lockScript().Run(bctx, s.c, []string{lock, s.asideName(lock)}, token, s.lockLease.Milliseconds(), ttlArg(s.ttl)).Slice()
+		cancel()
+		ok := false
+		if err == nil && len(vals) == 2 {
+			n, _ := vals[0].(int64)
+			ok = n == 1
+			if p, _ := vals[1].(string); p != "" {
+				s.logDamaged("", lock, errors.New(p))
+			}
+		}
 		if err != nil {
 			if ended(ctx) {
 				return fmt.Errorf("lock answer %s: %w", key, cmp.Or(ctx.Err(), context.DeadlineExceeded))

@@ -103,7 +103,7 @@ func (s *Store) logDamaged(circuit, k string, err error) {
 		s.logger.Error("damaged Redis key moved aside; the circuit starts afresh", args...)
 		return
 	}
-	s.logger.Error("damaged Redis key moved aside; it is rebuilt as circuits are written", args...)
+	s.logger.Error("damaged Redis key moved aside; it starts afresh", args...)
 }
 
 // mended runs op and, when Redis refuses it because one of keys has the

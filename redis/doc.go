@@ -15,7 +15,8 @@
 //	PREFIX answers    sorted set: answer keys, scored by last write (ms)
 //	PREFIX x:KEY      Exclusive's lock: SET NX PX with a random token
 //	PREFIX damaged:K  a key K of the wrong type, a state that did not decode, or a record past its bound, moved aside (with the TTL)
-//	PREFIX epoch      hash: id (set by the first write to a dataset), changed (the latest state write, ms); see epoch.go
+//	PREFIX epoch      hash: id (set by the first write to a dataset), changed (the latest state write, ms), mended (it replaced a damaged one); see epoch.go
+//	PREFIX bf:NAME    sorted set: a retry budget's first attempts (budget.go); PREFIX br:NAME its retries
 //
 // A circuit's keys expire after the store's TTL (WithTTL, default
 // fusebox.DefaultGCAfter), refreshed on every write, so idle circuits go away
@@ -67,7 +68,12 @@
 // renames the key aside, to PREFIX damaged:KEY with the store's TTL, logs one
 // ERROR naming the key and the circuit, and runs the command again on a
 // fresh key: the circuit starts afresh, and no other circuit notices. A
-// state whose JSON does not decode is moved aside the same way.
+// state whose JSON does not decode is moved aside the same way. So is every
+// other key a script reads: the epoch (checked in each script that reads
+// it, see epoch.go), a budget's sets (more than a million attempts), the
+// lists (more than 100,000 names or answers; a listed name longer than a
+// name is dropped), an answer and a lock (one with no lease, or a longer
+// one than a lock takes).
 //
 // Records have the file store's bounds (fusebox.MaxStateSize and the
 // rest), checked by the script that reads them, inside Redis, before

@@ -70,15 +70,30 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]breaker.Event
 	return out, nil
 }
 
+// listed returns the circuits with a state or counters, as namesScript
+// finds them, unsorted.
 func (s *Store) listed(ctx context.Context) (names []string, err error) {
-	err = s.mended(ctx, "", []typedKey{{s.namesKey(), typeZSet}}, func() (err error) {
+	var vals []string
+	k := s.namesKey()
+	err = s.mended(ctx, "", []typedKey{{k, typeZSet}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		names, err = s.c.ZRange(bctx, s.namesKey(), 0, -1).Result()
+		vals, err = namesScript().Run(bctx, s.c, []string{k, s.asideName(k)}, s.prefix, maxListed, fusebox.MaxNameLen, ttlArg(s.ttl)).StringSlice()
 		return err
 	})
-	return names, err
+	if err != nil || len(vals) == 0 {
+		return nil, err
+	}
+	if vals[0] != "0" {
+		s.logDamaged("", k, fmt.Errorf("it lists %s names, more than the %d circuits a store lists", vals[0], maxListed))
+	}
+	return vals[1:], nil
 }
+
+// maxListed bounds the list of circuit names, and of stored answers: a
+// list longer than that is damage (another program's, or an attack's), moved
+// aside unread; it is rebuilt as circuits and answers are written.
+const maxListed = 100_000
 
 // eventsScript reads a stream newest first, a few entries at a time so
 // that Redis holds little of it at once, and returns the newest entries
@@ -196,31 +211,46 @@ func (s *Store) entries(name string, vals []any) []entry {
 }
 
 // namesScript lists the circuits that still have a state or counters and
-// drops the names whose keys have expired, in one step, so that a circuit
-// written meanwhile is never dropped.
+// drops the names whose keys have expired, or that are no circuit's name
+// (longer than a name may be), in one step, so that a circuit written
+// meanwhile is never dropped. A list of more than the most names is moved
+// aside first, unread, and the reply's first element says how many it held.
 //
-//	KEYS: names; ARGV: prefix
+//	KEYS: names, aside; ARGV: prefix, most names, longest name, TTL ms
+//	returns: {names moved aside ("0": none), name, name, ...}
 var namesScript = script(`
-local out = {}
-for _, n in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  if redis.call('EXISTS', ARGV[1] .. 's:' .. n, ARGV[1] .. 'c:' .. n) > 0 then
-    table.insert(out, n)
+local n = redis.call('ZCARD', KEYS[1])
+if n > tonumber(ARGV[2]) then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  return {tostring(n)}
+end
+local out = {'0'}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if #m <= tonumber(ARGV[3]) and redis.call('EXISTS', ARGV[1] .. 's:' .. m, ARGV[1] .. 'c:' .. m) > 0 then
+    table.insert(out, m)
   else
-    redis.call('ZREM', KEYS[1], n)
+    redis.call('ZREM', KEYS[1], m)
   end
 end
 return out
 `)
 
+// boundScript moves a sorted set of more than the most members aside,
+// unread, and returns how many it held (0 when it was within the bound).
+//
+//	KEYS: set, aside; ARGV: most members, TTL ms
+var boundScript = script(`
+local n = redis.call('ZCARD', KEYS[1])
+if n <= tonumber(ARGV[1]) then return 0 end
+redis.call('RENAME', KEYS[1], KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return n
+`)
+
 // Names lists the circuits with a state or counters, sorted.
 func (s *Store) Names(ctx context.Context) ([]string, error) {
-	var names []string
-	err := s.mended(ctx, "", []typedKey{{s.namesKey(), typeZSet}}, func() (err error) {
-		bctx, cancel := s.budget(ctx)
-		defer cancel()
-		names, err = namesScript().Run(bctx, s.c, []string{s.namesKey()}, s.prefix).StringSlice()
-		return err
-	})
+	names, err := s.listed(ctx)
 	if err != nil {
 		return nil, wrap("names", "", err)
 	}
@@ -260,13 +290,21 @@ func (s *Store) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time
 	var r fusebox.GCReport
 	cutoff := strconv.FormatInt(now.Add(-unusedFor).UnixMilli(), 10)
 	args := []any{s.prefix, cutoff}
+	if _, err := s.listed(ctx); err != nil { // the list of names within its bound
+		return r, wrap("gc", "", err)
+	}
 	var old []string
 	err := s.mended(ctx, "", []typedKey{{s.namesKey(), typeZSet}, {s.answersKey(), typeZSet}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
 		old, err = s.c.ZRangeByScore(bctx, s.namesKey(), &goredis.ZRangeBy{Min: "-inf", Max: "(" + cutoff}).Result()
-		if err == nil {
-			err = s.c.ZCard(bctx, s.answersKey()).Err() // the script reads it too
+		var n int64
+		if err == nil { // the list of answers within its bound
+			k := s.answersKey()
+			n, err = boundScript().Run(bctx, s.c, []string{k, s.asideName(k)}, maxListed, ttlArg(s.ttl)).Int64()
+			if n > 0 {
+				s.logDamaged("", k, fmt.Errorf("it lists %d answers, more than the %d a store lists", n, maxListed))
+			}
 		}
 		return err
 	})

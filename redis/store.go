@@ -267,7 +267,7 @@ func (s *Store) read(ctx context.Context, name string) (string, breaker.State, e
 	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k), s.epochKey()}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl)).Slice()
+		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k), s.epochKey(), s.asideName(s.epochKey())}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl), s.newEpoch).Slice()
 		return err
 	})
 	if err != nil {
@@ -276,7 +276,8 @@ func (s *Store) read(ctx context.Context, name string) (string, breaker.State, e
 	if len(vals) != 4 && len(vals) != 6 {
 		return "", breaker.State{}, fmt.Errorf("read %s: %d values from the read script, want 4 or 6", k, len(vals))
 	}
-	s.sawEpoch(vals[2], vals[3])
+	epoch, _ := vals[2].([]any)
+	s.sawEpoch(epoch, vals[3])
 	if len(vals) == 6 {
 		size, _ := vals[4].(int64)
 		problem := fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, fusebox.MaxStateSize)
@@ -312,22 +313,25 @@ const maxVersionLen = 20
 // larger than a state may be, or the version longer than a number: then
 // it moves the hash aside in the same step, unread, and returns what it
 // measured. HSTRLEN costs Redis nothing, and nothing oversized is ever sent.
-// The dataset's epoch comes with either answer (see epoch.go).
+// The dataset's epoch comes with either answer, checked first (see
+// epoch.go), after the commands that fail on a state key of the wrong type:
+// a script that fails has changed nothing.
 //
-//	KEYS: state, aside, epoch; ARGV: max state bytes, max version bytes, TTL ms
-//	returns: {version, state, epoch, changed}, or
-//	         {false, false, epoch, changed, state bytes, version bytes}
-var readScript = script(`
+//	KEYS: state, aside, epoch, epoch's aside; ARGV: max state bytes, max version bytes, TTL ms, new epoch
+//	returns: {version, state, {epoch, changed, mended}, epoch moved aside ("" or why)}, or
+//	         {false, false, {epoch, changed, mended}, epoch moved aside, state bytes, version bytes}
+var readScript = script(epochCheck + `
 local n = redis.call('HSTRLEN', KEYS[1], 'state')
 local m = redis.call('HSTRLEN', KEYS[1], 'v')
-local e = redis.call('HMGET', KEYS[3], 'id', 'changed')
+local bad = epoch_damage(KEYS[3], KEYS[4], ARGV[3], ARGV[4])
+local e = redis.call('HMGET', KEYS[3], 'id', 'changed', 'mended')
 if n > tonumber(ARGV[1]) or m > tonumber(ARGV[2]) then
   redis.call('RENAME', KEYS[1], KEYS[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  return {false, false, e[1], e[2], n, m}
+  return {false, false, e, bad, n, m}
 end
 local r = redis.call('HMGET', KEYS[1], 'v', 'state')
-return {r[1], r[2], e[1], e[2]}
+return {r[1], r[2], e, bad}
 `)
 
 // damaged moves a state that does not decode aside, with one ERROR, and
@@ -349,20 +353,33 @@ func (s *Store) damaged(ctx context.Context, name, raw string, err error) bool {
 
 // casScript stores a state when its version is still the one read, with its
 // events, and refreshes (or, for a trip until reset, removes) the TTLs. It
-// gives the dataset an epoch when it has none, and returns it; 0 when it
-// stored nothing.
+// checks the type of every key it writes before it writes any, so that a
+// damaged one (moved aside by the caller, who runs it again) never leaves
+// the state stored and its events not: fn would then run twice. It
+// gives the dataset an epoch when it has none (an epoch that is not one is
+// moved aside first: see epoch.go), and returns it and what was wrong with
+// the one moved aside; 0 when it stored nothing.
 //
-//	KEYS: state, events, names, counts, epoch
-//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, new epoch, events...
-var casScript = script(`
+//	returns: {{epoch, changed, mended}, epoch moved aside ("" or why)}
+//
+//	KEYS: state, events, names, counts, epoch, epoch's aside
+//	ARGV: version read, state JSON, TTL ms (0: persist), max events, score, name, new epoch, store's TTL ms, events...
+var casScript = script(epochCheck + `
+for _, k in ipairs({{1, 'hash'}, {2, 'stream'}, {3, 'zset'}, {4, 'hash'}}) do
+  local t = redis.call('TYPE', KEYS[k[1]]).ok
+  if t ~= 'none' and t ~= k[2] then
+    return redis.error_reply('WRONGTYPE ' .. KEYS[k[1]] .. ' is a ' .. t)
+  end
+end
 local v = redis.call('HGET', KEYS[1], 'v')
 if (v or '0') ~= ARGV[1] then return 0 end
+local bad = epoch_damage(KEYS[5], KEYS[6], ARGV[8], ARGV[7])
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'state', ARGV[2])
 redis.call('HSETNX', KEYS[5], 'id', ARGV[7])
 if tonumber(redis.call('HGET', KEYS[5], 'changed') or '0') < tonumber(ARGV[5]) then
   redis.call('HSET', KEYS[5], 'changed', ARGV[5])
 end
-for i = 8, #ARGV do
+for i = 9, #ARGV do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'e', ARGV[i])
 end
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
@@ -370,7 +387,7 @@ local ttl = tonumber(ARGV[3])
 for _, k in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
   if ttl > 0 then redis.call('PEXPIRE', k, ttl) else redis.call('PERSIST', k) end
 end
-return redis.call('HMGET', KEYS[5], 'id', 'changed')
+return {redis.call('HMGET', KEYS[5], 'id', 'changed', 'mended'), bad}
 `)
 
 // Update reads, runs fn and writes back with a compare-and-set, retrying
@@ -425,7 +442,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st brea
 	if changed.IsZero() {
 		changed = time.Now()
 	}
-	args := []any{version, b, ttl, s.maxEvents, strconv.FormatInt(changed.UnixMilli(), 10), name, s.newEpoch}
+	args := []any{version, b, ttl, s.maxEvents, strconv.FormatInt(changed.UnixMilli(), 10), name, s.newEpoch, ttlArg(s.ttl)}
 	for _, e := range events {
 		eb, err := json.Marshal(e)
 		if err != nil {
@@ -433,7 +450,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st brea
 		}
 		args = append(args, eb)
 	}
-	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name), s.epochKey()}
+	keys := []string{s.stateKey(name), s.eventsKey(name), s.namesKey(), s.countsKey(name), s.epochKey(), s.asideName(s.epochKey())}
 	var reply any
 	err = s.mended(ctx, name, s.circuitKeys(name), func() (err error) {
 		bctx, cancel := s.budget(ctx)
@@ -445,7 +462,8 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st brea
 	if err != nil || !stored || len(e) != 2 {
 		return false, err
 	}
-	s.sawEpoch(e[0], e[1])
+	epoch, _ := e[0].([]any)
+	s.sawEpoch(epoch, e[1])
 	return true, nil
 }
 
@@ -460,6 +478,9 @@ func (s *Store) circuitKeys(name string) []typedKey {
 // configured TTL never shortens it), and
 // for ever beside a trip until reset.
 //
+// It checks the type of every key it touches before it writes any, so that
+// run again after a damaged key is moved aside it does not count twice.
+//
 // A counter that is not a number (longer than one, or not digits: written
 // by someone else) would make HINCRBY fail on every call: the hash is moved
 // aside first, in the same step, and the script returns 1 so that the
@@ -469,6 +490,12 @@ func (s *Store) circuitKeys(name string) []typedKey {
 //	ARGV: successes, failures, skips, last ("" for none), TTL ms, score, name, max bytes of a counter
 //	returns: 1 when the counters were moved aside, else 0
 var countScript = script(`
+for _, k in ipairs({{1, 'hash'}, {2, 'hash'}, {3, 'zset'}}) do
+  local t = redis.call('TYPE', KEYS[k[1]]).ok
+  if t ~= 'none' and t ~= k[2] then
+    return redis.error_reply('WRONGTYPE ' .. KEYS[k[1]] .. ' is a ' .. t)
+  end
+end
 local moved = 0
 for _, f in ipairs({'successes', 'failures', 'skips', 'last'}) do
   local n = redis.call('HSTRLEN', KEYS[1], f)

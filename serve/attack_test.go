@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -486,6 +487,55 @@ func TestSubpathAndQuerySpellingsAreRefused(t *testing.T) {
 	}
 	if r := d.get(t, "/call/ha?note=a%00b&app.id=1"); r.code != 200 {
 		t.Fatalf("a control character in a value, and a name of its own with a dot: %d %q", r.code, r.body)
+	}
+}
+
+// A caller's query cannot crowd out the config's: behind the daemon, a
+// PHP upstream reads the first 1000 variables of a query (max_input_vars)
+// and drops the rest. 1,000 parameters of the caller's are refused at the
+// guard (400, saying the bound) before anything is sent, and so are their
+// neighbours (a name repeated, a huge value, names that escape to three
+// times their size); within the bound, the config's appid comes first and
+// PHP reads it.
+func TestACallersQueryNeverCrowdsOutTheConfigs(t *testing.T) {
+	var hits atomic.Int64
+	php := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		vars := strings.Split(r.URL.RawQuery, "&")
+		fmt.Fprintf(w, "vars=%d appid=%v", len(vars), slices.Contains(vars[:min(len(vars), 1000)], "appid=mine"))
+	})
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{
+		endpoint("weather", php+"/weather.php?appid=mine", func(e *httpcall.Endpoint) { e.PassQuery = true }),
+	}}, serve.Options{})
+	query := func(n int, name func(int) string, value string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(name(i) + "=" + value)
+		}
+		return b.String()
+	}
+	distinct := func(i int) string { return fmt.Sprintf("a%04d", i) }
+	for _, c := range []struct{ name, query string }{
+		{"1,000 names sorted before the config's", query(1000, distinct, "1")},
+		{"101 names", query(httpcall.MaxQueryParams+1, distinct, "1")},
+		{"one name 1,000 times", query(1000, func(int) string { return "id" }, "1")},
+		{"a value of 5 KB", "note=" + strings.Repeat("x", 5000)},
+		{"a value escaped to three times its size", "path=" + strings.Repeat("/", 1500)},
+	} {
+		r := d.get(t, "/call/weather?"+c.query)
+		if r.code != http.StatusBadRequest || !strings.Contains(r.body, "query too large") {
+			t.Errorf("%s: %d %.200q; want 400 saying the query is too large", c.name, r.code, r.body)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the upstream got %d requests from refused queries", n)
+	}
+	r := d.get(t, "/call/weather?"+query(httpcall.MaxQueryParams, distinct, "1"))
+	if r.code != 200 || r.body != fmt.Sprintf("vars=%d appid=true", httpcall.MaxQueryParams+1) {
+		t.Errorf("100 parameters of the caller's: %d %q; want the config's appid read by PHP", r.code, r.body)
 	}
 }
 

@@ -18,8 +18,9 @@ var ErrUnknownCircuit = errors.New("no such circuit")
 // tripFor is 0, as POST /api/circuits/NAME/trip?for= and /reset do: on
 // the circuits of the config being served, so that the transition is
 // notified as theirs are; the event's reason says it was by whom
-// (fusebox.Circuits.TripBy). Home Assistant's buttons over MQTT press
-// here.
+// (fusebox.Circuits.TripBy). A trip press never shortens a trip in force:
+// a person's trip until reset stays until reset (fusebox.Circuits.PressTrip).
+// Home Assistant's buttons over MQTT press here.
 func (s *Server) Press(ctx context.Context, name string, tripFor time.Duration, by string) error {
 	wd := s.world.Load()
 	if !s.knows(ctx, wd, name) {
@@ -28,7 +29,7 @@ func (s *Server) Press(ctx context.Context, name string, tripFor time.Duration, 
 	c := wd.client.Circuits()
 	var err error
 	if tripFor > 0 {
-		_, err = c.TripBy(ctx, name, tripFor, by)
+		_, err = c.PressTrip(ctx, name, tripFor, by) // never shortening a trip in force
 	} else {
 		_, err = c.ResetBy(ctx, name, by)
 	}

@@ -176,7 +176,7 @@ func TestRequestPartsPassOnlyWhereAllowed(t *testing.T) {
 		code             int
 		want             string
 	}{
-		{"subpath, query and body", "/call/ha/states/sensor.x?since=1h", `{"state":"on"}`, 200, `POST /api/states/sensor.x ?since=1h&token=cfg body={"state":"on"}`},
+		{"subpath, query and body", "/call/ha/states/sensor.x?since=1h", `{"state":"on"}`, 200, `POST /api/states/sensor.x ?token=cfg&since=1h body={"state":"on"}`},
 		{"no parts: the config's", "/call/ha", "", 200, "POST /api ?token=cfg body="},
 		{"a config parameter cannot be overridden", "/call/ha?token=mine", "", 403, "set by the config"},
 		{"subpath not allowed", "/call/closed/x", "", 403, "allow_subpath"},

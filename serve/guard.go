@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // guard wraps next with the checks every request passes before any route
@@ -162,9 +164,19 @@ func notAPath(r *http.Request) string {
 // notAQuery returns why r's query is refused, or "": a parameter name that
 // holds a control character (a NUL, a tab, a line end; escaped, as %00) is
 // one the servers behind the daemon read in different ways (PHP cuts a name
-// at a NUL), so none is passed on. Values may hold anything.
+// at a NUL), so none is passed on. Values may hold anything, within the
+// bounds of a caller's query (httpcall.CheckQuery): more parameters would
+// crowd out the config's at a server that reads only so many.
 func notAQuery(r *http.Request) string {
 	raw := r.URL.RawQuery
+	// Encoding grows a query at most threefold: one shorter than a third
+	// of the bound, with fewer separators than parameters allowed, is
+	// within it unparsed.
+	if 3*len(raw) > httpcall.MaxQueryBytes || strings.Count(raw, "&") >= httpcall.MaxQueryParams {
+		if _, err := httpcall.CheckQuery(r.URL.Query()); err != nil {
+			return err.Error()
+		}
+	}
 	if !strings.ContainsFunc(raw, func(c rune) bool { return c == '%' || c < 0x20 || c == 0x7f }) {
 		return "" // nothing that decodes to a control character
 	}

@@ -16,7 +16,7 @@ import (
 
 // FallbackOptions tune a Fallback.
 type FallbackOptions struct {
-	Logger *slog.Logger // for the outage's one warning and one notice, and a restored circuit; nil: none
+	Logger *slog.Logger // for the outage's one warning and one notice, and a loss of the primary's data; nil: none
 	// Clock times the availability circuit; nil: fusebox.WallClock.
 	Clock fusebox.Clock
 	// Health is the availability circuit's policy; zero: DefaultHealthPolicy.
@@ -49,7 +49,7 @@ type Local struct {
 	Health fusebox.Admin
 	// EpochFile is where the host keeps the epoch of the primary's dataset
 	// it last saw (see checkEpoch); "" for none: a primary that loses its
-	// data is then not noticed, and nothing is restored.
+	// data is then not noticed, and the replica keeps what the loss ended.
 	EpochFile string
 }
 
@@ -76,8 +76,8 @@ var (
 //     circuit's state where the replica's is the stricter (see stricter).
 //   - When the primary has lost its data (restarted with an empty
 //     dataset, or flushed), the first process of the host to read it
-//     restores from the replica what no later change elsewhere can
-//     contradict: open circuits, never a trip by hand (see checkEpoch).
+//     says so, restores nothing (another host may have reset any circuit
+//     since) and has the replica follow the primary (see checkEpoch).
 //
 // Errors that say nothing about the primary's availability pass through
 // without a fallback: an invalid name, the caller's own ctx ending, a busy

@@ -88,9 +88,12 @@ func (h *host) run(name string, fail bool) bool {
 	return ran
 }
 
+// replica is h's replica of its Redis store.
+func (h *host) replica() string { return statestore.ReplicaDir(h.local, h.srv.URL(), "") }
+
 func (h *host) localStore() *file.Store {
 	h.t.Helper()
-	s, err := file.Open(h.local)
+	s, err := file.Open(h.replica())
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -196,10 +199,13 @@ func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 	if h.log.count(notRestored) != 1 || !strings.Contains(h.log.String(), "circuits=nas ") {
 		t.Errorf("want one WARN naming the trip not restored:\n%s", h.log.String())
 	}
+	// What the host recorded during the outage is merged (cam opened);
+	// what it held from before the loss is not restored (bridge: another
+	// host may have closed it since).
 	r := openRedis(t, srv)
-	for name, want := range map[string]breaker.Phase{"bridge": breaker.Open, "cam": breaker.Open} {
+	for name, want := range map[string]breaker.Phase{"bridge": "", "cam": breaker.Open} {
 		if st, err := r.Load(ctx, name); err != nil || st.Phase != want {
-			t.Errorf("Redis after the outage: %s is %q (%v), want %q restored from the replica", name, st.Phase, err, want)
+			t.Errorf("Redis after the outage: %s is %q (%v), want %q", name, st.Phase, err, want)
 		}
 	}
 	c, err := r.Counts(ctx, "api")
@@ -221,16 +227,15 @@ func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 
 const (
 	lostData    = "the shared state store lost its data"
-	restored    = "circuit restored from this host's replica"
 	notRestored = "tripped circuits not restored from this host's replica"
 )
 
 // Redis restarted with an empty dataset between two runs, which this host
-// never saw fail: the first run to read it says so once; an open circuit is
-// restored from the replica (its open period ends by itself), with one
-// notice naming the host; a trip by hand is not (any host may have reset
-// it since), with one WARN naming it.
-func TestRedisRestartedEmptyRestoresAnOpenCircuitButNoTrip(t *testing.T) {
+// never saw fail: the first run to read it says so once, and restores
+// nothing from the replica, open circuit or trip (any host may have closed
+// or reset it since), with one WARN naming the trip; the replica follows,
+// so that an outage after the loss brings neither back.
+func TestRedisRestartedEmptyRestoresNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv, 10*time.Second)
 	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
@@ -238,39 +243,64 @@ func TestRedisRestartedEmptyRestoresAnOpenCircuitButNoTrip(t *testing.T) {
 	}
 	h.run("bridge", true)
 	h.run("bridge", true) // open for an hour
+	// The host's own state dir, where a config without Redis keeps its
+	// circuits, is not the replica: nothing of it is touched.
+	own, err := file.Open(h.local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if _, err := own.Update(ctx, "cam", func(st *breaker.State) ([]breaker.Event, bool) {
+		return st.Trip(breaker.Instant{Wall: time.Now()}, 0), true
+	}); err != nil {
+		t.Fatal(err)
+	}
 	srv.Restart()
-	if h.run("bridge", false) {
-		t.Error("an open circuit ran after Redis restarted empty: not restored")
+	if !h.run("bridge", true) {
+		t.Error("an open circuit was restored after Redis restarted empty")
 	}
 	if !h.run("nas", false) {
 		t.Error("a trip by hand was restored after Redis restarted empty")
 	}
 	h.run("nas", false)
-	for msg, want := range map[string]int{lostData: 1, restored: 1, notRestored: 1, warning: 0} {
+	for msg, want := range map[string]int{lostData: 1, notRestored: 1, warning: 0} {
 		if n := h.log.count(msg); n != want {
 			t.Errorf("%d lines %q, want %d:\n%s", n, msg, want, h.log.String())
 		}
 	}
-	if host, _ := os.Hostname(); !strings.Contains(h.log.String(), "host="+host) {
-		t.Errorf("the lines do not name the host %s:\n%s", host, h.log.String())
+	if host, _ := os.Hostname(); !strings.Contains(h.log.String(), "host="+host) || !strings.Contains(h.log.String(), "circuits=nas ") {
+		t.Errorf("the lines do not name the host %s and the trip:\n%s", host, h.log.String())
 	}
-	if st, err := openRedis(t, srv).Load(ctx, "bridge"); err != nil || st.Phase != breaker.Open {
-		t.Errorf("Redis holds bridge %q, %v; want it open, restored", st.Phase, err)
+	if st, err := openRedis(t, srv).Load(ctx, "nas"); err != nil || st.Phase != "" {
+		t.Errorf("Redis holds nas %q, %v; want nothing restored", st.Phase, err)
+	}
+	if st, err := own.Load(ctx, "cam"); err != nil || st.Phase != breaker.ForcedOpen {
+		t.Errorf("the host's own state dir holds cam %q, %v; want its trip untouched", st.Phase, err)
+	}
+	// Redis down after the loss: the replica followed it, nas runs.
+	srv.Kill()
+	if !h.run("nas", false) {
+		t.Errorf("with Redis down after the loss, the replica brought the trip back:\n%s", h.log.String())
 	}
 }
 
-// Host A trips a circuit, host B resets it, and Redis loses its data (a
-// restart without persistence, or FLUSHALL): A's replica, which never saw
-// the reset, must not undo it. Nor may an open circuit of A's replica come
-// back when A saw a later change anywhere (B's reset) before the loss.
+// Host A trips a circuit and sees another open, host B resets both, and
+// Redis loses its data (a restart without persistence, or FLUSHALL): A's
+// replica, which never saw the resets, must not undo them, whether A read
+// Redis after them (seeing a later change somewhere) or not at all (before,
+// A restored the open circuit then: it was the latest change A had seen).
 func TestAResetIsNeverUndoneByAnotherHostsReplica(t *testing.T) {
 	for _, lose := range []struct {
-		name string
-		fn   func(*redistest.Server)
+		name  string
+		fn    func(*redistest.Server)
+		reads bool
 	}{
-		{"restarted empty", func(srv *redistest.Server) { srv.Restart() }},
-		{"flushed", func(srv *redistest.Server) { srv.Do("FLUSHALL") }},
+		{"restarted empty", func(srv *redistest.Server) { srv.Restart() }, true},
+		{"flushed", func(srv *redistest.Server) { srv.Do("FLUSHALL") }, true},
+		{"flushed, A reading nothing after the resets", func(srv *redistest.Server) { srv.Do("FLUSHALL") }, false},
+		{"restarted empty, A reading nothing after the resets", func(srv *redistest.Server) { srv.Restart() }, false},
 	} {
+		reads := lose.reads
 		t.Run(lose.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			a, b := newHost(t, srv, 10*time.Second), newHost(t, srv, 10*time.Second)
@@ -287,7 +317,9 @@ func TestAResetIsNeverUndoneByAnotherHostsReplica(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			a.run("api", false) // A reads Redis after the resets, without seeing them
+			if reads {
+				a.run("api", false) // A reads Redis after the resets, without seeing them
+			}
 			lose.fn(srv)
 			if !a.run("nas", false) || !a.run("bridge", false) {
 				t.Errorf("A's replica undid B's reset after Redis lost its data:\n%s", a.log.String())
@@ -295,11 +327,8 @@ func TestAResetIsNeverUndoneByAnotherHostsReplica(t *testing.T) {
 			if !b.run("nas", false) || !b.run("bridge", false) {
 				t.Errorf("B skipped a circuit it had reset:\n%s", b.log.String())
 			}
-			if a.log.count(lostData) != 1 || a.log.count(restored) != 0 {
-				t.Errorf("A: want one WARN of the loss and nothing restored:\n%s", a.log.String())
-			}
-			if b.log.count(lostData) != 1 || b.log.count(restored) != 0 {
-				t.Errorf("B: want one WARN of the loss and nothing restored:\n%s", b.log.String())
+			if a.log.count(lostData) != 1 || b.log.count(lostData) != 1 {
+				t.Errorf("want one WARN of the loss on each host:\nA:\n%s\nB:\n%s", a.log.String(), b.log.String())
 			}
 		})
 	}
@@ -448,12 +477,120 @@ func TestOneTimeoutIsMergedByTheNextProcess(t *testing.T) {
 	if c, err := openRedis(t, srv).Counts(ctx, "api"); err != nil || c.Successes != 3 || c.Failures != 1 {
 		t.Errorf("Redis counted %+v, %v; want 3 successes and 1 failure, the two runs on the replica merged", c, err)
 	}
-	st, err := file.Open(filepath.Join(h.local, statestore.HealthDir))
+	st, err := file.Open(filepath.Join(h.replica(), statestore.HealthDir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	if got, err := st.Load(ctx, "primary"); err != nil || got.ConsecutiveFailures != 0 {
 		t.Errorf("the availability circuit after the merge: %d failures, %v; want them cleared", got.ConsecutiveFailures, err)
+	}
+}
+
+// Any client that writes fusebox:epoch with another type, or a value
+// fusebox never writes, damages the epoch only: it is moved aside with one
+// ERROR, and on both hosts a trip stays in force and failures still open a
+// circuit, and no host takes the new epoch for a dataset that lost its
+// data (before, every run of every host ran without circuit protection
+// until someone deleted the key).
+func TestADamagedEpochLeavesEveryCircuitProtected(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, damage := range [][]string{
+		{"SET", "fusebox:epoch", "written by someone else"},
+		{"RPUSH", "fusebox:epoch", "x"},
+		{"HSET", "fusebox:epoch", "id", "not a token", "changed", "soon"},
+	} {
+		t.Run(damage[0], func(t *testing.T) {
+			srv.Do("FLUSHALL")
+			a, b := newHost(t, srv, 10*time.Second), newHost(t, srv, 10*time.Second)
+			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0); err != nil {
+				t.Fatal(err)
+			}
+			b.run("api", false) // b knows the epoch too
+			srv.Do("DEL", "fusebox:epoch")
+			srv.Do(damage...)
+			for _, h := range []*host{a, b, a, b} {
+				if h.run("nas", false) {
+					t.Fatal("the trip was ignored after the epoch was damaged")
+				}
+			}
+			a.run("api", true)
+			b.run("api", true)
+			if a.run("api", false) || b.run("api", false) {
+				t.Error("two failures did not open the circuit after the epoch was damaged")
+			}
+			logs := a.log.String() + b.log.String()
+			if n := strings.Count(logs, "level=ERROR"); n != 1 || !strings.Contains(logs, "redis=fusebox:epoch") {
+				t.Errorf("%d ERRORs, want 1 naming the epoch:\n%s", n, logs)
+			}
+			if strings.Contains(logs, "without circuit protection") || strings.Contains(logs, "lost its data") {
+				t.Errorf("a run went unprotected, or a host took the damage for lost data:\n%s", logs)
+			}
+		})
+	}
+}
+
+// A replica belongs to one Redis: a host pointed at another store (another
+// database, another prefix, another server: a second config, a new NAS)
+// keeps another replica beside the first. Its first failure there, with
+// trip_after 1, opens the circuit; nothing of the first store comes into
+// the other; no host says a store lost its data; and the first store and
+// its replica keep their trip and open circuit. Before, the host took the
+// other store for a Redis that lost its data, restored the first store's
+// circuits into it, and lost the failure it recorded meanwhile.
+func TestAReplicaBelongsToOneRedis(t *testing.T) {
+	srv, srv2 := redistest.Start(t), redistest.Start(t)
+	for _, other := range []struct{ name, url, prefix string }{
+		{"another database", strings.TrimSuffix(srv.URL(), "/0") + "/1", ""},
+		{"another prefix", srv.URL(), "other:"},
+		{"another server", srv2.URL(), ""},
+	} {
+		t.Run(other.name, func(t *testing.T) {
+			srv.Do("FLUSHALL")
+			h := newHost(t, srv, 10*time.Second)
+			if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
+				t.Fatal(err)
+			}
+			h.run("bridge", true)
+			h.run("bridge", true) // open, in the first store and its replica
+			open := func() *fusebox.Circuits {
+				s := statestore.Open(statestore.Options{Dir: other.url, Prefix: other.prefix, LocalDir: h.local, Logger: h.log.logger(),
+					DialTimeout: h.budget, CommandTimeout: h.budget})
+				t.Cleanup(func() { s.Close() })
+				return fusebox.New(s, fusebox.WithLogger(h.log.logger()),
+					fusebox.WithPolicy(fusebox.Policy{Retry: fusebox.RetryPolicy{Attempts: 1}, Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Hour}}))
+			}
+			if err := open().Do(ctx, "api", func(context.Context) error { return errors.New("down") }); err == nil || errors.Is(err, breaker.ErrOpen) {
+				t.Fatalf("the first call on the other store: %v, want it run and failed", err)
+			}
+			ran := false
+			if err := open().Do(ctx, "api", func(context.Context) error { ran = true; return nil }); !errors.Is(err, breaker.ErrOpen) || ran {
+				t.Errorf("after one failure with trip_after 1 on the other store: %v (ran %v); want it open", err, ran)
+			}
+			for _, name := range []string{"nas", "bridge"} {
+				if err := open().Do(ctx, name, func(context.Context) error { return nil }); err != nil {
+					t.Errorf("the other store skipped %s, a circuit of the first: %v", name, err)
+				}
+			}
+			if h.run("nas", false) || h.run("bridge", false) {
+				t.Error("the first store lost its trip or open circuit")
+			}
+			if n := h.log.count(lostData); n != 0 {
+				t.Errorf("%d lines %q, want none: no store lost its data:\n%s", n, lostData, h.log.String())
+			}
+			first := statestore.ReplicaDir(h.local, srv.URL(), "")
+			second := statestore.ReplicaDir(h.local, other.url, other.prefix)
+			if first == second {
+				t.Fatalf("one replica dir %s for two stores", first)
+			}
+			rep, err := file.Open(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rep.Close()
+			if st, err := rep.Load(ctx, "nas"); err != nil || st.Phase != breaker.ForcedOpen {
+				t.Errorf("the first store's replica holds nas %q, %v; want it tripped", st.Phase, err)
+			}
+		})
 	}
 }

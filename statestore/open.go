@@ -10,20 +10,28 @@
 // answers every process on every host shares its circuits, and each host
 // keeps a replica of them in its local state dir; while it does not, every
 // process of the host uses the replica, after one warning for the host, and
-// what they record is merged into Redis when it is back. The local state dir
-// then holds, beside the replica:
+// what they record is merged into Redis when it is back. A replica is one
+// Redis's, in a directory of the local state dir named after the store it
+// mirrors (ReplicaDir), so that a host pointed at another Redis, another
+// database or another prefix keeps another replica and never takes one
+// store's circuits for another's. It holds the replica's circuits and:
 //
-//	DIR/.redis-up/        the availability circuit of Redis (a state dir of its own)
-//	DIR/.redis-merged/    per circuit: the shared state last copied, and what was merged back
-//	DIR/.redis-epoch      the epoch of Redis's dataset last seen, to notice it lost its data
+//	REPLICA/.redis-up/        the availability circuit of Redis (a state dir of its own)
+//	REPLICA/.redis-merged/    per circuit: the shared state last copied, and what was merged back
+//	REPLICA/.redis-epoch      the epoch of Redis's dataset last seen, to notice it lost its data
 package statestore
 
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -55,12 +63,39 @@ type Options struct {
 	Prefix                      string // of every Redis key; "": redis.DefaultPrefix
 }
 
-// Local state dirs beside the replica (see the package doc).
+// Local state dirs: ReplicasDir of the local state dir holds one replica
+// per Redis store; the others are in a replica (see the package doc).
 const (
-	HealthDir = ".redis-up"
-	MergedDir = ".redis-merged"
-	EpochFile = ".redis-epoch"
+	ReplicasDir = ".redis"
+	HealthDir   = ".redis-up"
+	MergedDir   = ".redis-merged"
+	EpochFile   = ".redis-epoch"
 )
+
+// ReplicaDir is where a host whose local state dir is localDir keeps its
+// replica of the Redis store at rawURL whose keys start with prefix (""
+// for redis.DefaultPrefix): localDir/.redis/HOST-PORT-dbDB-HASH, the hash
+// over host, port, database and prefix (never the password, nor the user
+// or the scheme, which change no data).
+func ReplicaDir(localDir, rawURL, prefix string) string {
+	host, port, db := "", "6379", "0"
+	if u, err := url.Parse(rawURL); err == nil {
+		host = strings.ToLower(u.Hostname())
+		port = cmp.Or(u.Port(), port)
+		db = cmp.Or(strings.Trim(u.Path, "/"), db)
+	}
+	sum := sha256.Sum256([]byte(host + "\x00" + port + "\x00" + db + "\x00" + cmp.Or(prefix, redis.DefaultPrefix)))
+	safe := func(s string) string {
+		s = strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+				return r
+			}
+			return '_'
+		}, s)
+		return s[:min(len(s), 64)]
+	}
+	return filepath.Join(localDir, ReplicasDir, fmt.Sprintf("%s-%s-db%s-%x", safe(host), safe(port), safe(db), sum[:4]))
+}
 
 // Open opens the store o names. It never fails: a store that cannot be
 // opened is returned as Unavailable, which Reason reports.
@@ -101,20 +136,28 @@ func openRedis(o Options) fusebox.Admin {
 		if o.LocalDir == "" {
 			return Local{}, errors.New("no local state dir to fall back to")
 		}
-		s, err := openFile(o, o.LocalDir)
+		dir := ReplicaDir(o.LocalDir, o.Dir, o.Prefix)
+		if err := makeSubdirs(o.LocalDir, ReplicasDir, filepath.Base(dir)); err != nil {
+			return Local{}, err
+		}
+		s, err := openFile(o, dir)
 		if err != nil {
 			return Local{}, err
 		}
 		l := Local{Store: s}
 		// Without its bookkeeping the replica still serves an outage; the
 		// availability circuit is then each process's own.
-		if m, err := openFile(o, filepath.Join(o.LocalDir, MergedDir)); err == nil {
-			l.Merged = m
+		if makeSubdirs(dir, MergedDir) == nil {
+			if m, err := openFile(o, filepath.Join(dir, MergedDir)); err == nil {
+				l.Merged = m
+			}
 		}
-		if h, err := openFile(o, filepath.Join(o.LocalDir, HealthDir)); err == nil {
-			l.Health = h
+		if makeSubdirs(dir, HealthDir) == nil {
+			if h, err := openFile(o, filepath.Join(dir, HealthDir)); err == nil {
+				l.Health = h
+			}
 		}
-		l.EpochFile = filepath.Join(o.LocalDir, EpochFile)
+		l.EpochFile = filepath.Join(dir, EpochFile)
 		return l, nil
 	}
 	primary, err := redis.Open(o.Dir, opts...)
@@ -122,6 +165,27 @@ func openRedis(o Options) fusebox.Admin {
 		return Unavailable{Err: err}
 	}
 	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Clock: o.Clock, Answered: redis.Answered, Refused: redis.Refused})
+}
+
+// makeSubdirs makes the subdirectories names of dir, each in the last,
+// as a state dir makes its own (file.Store.Subdir): in a dir shared with a
+// group, every member may use them.
+func makeSubdirs(dir string, names ...string) error {
+	if fi, err := os.Lstat(filepath.Join(append([]string{dir}, names...)...)); err == nil && fi.IsDir() {
+		return nil // made before: Open checks it
+	}
+	for _, n := range names {
+		s, err := file.Open(dir)
+		if err != nil {
+			return err
+		}
+		dir, err = s.Subdir(n)
+		s.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Reason returns why s is Unavailable, or nil when it is a working store: a

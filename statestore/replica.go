@@ -28,21 +28,13 @@ func (f *Fallback) replicaOf() *Local {
 
 // observe compares a state just read from the primary with the replica's,
 // and copies a change into the replica. When the primary turns out to have
-// lost its data, what the replica may restore is restored first (see
-// checkEpoch), and the state read again.
+// lost its data, the replica follows it first (see checkEpoch).
 func (f *Fallback) observe(ctx context.Context, name string, st breaker.State) breaker.State {
 	l := f.replicaOf()
 	if l == nil {
 		return st
 	}
-	if f.checkEpoch(ctx, l) {
-		got, err := f.Primary().Load(ctx, name)
-		if err != nil {
-			rep, _ := l.Store.Load(ctx, name)
-			return rep // the primary failed meanwhile: the replica's is the better answer
-		}
-		st = got
-	}
+	f.checkEpoch(ctx, l)
 	rep, err := l.Store.Load(ctx, name)
 	if err == nil && st.Phase != "" && (st.Generation != rep.Generation || st.Phase != rep.Phase) {
 		f.replicate(ctx, name, st)

@@ -153,7 +153,7 @@ itself, at most once an hour, so there is rarely a need to run it.`,
 			}
 			where := "" // the store named; said only when it was not the one used
 			if f, ok := store.(*statestore.Fallback); ok && f.OnLocal() {
-				where = " in the local replica " + a.localDir() + " (the shared state store is unreachable)"
+				where = " in the local replica " + statestore.ReplicaDir(a.localDir(), a.stateDir(cfg), "") + " (the shared state store is unreachable)"
 			}
 			fmt.Fprintf(a.stdout, "removed %d circuit(s), %d answer(s), %d event(s)%s\n", len(r.Circuits), len(r.Answers), r.Events, where)
 			for _, n := range r.Circuits {

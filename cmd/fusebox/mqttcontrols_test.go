@@ -270,3 +270,56 @@ circuits:
 		t.Errorf("bridge is %s after a guest's press, want still open: the ACL let it through", st.Phase)
 	}
 }
+
+// A trip pressed over MQTT never shortens a trip in force: on a circuit a
+// person tripped until reset (maintenance) it changes nothing, and a timed
+// trip shorter than the press's is lengthened to it. Before, the press
+// turned the maintenance trip into 20 minutes.
+func TestATripPressNeverShortensAManualTrip(t *testing.T) {
+	addr := testenv.Mosquitto(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	env := writeConfig(t, dir, fmt.Sprintf(`defaults:
+  notify:
+    mqtt: {broker: 'tcp://%s', instance: test, controls: true, controls_trip_for: 20m}
+circuits:
+  nas: {attempts: 1}
+  plug: {attempts: 1}
+`, addr))
+	if p := fbEnv(t, state, env, "trip", "nas"); p.Code != 0 {
+		t.Fatalf("trip nas: exit %d: %s", p.Code, p.Stderr)
+	}
+	if p := fbEnv(t, state, env, "trip", "plug", "--for", "5m"); p.Code != 0 {
+		t.Fatalf("trip plug: exit %d: %s", p.Code, p.Stderr)
+	}
+	store, err := file.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	hass := testenv.Subscribe(t, addr, "homeassistant/#")
+	d := startServe(t, state, filepath.Join(dir, "config.yaml"))
+	trip := discovered(t, hass, "homeassistant/button/fusebox_test/circuit_nas_trip/config")
+	discovered(t, hass, "homeassistant/button/fusebox_test/circuit_plug_trip/config")
+	pub := newPublisher(t, addr)
+	pub.press(t, trip["command_topic"].(string), `{"circuit":"nas","press":"trip"}`)
+	pub.press(t, trip["command_topic"].(string), `{"circuit":"plug","press":"trip"}`)
+	// Presses are applied one at a time, in order: once plug's has, so has
+	// nas's.
+	testenv.WaitFor(t, "the daemon applying plug's press", func() bool {
+		return time.Duration(phaseOf(t, store, "plug").OpenPeriod) == 20*time.Minute
+	})
+	d.Signal(t, syscall.SIGTERM)
+	if code := d.Wait(t); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, d.Stderr)
+	}
+	if st := phaseOf(t, store, "nas"); st.Phase != breaker.ForcedOpen || !st.TrippedUntilReset() {
+		t.Errorf("nas after a trip press: %s for %s; want still tripped until reset", st.Phase, time.Duration(st.OpenPeriod))
+	}
+	if r, n := lastReason(t, store, "nas"); r != "tripped by hand" || n != 0 {
+		t.Errorf("nas's last event says %q (%d by MQTT); want the person's trip, untouched", r, n)
+	}
+	if st := phaseOf(t, store, "plug"); st.Phase != breaker.ForcedOpen || time.Duration(st.OpenPeriod) != 20*time.Minute {
+		t.Errorf("plug tripped for 5m, after a 20m press: %s for %s; want 20m", st.Phase, time.Duration(st.OpenPeriod))
+	}
+}

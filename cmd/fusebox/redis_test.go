@@ -54,6 +54,9 @@ func (h host) cmd(args ...string) *exec.Cmd {
 	return fbCmd(filepath.Join(filepath.Dir(h.local), "unused"), h.env, args...)
 }
 
+// replica is h's replica of its Redis store (statestore.ReplicaDir).
+func (h host) replica() string { return statestore.ReplicaDir(h.local, h.state, "") }
+
 func (h host) status(t *testing.T, name string) map[string]any {
 	t.Helper()
 	return statusOfEnv(t, h.local, h.env, name)
@@ -72,7 +75,7 @@ func statusOfEnv(t *testing.T, stateDir string, env []string, name string) map[s
 // availability circuit, in the local state dir, never recorded a failure.
 func (h host) neverFellBack(t *testing.T) {
 	t.Helper()
-	if b, err := os.ReadFile(filepath.Join(h.local, statestore.HealthDir, "events", "primary.jsonl")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(h.replica(), statestore.HealthDir, "events", "primary.jsonl")); err == nil {
 		t.Errorf("host %s found Redis unavailable and used its local replica:\n%s", h.local, b)
 	}
 }
@@ -80,7 +83,7 @@ func (h host) neverFellBack(t *testing.T) {
 // availability is the state of h's availability circuit of Redis.
 func (h host) availability(t *testing.T) string {
 	t.Helper()
-	st, _ := statusOfEnv(t, filepath.Join(h.local, statestore.HealthDir), nil, "primary")["state"].(string)
+	st, _ := statusOfEnv(t, filepath.Join(h.replica(), statestore.HealthDir), nil, "primary")["state"].(string)
 	return st
 }
 
@@ -218,7 +221,7 @@ func twoHundred(t testing.TB, hosts []host, name string, n int) contention {
 		if !redis.IsURL(h.state) {
 			continue
 		}
-		replica, err := file.Open(h.local)
+		replica, err := file.Open(h.replica())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +263,7 @@ func TestRedisDownTheCallRunsWithOneWarningAndNoPassword(t *testing.T) {
 	if strings.Contains(p.Stderr, "hunter2") {
 		t.Errorf("the password shows:\n%s", p.Stderr)
 	}
-	if st := statusOfEnv(t, h.local, nil, "api"); st["total_successes"] != float64(1) {
+	if st := statusOfEnv(t, h.replica(), nil, "api"); st["total_successes"] != float64(1) {
 		t.Errorf("local fallback status %v, want the success counted there", st)
 	}
 	// --state too, and the same for status, which reads the local store.
@@ -439,7 +442,7 @@ func TestRedisAHealthyRunConnectsOnce(t *testing.T) {
 func TestRedisDownGCAndStoreUpSayTheReplicaStandsIn(t *testing.T) {
 	h := newHostAt(t, "redis://127.0.0.1:1/0") // nothing listens on port 1
 	p := h.fb(t, "gc")
-	if p.Code != 0 || !strings.Contains(p.Stdout, "in the local replica "+h.local+" (the shared state store is unreachable)") {
+	if p.Code != 0 || !strings.Contains(p.Stdout, "in the local replica "+h.replica()+" (the shared state store is unreachable)") {
 		t.Errorf("gc with Redis down: exit %d:\n%s%s\nwant it to say it collected the local replica", p.Code, p.Stdout, p.Stderr)
 	}
 	p = h.fb(t, "status", "--format", "prometheus")
