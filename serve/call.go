@@ -291,6 +291,10 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name 
 		writeJSON(w, http.StatusServiceUnavailable, problem{Error: busy.Error(), Name: name})
 		return http.StatusServiceUnavailable
 	}
+	if errors.Is(err, httpcall.ErrQueryTooLarge) { // the guard refuses it first; a caller's mistake all the same
+		writeJSON(w, http.StatusBadRequest, problem{Error: err.Error(), Name: name})
+		return http.StatusBadRequest
+	}
 	if errors.Is(err, httpcall.ErrNotAllowed) {
 		writeJSON(w, http.StatusForbidden, problem{Error: wd.client.Redactor().String(err.Error()), Name: name})
 		return http.StatusForbidden

@@ -27,10 +27,6 @@ import (
 // that fetches /call cannot read the answer, though the upstream grants
 // every origin (Access-Control-Allow-Origin: *), and the call is not made.
 func TestACrossSitePageCannotReadACall(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		testenv.Skip(t, "no Chromium at %s (apt-get install chromium): %v", chromium, err)
-	}
 	var hits atomic.Int64
 	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -48,14 +44,7 @@ fetch("http://%s/call/u").then(r => r.text()).then(
 	})
 	_, port, _ := strings.Cut(strings.TrimPrefix(page, "http://"), ":")
 
-	actx, stopAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true))
-	defer stopAlloc()
-	ctx, stop := chromedp.NewContext(actx)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a safety net: the page sets its title when the fetch ends
-	defer cancel()
+	ctx := newBrowser(t)
 	for _, from := range []string{"http://localhost:" + port + "/", "http://127.0.0.1:" + port + "/"} {
 		title, err := fetchedTitle(ctx, from)
 		if err != nil {
@@ -68,6 +57,25 @@ fetch("http://%s/call/u").then(r => r.text()).then(
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the pages' fetches reached the upstream %d times; want them refused before the call", n)
 	}
+}
+
+// newBrowser starts a headless Chromium for the test, with opts, or skips
+// it loudly when there is none; it is stopped when the test ends. Two
+// minutes is a safety net: each page sets its title when its requests end.
+func newBrowser(t *testing.T, opts ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	const chromium = "/usr/bin/chromium"
+	if _, err := os.Stat(chromium); err != nil {
+		testenv.Skip(t, "no Chromium at %s (apt-get install chromium): %v", chromium, err)
+	}
+	opts = append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(chromium),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true)}, opts...)
+	actx, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, stop := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancel(); stop(); stopAlloc() })
+	return ctx
 }
 
 // fetchedTitle opens url in a tab of its own and returns the page's title
@@ -168,10 +176,6 @@ func (tp *tap) saw(s string) bool {
 // come from. Callers that are no browser, and a browser's that carries
 // X-Fusebox-Wait, are answered as before.
 func TestABrowserPageCannotMakeTheDaemonCallOutUnderAnyName(t *testing.T) {
-	const chromium = "/usr/bin/chromium"
-	if _, err := os.Stat(chromium); err != nil {
-		testenv.Skip(t, "no Chromium at %s (apt-get install chromium): %v", chromium, err)
-	}
 	var hits atomic.Int64
 	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -197,15 +201,7 @@ fetch("%[1]s/call/u?via=fetch-%[2]s", {mode: "no-cors"}).finally(done);
 	})
 	_, pport, _ := strings.Cut(strings.TrimPrefix(page, "http://"), ":")
 
-	actx, stopAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromium),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("host-resolver-rules", "MAP fusebox.lan 127.0.0.1, MAP evil.example 127.0.0.1"))
-	defer stopAlloc()
-	ctx, stop := chromedp.NewContext(actx)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a safety net: the page sets its title when its requests end
-	defer cancel()
+	ctx := newBrowser(t, chromedp.Flag("host-resolver-rules", "MAP fusebox.lan 127.0.0.1, MAP evil.example 127.0.0.1"))
 	for _, tc := range []struct{ tag, target string }{
 		{"loopback", "http://127.0.0.1:" + tp.port},
 		{"lan", "http://fusebox.lan:" + tp.port},
