@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,10 +41,12 @@ const (
 //   - an MQTT publisher flapping the watched bridge's state every 5 ms,
 //     and another publishing a 30 MB message on it now and then (one of
 //     them retained), on a real mosquitto;
-//   - its state on a real redis-server that is restarted empty twice;
+//   - its state on a real redis-server that is restarted empty twice,
+//     and whose shared epoch another client turns into a list every 10 s;
 //   - clients that drip a request body, drip headers, send requests and
-//     never read the answers, or send a refused request announcing a large
-//     body;
+//     never read the answers, send a refused request announcing a large
+//     body, keep a tokenless page GET's connection alive and idle, or
+//     send a query of 1,000 parameters;
 //   - an upstream that hangs and one that resets every connection;
 //
 // beside a second daemon on a file state dir that watches the same topic,
@@ -105,7 +108,7 @@ circuits:
     http: {url: '%s/reset'}
   bridge:
     health:
-      mqtt: {topic: %s, up: '.state == "online"'}
+      mqtt: {topic: %s, up: '(.state? // .) == "online"'}
 `, broker, hook.URL, i, up.URL, up.URL, up.URL, up.URL, topic)
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
@@ -172,7 +175,7 @@ circuits:
 
 	// The hostile HTTP clients, each against the daemon on Redis.
 	addr := onRedis.Addr
-	var cycles [4]atomic.Int64 // drip body, drip headers, never read, refused
+	var cycles [7]atomic.Int64 // drip body, drip headers, never read, refused, idle page GETs, huge queries, damaged keys
 	// A body dripped a byte a second.
 	spawn(10, func(ctx context.Context, _ int) {
 		for ctx.Err() == nil {
@@ -245,6 +248,47 @@ circuits:
 			io.Copy(io.Discard, c) // until the daemon closes it
 			c.Close()
 			cycles[3].Add(1)
+		}
+	})
+	spawn(20, func(ctx context.Context, _ int) { // tokenless page GETs kept alive, then idle (issue 36.2)
+		for ctx.Err() == nil {
+			c := dialCtx(ctx, addr)
+			if c == nil {
+				continue
+			}
+			fmt.Fprintf(c, "GET /style.css HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+			c.SetReadDeadline(time.Now().Add(time.Minute))
+			io.Copy(io.Discard, c) // the answer, then idle until the daemon gives the slot up
+			c.Close()
+			cycles[4].Add(1)
+		}
+	})
+	spawn(2, func(ctx context.Context, _ int) { // a token caller's query of 1,000 parameters (issue 36.7)
+		var q strings.Builder
+		for j := range 1000 {
+			fmt.Fprintf(&q, "&p%d=x", j)
+		}
+		for ctx.Err() == nil {
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/call/ok?"+q.String()[1:], nil)
+			req.Header.Set("X-Fusebox-Token", token)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusBadRequest {
+					cycles[5].Add(1)
+				}
+			}
+			sleepCtx(ctx, 100*time.Millisecond)
+		}
+	})
+	spawn(1, func(ctx context.Context, _ int) { // a Redis client that damages the shared epoch (issue 36.4)
+		for sleepCtx(ctx, 10*time.Second) {
+			// redis-cli, not rds.Do: Redis may be down for its restart.
+			cli := exec.Command("redis-cli", "-p", strconv.Itoa(rds.Port), "eval",
+				"redis.call('DEL', KEYS[1]); return redis.call('RPUSH', KEYS[1], 'not', 'an', 'epoch')", "1", "fusebox:epoch")
+			if out, err := cli.CombinedOutput(); err == nil && strings.TrimSpace(string(out)) == "3" {
+				cycles[6].Add(1)
+			}
 		}
 	})
 	// Callers with the token of the upstreams that hang and reset.
@@ -347,10 +391,12 @@ sample:
 	if refused.Load() > 0 || answered.Load() == 0 {
 		t.Errorf("the caller with the token was answered %d times and missed %d (first: %v): locked out by the flood", answered.Load(), refused.Load(), firstMiss.Load())
 	}
-	t.Logf("in %v: %d flaps, %d huge messages, attacker cycles (drip body, drip headers, never read, refused) %d %d %d %d, token caller answered %d, notifications %d and %d",
-		dur, flaps.Load(), huge.Load(), cycles[0].Load(), cycles[1].Load(), cycles[2].Load(), cycles[3].Load(), answered.Load(), notes[0].Load(), notes[1].Load())
-	if flaps.Load() == 0 || huge.Load() == 0 || cycles[3].Load() == 0 {
-		t.Errorf("an attacker never got through a cycle (flaps %d, huge %d, refused %d): the soak did not test what it says", flaps.Load(), huge.Load(), cycles[3].Load())
+	t.Logf("in %v: %d flaps, %d huge messages, attacker cycles (drip body, drip headers, never read, refused, idle page GETs, huge queries refused, damaged epochs) %d %d %d %d %d %d %d, token caller answered %d, notifications %d and %d",
+		dur, flaps.Load(), huge.Load(), cycles[0].Load(), cycles[1].Load(), cycles[2].Load(), cycles[3].Load(), cycles[4].Load(), cycles[5].Load(), cycles[6].Load(),
+		answered.Load(), notes[0].Load(), notes[1].Load())
+	if flaps.Load() == 0 || huge.Load() == 0 || cycles[3].Load() == 0 || cycles[4].Load() == 0 || cycles[5].Load() == 0 || cycles[6].Load() == 0 {
+		t.Errorf("an attacker never got through a cycle (flaps %d, huge %d, refused %d, idle page GETs %d, huge queries refused %d, damaged epochs %d): the soak did not test what it says",
+			flaps.Load(), huge.Load(), cycles[3].Load(), cycles[4].Load(), cycles[5].Load(), cycles[6].Load())
 	}
 }
 

@@ -16,9 +16,10 @@ const DefaultUnprovenIdle = 5 * time.Second
 // without the token holds a slot a caller with it needs. A connection is
 // proven once a request on it carries the token (on a daemon without a
 // token, none is). At the cap, a new connection takes the slot of the
-// oldest unproven one that is in no request: a kept-alive page GET, a
-// caller that has sent nothing yet, one refused and closing. Only when
-// every slot is proven or in a request does a new connection wait for
+// oldest unproven one that is in no request: a kept-alive page GET gone
+// idle, a caller that has sent nothing (or not its whole header) for
+// newGrace. Only when every slot is proven, in a request, or being closed
+// by net/http (a refusal, within a second) does a new connection wait for
 // one, in the listen backlog. An unproven connection is kept alive for
 // unprovenIdle at most between requests.
 type slots struct {
@@ -72,15 +73,26 @@ func (l *slotListener) Accept() (net.Conn, error) {
 	if err := l.s.wait(l.done); err != nil {
 		return nil, err
 	}
-	c, err := l.Listener.Accept()
+	tc, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
+	c := &slotConn{tc}
 	l.s.mu.Lock()
 	l.s.conns[c] = &slot{conn: c, state: http.StateNew, since: time.Now()}
 	l.s.mu.Unlock()
 	return c, nil
 }
+
+// slotConn is an accepted connection as net/http gets it: without the
+// TCP connection's CloseWrite, so that net/http does not half-close a
+// connection it is about to close (a refusal, say) before it lets go of
+// it. Its caller then sees the end only when the slot is free again, and a
+// flood of refused callers cannot come back faster than their connections
+// are closed (each half-closed one held its slot, and a descriptor, for
+// the half second net/http holds a close back, while its caller was
+// already back on a new one: 1,900 a second from 20 callers).
+type slotConn struct{ net.Conn }
 
 // wait returns once fewer than cap connections are held, closing the
 // oldest unproven connection in no request to make room when there is
@@ -124,7 +136,12 @@ func (s *slots) victim() *slot {
 		if sl.proven || sl.handling {
 			continue
 		}
-		if sl.state != http.StateIdle && !sl.served && now.Sub(sl.since) < newGrace {
+		if sl.state != http.StateIdle && (sl.served || now.Sub(sl.since) < newGrace) {
+			// Served and not idle: net/http is ending it (a refused
+			// request's body read for refusedBodyGrace, then its close
+			// held back as long against a reset), within a second by
+			// itself. Taking its slot would only have its caller come
+			// back the sooner: a refused flood would spin.
 			continue
 		}
 		if v == nil || sl.since.Before(v.since) {
