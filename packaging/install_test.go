@@ -161,17 +161,6 @@ func (h *debHost) systemdStartsTheUnit() {
 chmod 2770 $d`)
 }
 
-// troubleLines returns the lines of stderr that say fusebox is in trouble.
-func troubleLines(stderr string) []string {
-	var out []string
-	for l := range strings.Lines(stderr) {
-		if strings.Contains(l, "level=ERROR") || strings.Contains(l, "without circuit protection") || strings.Contains(l, "permission denied") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // buildDeb builds this checkout's .deb for the machine's architecture with
 // release.sh.
 func buildDeb(t *testing.T) string {
