@@ -122,7 +122,7 @@ COPYRIGHT
 }
 
 # changelog: the .deb's changelog, in Debian's format, one entry for this
-# release (a native package: changelog.gz, not changelog.Debian.gz).
+# release.
 changelog() {
 	cat <<CHANGELOG
 fusebox ($VERSION) unstable; urgency=medium
@@ -147,9 +147,16 @@ deb() {
 	echo /etc/fusebox/config.yaml >"$root/DEBIAN/conffiles"
 	chmod 0644 "$root/DEBIAN/conffiles"
 	copyright >"$root/usr/share/doc/fusebox/copyright"
-	changelog | gzip -9n >"$root/usr/share/doc/fusebox/changelog.gz"
+	# A version with a hyphen (git describe's 1.2.3-4-gabcdef) has a Debian
+	# revision, the part after its last hyphen: the package is then not
+	# native, and its changelog is changelog.Debian.gz.
+	case $VERSION in
+	*-*) changelog_gz=changelog.Debian.gz ;;
+	*) changelog_gz=changelog.gz ;;
+	esac
+	changelog | gzip -9n >"$root/usr/share/doc/fusebox/$changelog_gz"
 	gzip -9n <"$1/THIRD-PARTY-LICENSES" >"$root/usr/share/doc/fusebox/THIRD-PARTY-LICENSES.gz"
-	chmod 0644 "$root/usr/share/doc/fusebox/copyright" "$root/usr/share/doc/fusebox/changelog.gz" \
+	chmod 0644 "$root/usr/share/doc/fusebox/copyright" "$root/usr/share/doc/fusebox/$changelog_gz" \
 		"$root/usr/share/doc/fusebox/THIRD-PARTY-LICENSES.gz"
 	for unit in packaging/systemd/*; do
 		# The units name the binary where a hand install puts it.
