@@ -122,7 +122,7 @@ func (h *debHost) run(cmd *exec.Cmd) ran {
 func (h *debHost) machine() string {
 	h.t.Helper()
 	return h.sh(`for f in passwd group shadow gshadow; do echo "$f: $(grep '^fusebox:' /etc/$f || true)"; done
-for p in /usr/bin/fusebox /usr/lib/systemd/system/fusebox.service /var/lib/dpkg/fusebox.made; do echo "$p: $(ls -ld $p 2>&1 | cut -d' ' -f1)"; done
+for p in /usr/bin/fusebox /usr/lib/systemd/system/fusebox.service /etc/fusebox /etc/fusebox/config.yaml /var/lib/dpkg/fusebox.made; do echo "$p: $(ls -ld $p 2>&1 | cut -d' ' -f1)"; done
 echo "dpkg: $(dpkg-query -W -f '${db:Status-Status}' fusebox 2>&1)"
 echo "state dir:"; ls -laR --time-style=+ /var/lib/fusebox 2>&1 || true`)
 }
@@ -161,17 +161,6 @@ func (h *debHost) systemdStartsTheUnit() {
 chmod 2770 $d`)
 }
 
-// troubleLines returns the lines of stderr that say fusebox is in trouble.
-func troubleLines(stderr string) []string {
-	var out []string
-	for l := range strings.Lines(stderr) {
-		if strings.Contains(l, "level=ERROR") || strings.Contains(l, "without circuit protection") || strings.Contains(l, "permission denied") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // buildDeb builds this checkout's .deb for the machine's architecture with
 // release.sh.
 func buildDeb(t *testing.T) string {
@@ -180,7 +169,7 @@ func buildDeb(t *testing.T) string {
 	if err != nil {
 		testenv.Skip(t, "dpkg --print-architecture: %v", err)
 	}
-	target := map[string]string{"amd64": "linux/amd64", "arm64": "linux/arm64", "armhf": "linux/arm/7"}[strings.TrimSpace(string(arch))]
+	target := map[string]string{"amd64": "linux/amd64", "arm64": "linux/arm64", "armhf": "linux/arm/6"}[strings.TrimSpace(string(arch))]
 	if target == "" {
 		testenv.Skip(t, "release.sh builds no .deb for %s", arch)
 	}
@@ -223,6 +212,7 @@ func needInstallable(t *testing.T) {
 // before and after systemd's StateDirectory= has had its way with the dir.
 // Then it purges the package, and the machine is as it was.
 func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
+	testenv.Heavy(t)
 	needInstallable(t)
 	deb := buildDeb(t)
 
@@ -239,6 +229,26 @@ func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
 			if p := h.run(h.cmd("systemd-analyze", "verify", "--man=no", "/usr/lib/systemd/system/"+unit)); p.code != 0 || p.stdout+p.stderr != "" {
 				t.Errorf("systemd-analyze verify %s: exit %d\n%s%s", unit, p.code, p.stdout, p.stderr)
 			}
+		}
+
+		if got := h.sh("dpkg-query -W -f '${Conffiles}' fusebox | cut -d' ' -f2"); got != "/etc/fusebox/config.yaml" {
+			t.Errorf("dpkg's conffiles of fusebox: %q, want /etc/fusebox/config.yaml", got)
+		}
+		// What the units run, as they run it, on the shipped config: the
+		// daemon starts (it exited 78 without one), and a job says nothing.
+		config := []string{"FUSEBOX_CONFIG=/etc/fusebox/config.yaml"}
+		if p := h.run(h.as("fusebox", config, "/usr/bin/fusebox", "validate")); p.code != 0 || !strings.Contains(p.stdout, "ok (0 circuits") {
+			t.Errorf("fusebox validate as user fusebox: exit %d\n%s%s", p.code, p.stdout, p.stderr)
+		}
+		d := testenv.StartDaemon(t, h.as("fusebox", config, "/usr/bin/fusebox", "serve", "--listen", "127.0.0.1:0"))
+		if code, _, body := d.Get(t, "/api/circuits"); code != 200 {
+			t.Errorf("the daemon on the shipped config: GET /api/circuits: %d %s", code, body)
+		}
+		if logged := d.Stop(t); len(troubleLines(logged)) > 0 {
+			t.Errorf("the daemon on the shipped config logged trouble:\n%s", logged)
+		}
+		if p := h.run(h.as("fusebox", config, "/usr/bin/fusebox", "run", "job", "--", "true")); p.code != 0 || p.stderr != "" {
+			t.Errorf("a job as fusebox-job@.service runs it: exit %d, want 0 and nothing said:\n%s", p.code, p.stderr)
 		}
 
 		member := "fbm" + strconv.FormatUint(rand.Uint64()%1e8, 36)
@@ -291,8 +301,12 @@ func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
 		h.sh("groupadd --system fusebox")
 		t.Cleanup(func() { exec.Command("groupdel", "fusebox").Run() })
 		before := h.machine()
-		if p := h.install(deb); p.code != 0 {
+		p := h.install(deb)
+		if p.code != 0 {
 			t.Fatalf("dpkg -i: exit %d\n%s%s", p.code, p.stdout, p.stderr)
+		}
+		if !strings.Contains(p.stderr, "fusebox: group fusebox was there before fusebox was installed (gid ") || !strings.Contains(p.stderr, "members: none): the units run as it, and its members may read and change /var/lib/fusebox") {
+			t.Errorf("dpkg -i did not say it took a group that was there, and what its members get:\n%s", p.stderr)
 		}
 		if got := h.sh("id -gn fusebox"); got != "fusebox" {
 			t.Errorf("the fusebox user's group is %q, want the group that was there", got)
@@ -315,8 +329,9 @@ func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
 		if p.code != 0 {
 			t.Fatalf("dpkg -i: exit %d\n%s%s", p.code, p.stdout, p.stderr)
 		}
-		if !strings.Contains(p.stderr, "/var/lib/fusebox was there before fusebox was installed: left as it is") {
-			t.Errorf("dpkg -i said nothing of the state dir it left alone:\n%s", p.stderr)
+		if !strings.Contains(p.stderr, "/var/lib/fusebox was there before fusebox was installed, not as root's fusebox runs make it: left as it is") ||
+			!strings.Contains(p.stderr, "to share it now: fusebox state init --group fusebox /var/lib/fusebox") {
+			t.Errorf("dpkg -i did not say it left the state dir alone, and what to do:\n%s", p.stderr)
 		}
 		if got := h.sh("stat -c '%U:%G %a' /var/lib/fusebox; cat /var/lib/fusebox/mine"); got != "root:root 700\nroot-was-here" {
 			t.Errorf("the install took over the dir it did not make: %q", got)
@@ -331,6 +346,50 @@ func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
 			t.Errorf("the purge removed a dir it did not make: %q", got)
 		}
 		h.sh("rm -rf /var/lib/fusebox/cron-job.json /var/lib/fusebox/.counts /var/lib/fusebox/.locks /var/lib/fusebox/events /var/lib/fusebox/.gc")
+		if after := h.machine(); after != before {
+			t.Errorf("after the purge the machine is\n%s\nwant it as it was:\n%s", after, before)
+		}
+	})
+
+	// Root's cron ran fusebox before the package came: its default state
+	// dir, /var/lib/fusebox, is root's, 0700, which the group's members
+	// cannot use until the daemon's unit first starts.
+	t.Run("on a machine where root's fusebox runs made the state dir", func(t *testing.T) {
+		h := newDebHost(t)
+		policy := []string{"--attempts", "1", "--trip-after", "1", "--open-for", "1h"}
+		if p := h.run(h.cmd(append(append([]string{fuseboxBin, "run", "cron-job"}, policy...), "--", "false")...)); p.code != 1 {
+			t.Fatalf("root's run before the install: exit %d, want 1:\n%s", p.code, p.stderr)
+		}
+		if got := h.sh("stat -c '%U:%G %a' /var/lib/fusebox"); got != "root:root 700" {
+			t.Fatalf("root's run made /var/lib/fusebox %s, want root:root 700", got)
+		}
+		before := h.machine()
+		p := h.install(deb)
+		if p.code != 0 {
+			t.Fatalf("dpkg -i: exit %d\n%s%s", p.code, p.stdout, p.stderr)
+		}
+		if !strings.Contains(p.stderr, "fusebox: /var/lib/fusebox, the state of root's earlier fusebox runs, is now shared with group fusebox") {
+			t.Errorf("dpkg -i did not say it shared root's state dir:\n%s", p.stderr)
+		}
+		if got := h.sh("stat -c '%U:%G %a' /var/lib/fusebox"); got != "root:fusebox 2770" {
+			t.Errorf("/var/lib/fusebox after the install: %s, want root:fusebox 2770", got)
+		}
+		member := "fbm" + strconv.FormatUint(rand.Uint64()%1e8, 36)
+		h.sh("useradd --no-create-home --home-dir /nonexistent --shell /bin/sh --groups fusebox " + member)
+		t.Cleanup(func() { exec.Command("userdel", member).Run() })
+		for _, who := range []struct {
+			user string
+			env  []string
+		}{{"fusebox", nil}, {member, []string{"FUSEBOX_STATE_DIR=/var/lib/fusebox"}}} {
+			p := h.run(h.as(who.user, who.env, append(append([]string{"/usr/bin/fusebox", "run", "cron-job"}, policy...), "--", "true")...))
+			if p.code != 75 || len(troubleLines(p.stderr)) > 0 {
+				t.Errorf("%s's run: exit %d, want 75 (the circuit root's run tripped) with no ERROR:\n%s", who.user, p.code, p.stderr)
+			}
+		}
+		h.sh("userdel " + member)
+		if p := h.run(h.cmd("dpkg", "--purge", "fusebox")); p.code != 0 {
+			t.Fatalf("dpkg --purge: exit %d\n%s%s", p.code, p.stdout, p.stderr)
+		}
 		if after := h.machine(); after != before {
 			t.Errorf("after the purge the machine is\n%s\nwant it as it was:\n%s", after, before)
 		}

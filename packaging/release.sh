@@ -1,8 +1,9 @@
 #!/bin/sh
 # release.sh [OUTDIR] builds fusebox's release files into OUTDIR (default
 # dist/): a static, stripped binary per platform in a .tar.gz with its man
-# pages, units, README.md and docs/, a .deb for linux amd64, arm64 and
-# armhf, and SHA256SUMS over them all.
+# pages, units, README.md, docs/, LICENSE, NOTICE and the licenses of what
+# the binary links in; a .deb for linux amd64, arm64 and armhf (the ARMv6
+# binary, for every Raspberry Pi); and SHA256SUMS over them all.
 #
 #   VERSION=1.2.3 packaging/release.sh            # every platform, into dist/
 #   FUSEBOX_RELEASE_TARGETS=linux/amd64 packaging/release.sh /tmp/out
@@ -34,6 +35,7 @@ export SOURCE_DATE_EPOCH
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+maintainer="fusebox maintainers <maintainers@users.noreply.a-seed-7c64f928.example>"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -57,13 +59,105 @@ docs() {
 	chmod -R u=rwX,go=rX "$1/docs"
 }
 
+# licenses DIR: fusebox's LICENSE and NOTICE in DIR, and
+# DIR/THIRD-PARTY-LICENSES: the license of every module DIR/fusebox links
+# in (go version -m lists them), and of Go's standard library, which a
+# static binary carries and whose licenses ask to be reproduced with it.
+licenses() {
+	install -m 0644 LICENSE NOTICE "$1/"
+	{
+		echo "fusebox is licensed under the Apache License 2.0 (LICENSE). Its binary also"
+		echo "holds the Go standard library and the Go modules below, under these licenses."
+		printf '\n==== Go %s (the standard library and runtime)\n\n' "$(go env GOVERSION)"
+		cat "$(go env GOROOT)/LICENSE"
+		go version -m "$1/fusebox" | awk '$1 == "dep" || $1 == "=>" { print $2, $3 }' |
+			while read -r path ver; do
+				dir=$(go mod download -json "$path@$ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+				found=
+				for f in "$dir"/LICEN[CS]E* "$dir"/COPYING* "$dir"/NOTICE*; do
+					[ -f "$f" ] || continue
+					printf '\n==== %s %s (%s)\n\n' "$path" "$ver" "$(basename "$f")"
+					cat "$f"
+					found=1
+				done
+				if [ -z "$found" ]; then
+					echo "release.sh: no license file in module $path $ver ($dir)" >&2
+					exit 1
+				fi
+			done
+	} >"$1/THIRD-PARTY-LICENSES"
+	chmod 0644 "$1/THIRD-PARTY-LICENSES"
+}
+
+# copyright: the .deb's /usr/share/doc/fusebox/copyright, machine-readable
+# (DEP-5).
+copyright() {
+	cat <<COPYRIGHT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: fusebox
+Upstream-Contact: $maintainer
+Source: https://github.com/fusebox-hq/fusebox
+Comment: /usr/bin/fusebox is a static binary: it also holds the Go standard
+ library and the Go modules listed, with their licenses, in
+ /usr/share/doc/fusebox/THIRD-PARTY-LICENSES.gz.
+
+Files: *
+Copyright: 2026 The fusebox authors
+License: Apache-2.0
+
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License"); you may not
+ use this file except in compliance with the License. You may obtain a copy
+ of the License at http://www.apache.org/licenses/LICENSE-2.0
+ .
+ Unless required by applicable law or agreed to in writing, software
+ distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ License for the specific language governing permissions and limitations
+ under the License.
+ .
+ On Debian systems, the complete text of the Apache License, Version 2.0
+ can be found in "/usr/share/common-licenses/Apache-2.0".
+COPYRIGHT
+}
+
+# changelog: the .deb's changelog, in Debian's format, one entry for this
+# release.
+changelog() {
+	cat <<CHANGELOG
+fusebox ($VERSION) unstable; urgency=medium
+
+  * fusebox $VERSION, built from commit $(git rev-parse --short=12 HEAD).
+    What changed is in the project's history and README.md.
+
+ -- $maintainer  $(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")
+CHANGELOG
+}
+
 # deb BINDIR DEBARCH: OUTDIR/fusebox_VERSION_DEBARCH.deb.
 deb() {
 	root=$work/deb-$2
 	rm -rf "$root"
 	install -d -m 0755 "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/systemd/system" \
-		"$root/usr/share/man/man1" "$root/usr/share/doc/fusebox"
+		"$root/usr/share/man/man1" "$root/usr/share/doc/fusebox" "$root/etc/fusebox"
 	install -m 0755 "$1/fusebox" "$root/usr/bin/fusebox"
+	# A commented config that names no circuit, valid as it is, so that the
+	# units, which name it, start; a conffile, so that dpkg keeps its edits.
+	install -m 0644 packaging/deb/config.yaml "$root/etc/fusebox/config.yaml"
+	echo /etc/fusebox/config.yaml >"$root/DEBIAN/conffiles"
+	chmod 0644 "$root/DEBIAN/conffiles"
+	copyright >"$root/usr/share/doc/fusebox/copyright"
+	# A version with a hyphen (git describe's 1.2.3-4-gabcdef) has a Debian
+	# revision, the part after its last hyphen: the package is then not
+	# native, and its changelog is changelog.Debian.gz.
+	case $VERSION in
+	*-*) changelog_gz=changelog.Debian.gz ;;
+	*) changelog_gz=changelog.gz ;;
+	esac
+	changelog | gzip -9n >"$root/usr/share/doc/fusebox/$changelog_gz"
+	gzip -9n <"$1/THIRD-PARTY-LICENSES" >"$root/usr/share/doc/fusebox/THIRD-PARTY-LICENSES.gz"
+	chmod 0644 "$root/usr/share/doc/fusebox/copyright" "$root/usr/share/doc/fusebox/$changelog_gz" \
+		"$root/usr/share/doc/fusebox/THIRD-PARTY-LICENSES.gz"
 	for unit in packaging/systemd/*; do
 		# The units name the binary where a hand install puts it.
 		sed 's|/usr/local/bin/fusebox|/usr/bin/fusebox|g' "$unit" >"$root/usr/lib/systemd/system/$(basename "$unit")"
@@ -79,12 +173,25 @@ deb() {
 	for script in postinst prerm postrm; do
 		install -m 0755 "packaging/deb/$script" "$root/DEBIAN/$script"
 	done
+	# Go links statically by design (CGO_ENABLED=0); lintian lets that
+	# through only for a source package it sees build-depend on golang-go.
+	install -d -m 0755 "$root/usr/share/lintian/overrides"
+	cat >"$root/usr/share/lintian/overrides/fusebox" <<OVERRIDES
+# A Go binary, static by design (CGO_ENABLED=0): one file for every distribution.
+fusebox: statically-linked-binary [usr/bin/fusebox]
+OVERRIDES
+	chmod 0644 "$root/usr/share/lintian/overrides/fusebox"
 	size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+	# md5sums of every file but the conffile (dpkg keeps its own), for
+	# dpkg --verify and debsums.
+	(cd "$root" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -print |
+		sed 's|^\./||' | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
+	chmod 0644 "$root/DEBIAN/md5sums"
 	cat >"$root/DEBIAN/control" <<CONTROL
 Package: fusebox
 Version: $VERSION
 Architecture: $2
-Maintainer: fusebox maintainers <maintainers@users.noreply.a-seed-7c64f928.example>
+Maintainer: $maintainer
 Installed-Size: $size
 Section: utils
 Priority: optional
@@ -120,6 +227,7 @@ T
 	mkdir -p "$dir/man" "$dir/systemd"
 	build "$goos" "$goarch" "${goarm:-}" "$dir"
 	cp README.md "$dir/"
+	licenses "$dir"
 	docs "$dir"
 	cp docs/man/*.1 "$dir/man/"
 	cp packaging/systemd/* "$dir/systemd/"
@@ -129,7 +237,7 @@ T
 	case $t in
 	linux/amd64) debarch=amd64 ;;
 	linux/arm64) debarch=arm64 ;;
-	linux/arm/7) debarch=armhf ;;
+	linux/arm/6) debarch=armhf ;; # Raspberry Pi OS's armhf runs on the Pi Zero and 1: ARMv6
 	*) debarch= ;;
 	esac
 	if [ -n "$debarch" ]; then

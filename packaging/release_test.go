@@ -54,16 +54,20 @@ func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
 		}
 	})
 
-	t.Run("the archive holds a static binary, the man pages, the units and the docs", func(t *testing.T) {
+	t.Run("the archive holds a static binary, the man pages, the units, the docs and the licenses", func(t *testing.T) {
 		files := tarFiles(t, archive)
 		top := "fusebox-" + version + "-linux-amd64/"
-		for _, want := range append([]string{"fusebox", "README.md", "man/fusebox.1", "man/fusebox-run.1", "systemd/fusebox.service"}, docPages(t)...) {
+		for _, want := range append([]string{"fusebox", "README.md", "LICENSE", "NOTICE", "THIRD-PARTY-LICENSES", "man/fusebox.1", "man/fusebox-run.1", "systemd/fusebox.service"}, docPages(t)...) {
 			if _, ok := files[top+want]; !ok {
 				t.Errorf("archive lacks %s%s; it has %v", top, want, keys(files))
 			}
 		}
+		if license, err := os.ReadFile("../LICENSE"); err != nil || !bytes.Equal(files[top+"LICENSE"], license) || !bytes.Contains(license, []byte("Apache License\n                           Version 2.0")) {
+			t.Errorf("the archive's LICENSE is not the checkout's Apache License 2.0 (%v)", err)
+		}
 		if bin, ok := files[top+"fusebox"]; ok {
 			checkStatic(t, bin)
+			checkThirdPartyLicenses(t, bin, string(files[top+"THIRD-PARTY-LICENSES"]))
 		}
 	})
 
@@ -94,7 +98,10 @@ func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
 				t.Errorf("no unit %s, 0644 root, in:\n%s", f, list)
 			}
 		}
-		for _, p := range append([]string{"README.md"}, docPages(t)...) {
+		if !lineWith(list, "-rw-r--r-- root/root", "./etc/fusebox/config.yaml") {
+			t.Errorf("no config, 0644 root, at /etc/fusebox/config.yaml:\n%s", list)
+		}
+		for _, p := range append([]string{"README.md", "copyright", "changelog.gz", "THIRD-PARTY-LICENSES.gz"}, docPages(t)...) {
 			if !lineWith(list, "-rw-r--r-- root/root", "./usr/share/doc/fusebox/"+p) {
 				t.Errorf("no %s, 0644 root, in /usr/share/doc/fusebox:\n%s", p, list)
 			}
@@ -132,6 +139,81 @@ func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
 		}
 	})
 
+	t.Run("the config is a conffile", func(t *testing.T) {
+		if got := dpkgDeb(t, "--info", deb, "conffiles"); got != "/etc/fusebox/config.yaml" {
+			t.Errorf("conffiles: %q, want /etc/fusebox/config.yaml alone", got)
+		}
+	})
+
+	t.Run("copyright and changelog", func(t *testing.T) {
+		root := t.TempDir()
+		dpkgDeb(t, "-x", deb, root)
+		doc := filepath.Join(root, "usr/share/doc/fusebox")
+		copyright, err := os.ReadFile(filepath.Join(doc, "copyright"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n",
+			"\nFiles: *\nCopyright: 2026 The fusebox authors\nLicense: Apache-2.0\n",
+			"/usr/share/common-licenses/Apache-2.0",
+		} {
+			if !bytes.Contains(copyright, []byte(want)) {
+				t.Errorf("copyright lacks %q:\n%s", want, copyright)
+			}
+		}
+		changelog := gunzip(t, filepath.Join(doc, "changelog.gz"))
+		if first, _, _ := strings.Cut(changelog, "\n"); first != "fusebox ("+version+") unstable; urgency=medium" {
+			t.Errorf("changelog.gz starts %q, want this release's entry:\n%s", first, changelog)
+		}
+		bin, err := os.ReadFile(filepath.Join(root, "usr/bin/fusebox"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkThirdPartyLicenses(t, bin, gunzip(t, filepath.Join(doc, "THIRD-PARTY-LICENSES.gz")))
+	})
+
+	t.Run("lintian finds no error", func(t *testing.T) {
+		lintian(t, deb)
+	})
+
+	t.Run("the shipped config is valid and the daemon starts on it", func(t *testing.T) {
+		root := t.TempDir()
+		dpkgDeb(t, "-x", deb, root)
+		bin := filepath.Join(root, "usr/bin/fusebox")
+		config := filepath.Join(root, "etc/fusebox/config.yaml")
+		state := t.TempDir()
+		env := []string{"HOME=" + t.TempDir()}
+		p := testenv.Run(t, testenv.FuseboxCmd(bin, state, env, "validate", "--config", config))
+		if p.Code != 0 || !strings.Contains(p.Stdout, "ok (0 circuits") {
+			t.Errorf("fusebox validate on the shipped config: exit %d\n%s%s", p.Code, p.Stdout, p.Stderr)
+		}
+		d := testenv.StartDaemon(t, testenv.FuseboxCmd(bin, state, env, "serve", "--listen", "127.0.0.1:0", "--config", config))
+		if code, _, body := d.Get(t, "/api/circuits"); code != 200 || strings.TrimSpace(body) != "[]" {
+			t.Errorf("GET /api/circuits of the daemon on the shipped config: %d %s", code, body)
+		}
+		if logged := d.Stop(t); len(troubleLines(logged)) > 0 {
+			t.Errorf("the daemon on the shipped config logged trouble:\n%s", logged)
+		}
+		// Its commented example, uncommented, is a valid config too.
+		b, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, example, ok := strings.Cut(string(b), "\n# defaults:")
+		if !ok {
+			t.Fatalf("the shipped config has no commented example from \"# defaults:\":\n%s", b)
+		}
+		uncommented := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(uncommented, []byte(strings.ReplaceAll("# defaults:"+example, "\n# ", "\n")[2:]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p = testenv.Run(t, testenv.FuseboxCmd(bin, state, env, "validate", "--config", uncommented))
+		if p.Code != 0 || !strings.Contains(p.Stdout, "ok (2 circuits, 1 of them HTTP endpoints") {
+			t.Errorf("fusebox validate on the shipped config's example, uncommented: exit %d\n%s%s", p.Code, p.Stdout, p.Stderr)
+		}
+	})
+
 	t.Run("the unpacked binary runs the demo", func(t *testing.T) {
 		root := t.TempDir()
 		dpkgDeb(t, "-x", deb, root)
@@ -154,6 +236,89 @@ func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// lintian fails the test on any error lintian reports on deb (an E:
+// line), and logs the rest.
+func lintian(t *testing.T, deb string) {
+	t.Helper()
+	if _, err := exec.LookPath("lintian"); err != nil {
+		testenv.Skip(t, "checking the .deb needs lintian (apt-get install lintian): %v", err)
+	}
+	cmd := exec.Command("lintian", "--tag-display-limit", "0", deb)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	// lintian exits 2 when it reports an error (an E: line, below), 0 or
+	// 1 otherwise; anything else is lintian's own trouble.
+	if code := cmd.ProcessState.ExitCode(); code < 0 || code > 2 {
+		t.Errorf("lintian %s: %v\n%s%s", filepath.Base(deb), err, out, stderr.Bytes())
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.HasPrefix(line, "E: ") {
+			t.Errorf("lintian: %s", strings.TrimSpace(line))
+		}
+	}
+	t.Logf("lintian %s:\n%s", filepath.Base(deb), out)
+}
+
+// checkThirdPartyLicenses fails unless licenses, a release's
+// THIRD-PARTY-LICENSES, has Go's license and one for every module bin
+// links in, as go version -m lists them.
+func checkThirdPartyLicenses(t *testing.T, bin []byte, licenses string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "fusebox")
+	if err := os.WriteFile(f, bin, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, err := exec.Command("go", "version", "-m", f).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	wants := []string{"\n==== Go go"}
+	for line := range strings.Lines(string(info)) {
+		if fields := strings.Fields(line); len(fields) >= 3 && (fields[0] == "dep" || fields[0] == "=>") {
+			wants = append(wants, "\n==== "+fields[1]+" "+fields[2]+" (")
+		}
+	}
+	if len(wants) < 3 {
+		t.Fatalf("go version -m lists no module the binary links in:\n%s", info)
+	}
+	for _, want := range wants {
+		if !strings.Contains(licenses, want) {
+			t.Errorf("THIRD-PARTY-LICENSES lacks %q", strings.TrimSpace(want))
+		}
+	}
+}
+
+// gunzip returns the text of a .gz file.
+func gunzip(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(b)
+}
+
+// troubleLines returns the lines of stderr that say fusebox is in trouble.
+func troubleLines(stderr string) []string {
+	var out []string
+	for l := range strings.Lines(stderr) {
+		if strings.Contains(l, "level=ERROR") || strings.Contains(l, "without circuit protection") || strings.Contains(l, "permission denied") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // dpkgDeb runs dpkg-deb with args and returns its stdout, trimmed.

@@ -9,13 +9,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const bootIDPath = "/proc/sys/kernel/random/boot_id"
+// BootIDPath is the file the boot ID is read from. A sandbox that hides it
+// (systemd's ProcSubset=pid, an InaccessiblePaths= over /proc/sys) leaves
+// the clock without the boot clock: every instant is then the wall
+// clock's alone, which a machine without a real-time clock cannot trust.
+const BootIDPath = "/proc/sys/kernel/random/boot_id"
 
 // bootID is read with plain system calls: os.ReadFile would set up the
 // runtime's poller for it (epoll_create, an eventfd and three epoll_ctl),
 // which a fail-fast run otherwise need not.
 var bootID = sync.OnceValue(func() string {
-	fd, err := unix.Open(bootIDPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(BootIDPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ""
 	}

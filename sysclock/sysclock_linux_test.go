@@ -20,7 +20,7 @@ func TestNowReadsBootTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	if now.Boot == "" {
-		testenv.Skip(t, "no boot ID on this system (%s)", bootIDPath)
+		testenv.Skip(t, "no boot ID on this system (%s)", BootIDPath)
 	}
 	if now.BootTime < time.Duration(before.Nano()) || now.BootTime > time.Duration(after.Nano()) {
 		t.Fatalf("BootTime %v, not between %v and %v", now.BootTime, time.Duration(before.Nano()), time.Duration(after.Nano()))
