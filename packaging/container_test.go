@@ -145,6 +145,52 @@ func TestContainerCompose(t *testing.T) {
 		}
 	})
 
+	t.Run("failures recorded at once from the host and the container add up", func(t *testing.T) {
+		// Each failed run takes the circuit's lock and rewrites its state:
+		// a lock that did not hold across the bind mount, or between the
+		// host's root and the container's uid 8417, would lose updates.
+		const each = 8
+		var procs []*exec.Cmd
+		for range each {
+			procs = append(procs,
+				testenv.FuseboxCmd(fuseboxBin, state, nil, "run", "--attempts", "1", "--trip-after", "1000", "shared", "--", "false"),
+				exec.Command("podman", "exec", container, "/usr/bin/fusebox", "run", "--attempts", "1", "--trip-after", "1000",
+					"shared", "--", "/usr/bin/fusebox", "--no-such-flag"))
+		}
+		for _, cmd := range procs {
+			if cmd.Args[0] == "podman" {
+				cmd.Env = p.env
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, cmd := range procs {
+			cmd.Wait() // each exits with its command's failure
+		}
+		out, err := testenv.FuseboxCmd(fuseboxBin, state, nil, "status", "--json").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var circuits []struct {
+			Name                string `json:"name"`
+			ConsecutiveFailures int    `json:"consecutive_failures"`
+			TotalFailures       int    `json:"total_failures"`
+		}
+		if err := json.Unmarshal(out, &circuits); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range circuits {
+			if c.Name == "shared" {
+				if c.ConsecutiveFailures != 2*each || c.TotalFailures != 2*each {
+					t.Fatalf("shared: %d consecutive and %d failures in all, want %d of each", c.ConsecutiveFailures, c.TotalFailures, 2*each)
+				}
+				return
+			}
+		}
+		t.Fatalf("no circuit shared in %s", out)
+	})
+
 	secret := map[string]string{tokenFile: "/run/secrets/fusebox_token"}
 	inGroup := []string{"--user", "8417:" + g.Gid} // the token file is the group's
 	url := "http://fusebox:8417/call/weather"

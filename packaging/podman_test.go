@@ -111,16 +111,15 @@ func (p *podman) waitServing(t *testing.T, name string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute) // a backstop for a hung podman, not a timing
 	for {
-		logs, _ := p.try("logs", name)
-		stderrLogs := p.logs(name)
-		if strings.Contains(logs+stderrLogs, "serving on http://") {
+		logs := p.logs(name)
+		if strings.Contains(logs, "serving on http://") {
 			return
 		}
 		if state, _ := p.try("inspect", name, "--format", "{{.State.Status}}"); strings.TrimSpace(state) == "exited" {
-			t.Fatalf("container %s exited before serving:\n%s%s", name, logs, stderrLogs)
+			t.Fatalf("container %s exited before serving:\n%s", name, logs)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("container %s not serving after 3 minutes:\n%s%s", name, logs, stderrLogs)
+			t.Fatalf("container %s not serving after 3 minutes:\n%s", name, logs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
