@@ -242,9 +242,9 @@ func TestContainerCompose(t *testing.T) {
 // the container network exists, so that a bridge made later (docker0, a
 // compose network, podman's) reaches it. A container on a new bridge
 // network calls it through host.docker.internal mapped to the network's
-// gateway, which is the address Docker's host-gateway gives. (podman 4.3
+// gateway, which is the address Docker's host-gateway gives (podman 4.3
 // has no host-gateway keyword: the test maps the name to the gateway
-// itself.)
+// itself), and through host.containers.internal, which podman maps there.
 func TestContainerHostDaemon(t *testing.T) {
 	p := newPodman(t)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -274,6 +274,12 @@ func TestContainerHostDaemon(t *testing.T) {
 	out, code = p.standIn(t, network, hosts, nil, standInConfig(url, ""), nil, "daemon")
 	if e := parseEnvelope(t, out); code == 0 || len(e.Errors) != 1 || !strings.Contains(e.Errors[0].Reason, "401") {
 		t.Fatalf("without the token: exit %d, %s; want a 401", code, out)
+	}
+	// podman's own name for the host, which it maps to the gateway itself.
+	podmanURL := "http://host.containers.internal:" + port + "/call/hello"
+	out, code = p.standIn(t, network, nil, nil, standInConfig(podmanURL, "/run/secrets/fusebox_token"), files, "daemon")
+	if e := parseEnvelope(t, out); code != 0 || e.Status == nil || *e.Status != 200 {
+		t.Fatalf("through host.containers.internal: exit %d, %s; want the upstream's answer", code, out)
 	}
 }
 
