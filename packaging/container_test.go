@@ -133,6 +133,21 @@ func TestContainerCompose(t *testing.T) {
 			t.Fatalf("%v (%s)", err, out)
 		}
 	})
+	t.Run("the image holds the build host's CA certificates", func(t *testing.T) {
+		got := filepath.Join(t.TempDir(), "ca.crt")
+		p.run(t, "cp", container+":/etc/ssl/certs/ca-certificates.crt", got)
+		a, err := os.ReadFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a) == 0 || string(a) != string(b) {
+			t.Errorf("the image's CA bundle (%d bytes) is not the host's (%d bytes)", len(a), len(b))
+		}
+	})
 
 	t.Run("the health check fails where no daemon answers", func(t *testing.T) {
 		// The image with its daemon elsewhere than the check looks.
