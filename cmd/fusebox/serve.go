@@ -24,6 +24,7 @@ type serveOptions struct {
 	hosts     []string
 	token     string
 	tokenFile string
+	addonOpts string
 	wait      time.Duration
 }
 
@@ -89,6 +90,7 @@ deadlines, and delivers the notifications queued within their timeout.`,
 	fs.StringVar(&o.listen, "listen", serve.DefaultListen, "listen on `ADDR` (host:port)")
 	fs.StringSliceVar(&o.hosts, "host", nil, "also accept `NAME` in the Host header (repeatable)")
 	fs.StringVar(&o.tokenFile, "token-file", "", "require the token in `FILE` on every request")
+	fs.StringVar(&o.addonOpts, "addon-options", "", "Home Assistant add-on: take the token and more --host names from the Supervisor's options `FILE` (/data/options.json), and accept the container's hostname")
 	fs.DurationVar(&o.wait, "default-wait", serve.DefaultWait, "answer a caller that sends no X-Fusebox-Wait within `DURATION`")
 	return cmd
 }
@@ -112,6 +114,17 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 			return usageErrorf("--token-file: %s is empty", o.tokenFile)
 		}
 	}
+	hosts := o.hosts
+	if o.addonOpts != "" {
+		if o.tokenFile != "" {
+			return usageErrorf("--addon-options and --token-file both give the token: give one")
+		}
+		ao, err := readAddonOptions(o.addonOpts)
+		if err != nil {
+			return &configError{err: fmt.Errorf("--addon-options: %w", err)}
+		}
+		token, hosts = ao.Token, addonHosts(o.hosts, ao)
+	}
 	store := a.openStore(cfg)
 	defer store.Close()
 
@@ -124,7 +137,7 @@ func runServe(ctx context.Context, a *app, o *serveOptions) error {
 	n := a.newDaemonNotifier(cfg, store)
 	defer n.close() // on SIGTERM, after the calls in flight: their transitions are queued
 	srv, err := serve.New(targets(cfg), serve.Options{
-		Listen: net.JoinHostPort(host, port), Hosts: o.hosts, Token: token,
+		Listen: net.JoinHostPort(host, port), Hosts: hosts, Token: token,
 		Store: store, Clock: a.clock, Logger: a.logger, Redactor: a.redactor, Wait: o.wait,
 		ClientOptions: n.clientOptions(), OnCall: n.ran, Subscribe: n.subscribe,
 	})
