@@ -87,8 +87,10 @@ circuits:
 		if err := json.Unmarshal(sub.Wait(t, "fusebox/"+name+"/attributes", "").Payload, &attrs); err != nil || attrs["state"] != want.phase {
 			t.Errorf("%s's attributes at start = %v (%v), want state %s", name, attrs, err, want.phase)
 		}
-		if name == "nas" && attrs["reason"] != "tripped by hand" {
-			t.Errorf("nas's attributes at start = %v, want the reason of its trip, from the event log", attrs)
+		if _, changed := attrs["changed_at"]; name == "nas" && (attrs["reason"] != "tripped by hand" || !changed) {
+			t.Errorf("nas's attributes at start = %v, want the reason and time of its trip, from the event log", attrs)
+		} else if name == "plug" && changed {
+			t.Errorf("plug's attributes at start = %v, want no changed_at: it never changed", attrs)
 		}
 	}
 	sub.Wait(t, "fusebox/serve/test/availability", "online")
