@@ -148,12 +148,13 @@ func (l *loader) inheritMQTT(m *notify.MQTT, seen brokerKeys) bool {
 // watchBrokers sets each watch's broker: the first notify: mqtt: (defaults'
 // then the circuits' by name) that names the top-level block's broker and
 // credentials, so that the daemon holds one connection; else the
-// top-level block with notify's defaults.
+// top-level block with notify's prefix and no discovery: a config that
+// only watches asked Home Assistant for no device.
 func watchBrokers(c *Config) {
 	if c.MQTT == nil {
 		return
 	}
-	broker := notify.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox", Discovery: "homeassistant"}
+	broker := notify.MQTT{Broker: c.MQTT.Broker, Username: c.MQTT.Username, Password: c.MQTT.Password, Prefix: "fusebox"}
 	rules := []notify.Rules{c.DefaultNotify}
 	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
 		rules = append(rules, c.Circuits[name].Notify)

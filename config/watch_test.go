@@ -132,3 +132,25 @@ circuits:
 		t.Errorf("settle: 30s = %s", got)
 	}
 }
+
+// A config that only watches (no notify: mqtt: names its broker) asked for
+// no Home Assistant device: the watch's connection publishes no discovery.
+func TestParseMQTTHealthAloneAsksForNoDiscovery(t *testing.T) {
+	c, err := Parse("/cfg/config.yaml", yaml(`
+mqtt: {broker: 'tcp://127.0.0.1:1883'}
+circuits:
+  zigbee:
+    health:
+      mqtt: {topic: zigbee2mqtt/bridge/state, up: 'true'}
+`), testEnv(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := notify.MQTT{Broker: "tcp://127.0.0.1:1883", Prefix: "fusebox"}
+	if ws := c.Watches(); len(ws) != 1 || ws[0].Broker != want {
+		t.Errorf("watches = %+v, want one on %+v (no discovery)", ws, want)
+	}
+	if m := c.Notify("zigbee").MQTT; m != nil {
+		t.Errorf("notify mqtt = %+v, want none", m)
+	}
+}

@@ -36,14 +36,17 @@ func (s *Server) Press(ctx context.Context, name string, tripFor time.Duration, 
 	return err
 }
 
-// Known lists the circuits the daemon knows, sorted: the endpoints of its
-// config and the circuits in the store.
+// Known lists the circuits the daemon knows, sorted: every circuit of its
+// config (watched ones that never changed included, as knows has them)
+// and the circuits in the store.
 func (s *Server) Known(ctx context.Context) ([]string, error) {
 	names, err := s.o.Store.Names(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list circuits: %w", err)
 	}
-	names = append(names, s.world.Load().catalog.Endpoints...)
+	wd := s.world.Load()
+	names = append(names, wd.catalog.Endpoints...)
+	names = append(names, wd.targets.Circuits...)
 	slices.Sort(names)
 	return slices.Compact(names), nil
 }
@@ -72,4 +75,20 @@ func (s *Server) LastReason(ctx context.Context, name string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// LastTransition returns the circuit's last transition in the event log,
+// its reason redacted; false when the log holds none.
+func (s *Server) LastTransition(ctx context.Context, name string) (breaker.Event, bool, error) {
+	events, err := s.o.Store.Events(ctx, name, time.Time{})
+	if err != nil {
+		return breaker.Event{}, false, fmt.Errorf("read the events of %s: %w", name, err)
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		if e := events[i]; e.Kind == breaker.EventTransition {
+			e.Reason = s.world.Load().client.Redactor().String(e.Reason)
+			return e, true, nil
+		}
+	}
+	return breaker.Event{}, false, nil
 }

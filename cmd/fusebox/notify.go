@@ -171,10 +171,13 @@ func (d *daemonNotifier) flush() {
 	d.pool.Close(ctx)
 }
 
-// control has the brokers whose config asks for controls publish Home
-// Assistant's buttons and phase sensor of the circuits whose rules name
-// them, and apply their presses through srv, as `fusebox trip --for` and
-// `fusebox reset` through the daemon's API do, by "MQTT". Before start.
+// control has each broker publish, on every connection, the state of the
+// circuits whose rules name it (those srv knows: of the config and in the
+// store), Home Assistant's discovery included; and those whose config
+// asks for controls publish Home Assistant's buttons and phase sensor of
+// those circuits, and apply their presses through srv, as `fusebox trip
+// --for` and `fusebox reset` through the daemon's API do, by "MQTT".
+// Before start.
 func (d *daemonNotifier) control(srv *serve.Server) {
 	controlled := func(circuit string, cfg notify.MQTT) bool {
 		m := d.rules(circuit).MQTT
@@ -184,6 +187,9 @@ func (d *daemonNotifier) control(srv *serve.Server) {
 		Circuits: func(ctx context.Context, cfg notify.MQTT) ([]string, error) {
 			names, err := srv.Known(ctx)
 			return slices.DeleteFunc(names, func(n string) bool { return !controlled(n, cfg) }), err
+		},
+		Latest: func(ctx context.Context, circuit string) (breaker.Event, error) {
+			return latest(ctx, srv, circuit)
 		},
 		Status: func(ctx context.Context, circuit, reason string) (mqtt.Status, error) {
 			st, now, err := srv.Circuit(ctx, circuit)
@@ -212,6 +218,26 @@ func (d *daemonNotifier) control(srv *serve.Server) {
 			return err
 		},
 	})
+}
+
+// latest is the transition that left circuit as it is now: the stored
+// phase (closed when never stored), with the reason, time and start of
+// the last transition in the event log when it led there. An event log
+// that cannot be read leaves them out: the phase is what Home Assistant
+// shows.
+func latest(ctx context.Context, srv *serve.Server, circuit string) (breaker.Event, error) {
+	st, _, err := srv.Circuit(ctx, circuit)
+	if err != nil {
+		return breaker.Event{}, err
+	}
+	to := st.Phase
+	if to == "" {
+		to = breaker.Closed
+	}
+	if e, ok, _ := srv.LastTransition(ctx, circuit); ok && e.To == to {
+		return e, nil
+	}
+	return breaker.Event{Kind: breaker.EventTransition, Circuit: circuit, To: to}, nil
 }
 
 // subscribe is serve.Options.Subscribe: a health watch's topic, on the

@@ -368,77 +368,177 @@ func TestDocsCronicleScriptFailsOneJobPerOutage(t *testing.T) {
 // haSensor is the command_line sensor of docs/schedulers.md.
 type haSensor struct {
 	CommandLine []struct {
-		Sensor struct {
-			Command        string   `yaml:"command"`
-			CommandTimeout int      `yaml:"command_timeout"`
-			ValueTemplate  string   `yaml:"value_template"`
-			Availability   string   `yaml:"availability"`
-			JSONAttributes []string `yaml:"json_attributes"`
-		} `yaml:"sensor"`
+		Sensor haSensorConfig `yaml:"sensor"`
 	} `yaml:"command_line"`
+}
+
+type haSensorConfig struct {
+	Command        string   `yaml:"command"`
+	CommandTimeout int      `yaml:"command_timeout"`
+	ValueTemplate  string   `yaml:"value_template"`
+	Availability   string   `yaml:"availability"`
+	JSONAttributes []string `yaml:"json_attributes"`
+}
+
+// docsSensor reads the command_line sensor of docs/schedulers.md.
+func docsSensor(t *testing.T) haSensorConfig {
+	t.Helper()
+	var ha haSensor
+	if err := yaml.Unmarshal([]byte(doctext.Block(t, "docs/schedulers.md", "yaml home-assistant", "command_line:")), &ha); err != nil || len(ha.CommandLine) != 1 {
+		t.Fatalf("the command_line block of docs/schedulers.md: %v, %d sensors", err, len(ha.CommandLine))
+	}
+	return ha.CommandLine[0].Sensor
 }
 
 // haScan is what Home Assistant makes of one scan of a command_line
 // sensor (homeassistant/components/command_line: utils.py
 // async_check_output_or_log, sensor.py _async_update).
 type haScan struct {
-	errorLogged string // "Command failed" or "Timeout for command"; "" when none
+	errorLogged string // "Command failed", "Timeout for command", a template's ERROR or WARNING; "" when none
 	available   bool
-	state       any
+	state       any // the value_template's output; nil when not rendered
 	attributes  map[string]any
+}
+
+// haOrders are the orders in which Home Assistant's releases render a
+// command_line sensor's templates: value_template first and availability
+// over its output, or availability first over stdout (the current
+// source). testdata/ha_command_line.py says how each goes.
+var haOrders = []string{"value_first", "availability_first"}
+
+// jinjaPython returns a python3 that imports Jinja2, Home Assistant's
+// template engine, or skips the test.
+func jinjaPython(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import jinja2").Run() == nil {
+			return p
+		}
+	}
+	testenv.Skip(t, "no python3 with Jinja2 (Debian: python3-jinja2) to render Home Assistant's templates")
+	return ""
+}
+
+// renderAsHomeAssistant renders sensor's templates over one scan's stdout
+// (nil: the command failed) with Jinja2, in order, as Home Assistant does
+// (testdata/ha_command_line.py).
+func renderAsHomeAssistant(t *testing.T, sensor haSensorConfig, stdout *string, order string) haScan {
+	t.Helper()
+	in, _ := json.Marshal(map[string]any{"stdout": stdout, "value_template": sensor.ValueTemplate,
+		"availability": sensor.Availability, "json_attributes": sensor.JSONAttributes, "order": order})
+	cmd := exec.Command(jinjaPython(t), "testdata/ha_command_line.py")
+	cmd.Stdin = strings.NewReader(string(in))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rendering the templates as Home Assistant does: %v\n%s", err, stderr.String())
+	}
+	var r struct {
+		Available  bool           `json:"available"`
+		State      any            `json:"state"`
+		Attributes map[string]any `json:"attributes"`
+		Errors     []string       `json:"errors"`
+		Warnings   []string       `json:"warnings"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("the renderer's answer %q: %v", out, err)
+	}
+	return haScan{available: r.Available, state: r.State, attributes: r.Attributes,
+		errorLogged: strings.Join(append(r.Errors, r.Warnings...), "; ")}
 }
 
 // scanAsHomeAssistant runs command through /bin/sh with HA's timeout and
 // reads it as HA does: an exit status other than 0 or the timeout logs an
-// ERROR and leaves no value; else the value is stdout, stripped. The
-// templates of docs/schedulers.md are applied as they read: available when
-// value_json is defined and its source is not none, the state
-// value_json.body, the attributes the listed keys of value_json.
-func scanAsHomeAssistant(t *testing.T, command string, timeout time.Duration, env []string, attrs []string) haScan {
+// ERROR and leaves no value; else the value is stdout, stripped, over
+// which the sensor's templates are rendered in each of haOrders.
+func scanAsHomeAssistant(t *testing.T, sensor haSensorConfig, timeout time.Duration, env []string) map[string]haScan {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", sensor.Command)
 	cmd.Env = env
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
 	err := cmd.Run()
-	if ctx.Err() != nil {
-		return haScan{errorLogged: "Timeout for command"}
+	failed := ""
+	var value *string
+	switch {
+	case ctx.Err() != nil:
+		failed = "Timeout for command"
+	case err != nil:
+		failed = "Command failed: " + err.Error()
+	default:
+		v := strings.TrimSpace(stdout.String())
+		value = &v
 	}
-	if err != nil {
-		return haScan{errorLogged: "Command failed: " + err.Error()}
+	scans := map[string]haScan{}
+	for _, order := range haOrders {
+		s := renderAsHomeAssistant(t, sensor, value, order)
+		if failed != "" {
+			s.errorLogged = strings.Trim(failed+"; "+s.errorLogged, "; ")
+		}
+		scans[order] = s
 	}
-	var valueJSON map[string]any
-	if json.Unmarshal([]byte(strings.TrimSpace(stdout.String())), &valueJSON) != nil {
-		return haScan{} // value_json is undefined: unavailable
+	return scans
+}
+
+// The templates of docs/schedulers.md show every answer, a number or a
+// string, whichever order Home Assistant renders them in, and only
+// `"source":null` (nothing to show) unavailable; never an ERROR or a
+// WARNING. The templates the page had before read value_json over the
+// value_template's output in the older order, so a string answer showed
+// unavailable: the check catches that.
+func TestDocsHomeAssistantTemplatesShowEveryAnswer(t *testing.T) {
+	sensor := docsSensor(t)
+	stdout := func(source, body any) *string {
+		b, _ := json.Marshal(map[string]any{"source": source, "status": 200, "attempts": 1, "body": body, "errors": []any{}})
+		s := string(b)
+		return &s
 	}
-	scan := haScan{available: valueJSON["source"] != nil, attributes: map[string]any{}}
-	if scan.available {
-		scan.state = valueJSON["body"]
-	}
-	for _, k := range attrs {
-		if v, ok := valueJSON[k]; ok {
-			scan.attributes[k] = v
+	for _, tc := range []struct {
+		name   string
+		stdout *string
+		want   any // the state; nil: unavailable
+	}{
+		{"a number", stdout("openweather", 21.5), "21.5"},
+		{"a string", stdout("wttr", "Partly cloudy"), "Partly cloudy"},
+		{"zero", stdout("openweather", 0), "0"},
+		{"a stale string", stdout("stale", "Sunny"), "Sunny"},
+		{"nothing to show", stdout(nil, nil), nil},
+	} {
+		for _, order := range haOrders {
+			s := renderAsHomeAssistant(t, sensor, tc.stdout, order)
+			if s.errorLogged != "" {
+				t.Errorf("%s, %s: Home Assistant logs %s", tc.name, order, s.errorLogged)
+			}
+			if tc.want == nil {
+				if s.available {
+					t.Errorf("%s, %s: available (%+v), want unavailable", tc.name, order, s)
+				}
+				continue
+			}
+			if !s.available || s.state != tc.want {
+				t.Errorf("%s, %s: %+v, want available showing %q", tc.name, order, s, tc.want)
+			}
 		}
 	}
-	return scan
+	old := sensor
+	old.ValueTemplate, old.Availability = "{{ value_json.body }}", "{{ value_json is defined and value_json.source is not none }}"
+	if s := renderAsHomeAssistant(t, old, stdout("wttr", "Partly cloudy"), "value_first"); s.available {
+		t.Errorf("the old templates show a string answer available (%+v): the rendering does not read availability over the value_template's output", s)
+	}
 }
 
 // TestDocsHomeAssistantCommandLineSensor runs the command_line sensor of
 // docs/schedulers.md, its command as Home Assistant does, on the example
 // config: a value while the chain answers, the stale value through an
-// outage, and with nothing to show unavailable, never an ERROR; the chain's
-// deadline is inside the sensor's command_timeout.
+// outage, and with nothing to show unavailable, never an ERROR, in either
+// order of rendering; the chain's deadline is inside the sensor's
+// command_timeout.
 func TestDocsHomeAssistantCommandLineSensor(t *testing.T) {
-	var ha haSensor
-	if err := yaml.Unmarshal([]byte(doctext.Block(t, "docs/schedulers.md", "yaml home-assistant", "command_line:")), &ha); err != nil || len(ha.CommandLine) != 1 {
-		t.Fatalf("the command_line block of docs/schedulers.md: %v, %d sensors", err, len(ha.CommandLine))
-	}
-	sensor := ha.CommandLine[0].Sensor
-	if sensor.ValueTemplate != "{{ value_json.body }}" || sensor.Availability != "{{ value_json is defined and value_json.source is not none }}" {
-		t.Fatalf("the templates of docs/schedulers.md changed (value %q, availability %q): change scanAsHomeAssistant with them", sensor.ValueTemplate, sensor.Availability)
-	}
+	sensor := docsSensor(t)
+	jinjaPython(t)
 	timeout := time.Duration(sensor.CommandTimeout) * time.Second
 	if sensor.CommandTimeout == 0 {
 		timeout = 15 * time.Second // HA's DEFAULT_TIMEOUT
@@ -467,34 +567,35 @@ func TestDocsHomeAssistantCommandLineSensor(t *testing.T) {
 	cfgText, _ := os.ReadFile(cfgPath)
 	os.WriteFile(cfgPath, []byte(strings.Replace(string(cfgText), "fresh: 10m", "fresh: 1ms", 1)), 0o600)
 	env = append(fbCmd(state, nil).Env, append(env, "PATH="+filepath.Dir(fuseboxBin)+string(os.PathListSeparator)+os.Getenv("PATH"))...)
-	scan := func(what string) haScan {
+	scan := func(what string, check func(s haScan) bool, want string) {
 		t.Helper()
-		s := scanAsHomeAssistant(t, sensor.Command, timeout, env, sensor.JSONAttributes)
-		t.Logf("%s: %+v", what, s)
-		if s.errorLogged != "" {
-			t.Errorf("%s: Home Assistant logs an ERROR: %s", what, s.errorLogged)
+		for order, s := range scanAsHomeAssistant(t, sensor, timeout, env) {
+			t.Logf("%s, %s: %+v", what, order, s)
+			if s.errorLogged != "" {
+				t.Errorf("%s, %s: Home Assistant logs %s", what, order, s.errorLogged)
+			}
+			if !check(s) {
+				t.Errorf("%s, %s: %+v, want %s", what, order, s, want)
+			}
 		}
-		return s
 	}
 
-	if s := scan("healthy"); !s.available || s.state != 21.5 || s.attributes["source"] != "openweather" {
-		t.Errorf("healthy: %+v, want 21.5 from openweather", s)
-	}
+	scan("healthy", func(s haScan) bool {
+		return s.available && s.state == "21.5" && s.attributes["source"] == "openweather"
+	}, "21.5 from openweather")
 	for _, api := range []string{fakeapis.OpenWeatherMap, fakeapis.Wttr, fakeapis.OpenMeteo} {
 		apis.Down(api)
 	}
 	for i := range 3 {
-		if s := scan(fmt.Sprintf("outage, scan %d", i)); !s.available || s.state != 21.5 || s.attributes["source"] != "stale" || s.attributes["age_seconds"] == nil {
-			t.Errorf("outage: %+v, want the stale 21.5 with its age", s)
-		}
+		scan(fmt.Sprintf("outage, scan %d", i), func(s haScan) bool {
+			return s.available && s.state == "21.5" && s.attributes["source"] == "stale" && s.attributes["age_seconds"] != nil
+		}, "the stale 21.5 with its age")
 	}
 
 	// Nothing to show: no answer was ever kept in this state dir.
 	env = append(env, "FUSEBOX_STATE_DIR="+filepath.Join(t.TempDir(), "empty"))
 	for i := range 3 {
-		if s := scan(fmt.Sprintf("nothing kept, scan %d", i)); s.available {
-			t.Errorf("nothing kept: %+v, want unavailable", s)
-		}
+		scan(fmt.Sprintf("nothing kept, scan %d", i), func(s haScan) bool { return !s.available }, "unavailable")
 	}
 }
 

@@ -22,10 +22,14 @@ import (
 // daemon). It connects at once and again whenever the connection drops,
 // with backoff; on every connection it says online at ServeTopic (with a
 // last will of offline there, which it has the broker publish when it
-// closes too), publishes Home Assistant discovery of that
-// topic, and publishes again the latest state of every circuit it sent, so
-// that a broker that was down or restarted empty catches up; and it takes
-// again the subscriptions of Subscribe. It is safe for concurrent use.
+// closes too), publishes Home Assistant discovery of that topic, publishes
+// again the latest state of every circuit it sent and, given a Controller,
+// the state now of every circuit whose rules name its broker (discovery
+// included, so that a circuit has its entity before its first
+// transition), so that a broker that was down or restarted empty catches
+// up; and it takes again the subscriptions of Subscribe. Its circuits'
+// entities are available only while ServeTopic says online
+// (Discovery.HeldBy). It is safe for concurrent use.
 type Conn struct {
 	p      publisher
 	serve  string // ServeTopic
@@ -48,9 +52,11 @@ type Conn struct {
 	big     map[string]*quiet // by subscribed topic: messages dropped for their size
 	bg      sync.WaitGroup
 
-	// ctl, when the config asks for controls and the pool was given one:
+	// ctl, when the pool was given one: the circuits whose state goes out
+	// on every connection. controls, when the config asks for them too:
 	// presses heard on CommandTopic wait in pressed for applyPresses.
 	ctl       *Controller
+	controls  bool
 	pressed   chan []byte
 	queueFull quiet // presses dropped for a full queue; under mu
 }
@@ -64,8 +70,8 @@ func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
 	return dial(cfg, o, logger, nil)
 }
 
-// dial is Dial with the controls of ctl, when cfg asks for them and ctl
-// is not nil.
+// dial is Dial with the circuits of ctl, and its controls when cfg asks
+// for them, when ctl is not nil.
 func dial(cfg notify.MQTT, o Origin, logger *slog.Logger, ctl *Controller) (*Conn, error) {
 	u, err := url.Parse(cfg.Broker)
 	if err != nil {
@@ -76,11 +82,12 @@ func dial(cfg notify.MQTT, o Origin, logger *slog.Logger, ctl *Controller) (*Con
 	}
 	c := &Conn{p: newPublisher(cfg, o), serve: ServeTopic(cfg), log: logger.With("broker", u.Host),
 		turn: make(chan struct{}, 1), last: map[string]*paho.Publish{}, subs: map[string][]*handler{},
-		big: map[string]*quiet{}}
+		big: map[string]*quiet{}, ctl: ctl}
+	c.p.held = true
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	if cfg.Controls && ctl != nil {
-		c.ctl, c.pressed = ctl, make(chan []byte, pressQueue)
+		c.controls, c.pressed = true, make(chan []byte, pressQueue)
 		c.subs[CommandTopic(cfg)] = []*handler{{fn: c.heardPress}}
 		c.bg.Add(1)
 		go func() {
@@ -174,8 +181,9 @@ func (c *Conn) connectFailed(err error) {
 
 // connected runs on each connection, and publishes off autopaho's
 // goroutine (which it must not block): online, the discovery of
-// ServeTopic, and the latest state again. It is given cm, as c.cm may not
-// be set yet on the first connection.
+// ServeTopic, the latest state sent again, then every circuit's state now
+// (current). It is given cm, as c.cm may not be set yet on the first
+// connection.
 func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 	c.mu.Lock()
 	c.up = true
@@ -199,7 +207,7 @@ func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 		defer c.bg.Done()
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		if c.ctl != nil {
+		if c.controls {
 			// The buttons are published once their presses are heard.
 			select {
 			case <-subscribed:
@@ -223,8 +231,7 @@ func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 		}
 		c.mu.Unlock()
 		if c.ctl != nil {
-			// Every circuit's controls and phase, as they are now.
-			fresh := c.allControls(ctx)
+			fresh := c.current(ctx)
 			c.keep(fresh)
 			msgs = append(msgs, fresh...)
 		}
@@ -257,7 +264,7 @@ func (c *Conn) Send(ctx context.Context, e breaker.Event, _ *notify.Message) err
 		return nil
 	}
 	msgs := c.p.transition(e)
-	if c.ctl != nil {
+	if c.controls {
 		s := c.controlStatus(ctx, e.Circuit, e.Reason, Status{Phase: PhaseOf(e.To), Reason: e.Reason})
 		msgs = append(msgs, c.p.controls(e.Circuit, s)...)
 	}
@@ -309,4 +316,30 @@ func (c *Conn) Close(ctx context.Context) error {
 	c.cancel()
 	c.bg.Wait()
 	return c.cm.Disconnect(ctx)
+}
+
+// current returns the messages of every circuit of c's broker as it is
+// now, discovery and controls included: what a connection publishes
+// after the latest it sent, so that a circuit that never changed (one a
+// health watch alone moves) has its entity from the daemon's start, and a
+// broker that lost its retained messages has every circuit's again.
+func (c *Conn) current(ctx context.Context) []*paho.Publish {
+	names, err := c.ctl.Circuits(ctx, c.p.cfg)
+	if err != nil {
+		c.log.Info("mqtt: listing the circuits to publish failed; publishing them again on the next connection", "err", err)
+	}
+	var msgs []*paho.Publish
+	for _, n := range names {
+		e, err := c.ctl.Latest(ctx, n)
+		if err != nil {
+			c.log.Info("mqtt: reading a circuit's state to publish failed; publishing it on its next transition", "circuit", n, "err", err)
+			continue
+		}
+		e.Circuit, e.Kind = n, breaker.EventTransition
+		msgs = append(msgs, c.p.transition(e)...)
+		if c.controls {
+			msgs = append(msgs, c.p.controls(n, c.controlStatus(ctx, n, "", Status{Phase: PhaseOf(e.To)}))...)
+		}
+	}
+	return msgs
 }

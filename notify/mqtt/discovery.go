@@ -149,10 +149,36 @@ type Discovery struct {
 	AvailabilityTopic   string `json:"availability_topic,omitempty"`
 	PayloadAvailable    string `json:"payload_available,omitempty"`
 	PayloadNotAvailable string `json:"payload_not_available,omitempty"`
-	JSONAttributesTopic string `json:"json_attributes_topic,omitempty"`
-	EntityCategory      string `json:"entity_category,omitempty"`
-	Device              Device `json:"device"`
-	Origin              Origin `json:"origin"`
+	// Availability lists the topics of an entity available only while all
+	// of them say so (AvailabilityMode "all"), in place of
+	// AvailabilityTopic: Home Assistant takes one or the other.
+	Availability        []Availability `json:"availability,omitempty"`
+	AvailabilityMode    string         `json:"availability_mode,omitempty"`
+	JSONAttributesTopic string         `json:"json_attributes_topic,omitempty"`
+	EntityCategory      string         `json:"entity_category,omitempty"`
+	Device              Device         `json:"device"`
+	Origin              Origin         `json:"origin"`
+}
+
+// Availability is one topic of a discovery config's availability list.
+type Availability struct {
+	Topic               string `json:"topic"`
+	PayloadAvailable    string `json:"payload_available"`
+	PayloadNotAvailable string `json:"payload_not_available"`
+}
+
+// HeldBy returns d as the daemon holding serve (its ServeTopic, whose last
+// will says offline) publishes it: available while the circuit's topic
+// and serve both say online, so that the entity goes unavailable when the
+// daemon dies, though the circuit's own topic still says online.
+func (d Discovery) HeldBy(serve string) Discovery {
+	d.Availability = []Availability{
+		{Topic: d.AvailabilityTopic, PayloadAvailable: d.PayloadAvailable, PayloadNotAvailable: d.PayloadNotAvailable},
+		{Topic: serve, PayloadAvailable: Online, PayloadNotAvailable: Offline},
+	}
+	d.AvailabilityMode = "all"
+	d.AvailabilityTopic, d.PayloadAvailable, d.PayloadNotAvailable = "", "", ""
+	return d
 }
 
 // Device groups an instance's circuits under one device in Home Assistant.
@@ -170,7 +196,8 @@ func deviceOf(instance string, o Origin) Device {
 		Manufacturer: "fusebox", Model: "circuit breakers", SWVersion: o.Version}
 }
 
-// DiscoveryOf returns the discovery config of circuit on instance. Its
+// DiscoveryOf returns the discovery config of circuit on instance, as a
+// process that connects for one transition (Sink) publishes it. Its
 // unique ID holds both ("fusebox:nas:weather"), its entity ID neither
 // instance nor '.' (binary_sensor.fusebox_weather; Home Assistant numbers a
 // second host's).
@@ -209,15 +236,17 @@ func (p publisher) serveDiscovery() (topic string, d Discovery) {
 type Attributes struct {
 	State  breaker.Phase `json:"state"`
 	Reason string        `json:"reason,omitempty"`
-	Time   time.Time     `json:"changed_at"`
+	Time   time.Time     `json:"changed_at,omitzero"` // zero: never changed (published at the daemon's start)
 	Since  time.Time     `json:"down_since,omitzero"`
 }
 
-// publisher makes the messages of one broker's config.
+// publisher makes the messages of one broker's config. held marks the
+// daemon's (Conn): its circuits' entities follow ServeTopic too.
 type publisher struct {
 	cfg      notify.MQTT
 	instance string
 	origin   Origin
+	held     bool
 }
 
 func newPublisher(cfg notify.MQTT, o Origin) publisher {
@@ -236,7 +265,11 @@ func (p publisher) transition(e breaker.Event) []*paho.Publish {
 	t := TopicsOf(p.cfg, e.Circuit)
 	var msgs []*paho.Publish
 	if t.Discovery != "" {
-		disc, _ := json.Marshal(DiscoveryOf(t, p.instance, e.Circuit, p.origin))
+		d := DiscoveryOf(t, p.instance, e.Circuit, p.origin)
+		if p.held {
+			d = d.HeldBy(ServeTopic(p.cfg))
+		}
+		disc, _ := json.Marshal(d)
 		msgs = append(msgs, retained(t.Legacy, nil), retained(t.Discovery, disc))
 	}
 	return append(msgs, retained(t.Availability, []byte(Online)), retained(t.Attributes, attrs), retained(t.State, []byte(state)))

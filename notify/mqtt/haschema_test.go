@@ -46,9 +46,11 @@ func withCommon(keys map[string]bool) map[string]bool {
 	return keys
 }
 
-// haDevice and haOrigin are the keys of the device and origin mappings.
+// haDevice, haOrigin and haAvailability are the keys of the device and
+// origin mappings and of an availability list's items.
 var (
-	haDevice = []string{"configuration_url", "connections", "hw_version", "identifiers", "manufacturer", "model",
+	haAvailability = []string{"topic", "payload_available", "payload_not_available", "value_template"}
+	haDevice       = []string{"configuration_url", "connections", "hw_version", "identifiers", "manufacturer", "model",
 		"model_id", "name", "serial_number", "suggested_area", "sw_version", "via_device"}
 	haOrigin = map[string]bool{"name": true, "sw_version": false, "support_url": false}
 )
@@ -69,6 +71,8 @@ var haAbbreviations = map[string]string{
 	"cu": "configuration_url", "cns": "connections", "hw": "hw_version", "ids": "identifiers", "mf": "manufacturer",
 	"mdl": "model", "mdl_id": "model_id", "sn": "serial_number", "sa": "suggested_area", "sw": "sw_version",
 	"url": "support_url",
+	// in availability
+	"t": "topic",
 }
 
 // haDeviceClasses are each component's device classes (the sensor's
@@ -153,6 +157,26 @@ func checkEntity(component, topic string, d map[string]any) []string {
 	if _, ok := d["availability"]; ok && d["availability_topic"] != nil {
 		bad = append(bad, "both availability and availability_topic")
 	}
+	if v, ok := d["availability"]; ok {
+		list, _ := v.([]any)
+		if len(list) == 0 {
+			bad = append(bad, fmt.Sprintf("availability %v is no list of topics", v))
+		}
+		for _, a := range list {
+			m, _ := a.(map[string]any)
+			for k := range expand(m) {
+				if !slices.Contains(haAvailability, k) {
+					bad = append(bad, "unknown availability key "+k)
+				}
+			}
+			if topic, _ := expand(m)["topic"].(string); topic == "" || strings.ContainsAny(topic, "+#") {
+				bad = append(bad, fmt.Sprintf("availability %v without a topic", a))
+			}
+		}
+	}
+	if v, ok := d["availability_mode"]; ok && v != "all" && v != "any" && v != "latest" {
+		bad = append(bad, fmt.Sprintf("availability_mode %v", v))
+	}
 	for _, k := range []string{"state_topic", "command_topic", "availability_topic", "json_attributes_topic"} {
 		if v, ok := d[k]; ok && (str(k) == "" || strings.ContainsAny(str(k), "+#")) {
 			bad = append(bad, fmt.Sprintf("%s %v is no topic", k, v))
@@ -191,10 +215,12 @@ func checkEntity(component, topic string, d map[string]any) []string {
 func TestTheSchemaCheckRefusesWhatHomeAssistantNoLongerTakes(t *testing.T) {
 	old := map[string]any{"name": "bridge", "unique_id": "fusebox_bridge", "object_id": "fusebox_bridge",
 		"device_class": "trouble", "state_topic": "fusebox/bridge/state", "device": map[string]any{"name": "fusebox"},
-		"o": map[string]any{"sw": "1"}, "def_ent_id": "sensor.Bridge"}
+		"o": map[string]any{"sw": "1"}, "def_ent_id": "sensor.Bridge",
+		"avty": []any{map[string]any{"pl_avail": "up", "qos": 1}}, "avty_mode": "some"}
 	got := strings.Join(checkBinarySensor("homeassistant/binary_sensor/fusebox.bridge/config", old), "; ")
 	for _, want := range []string{"unknown key object_id", "device_class trouble", "without identifiers",
-		"has no name", "default_entity_id sensor.Bridge", "topic homeassistant/binary_sensor/fusebox.bridge/config"} {
+		"has no name", "default_entity_id sensor.Bridge", "topic homeassistant/binary_sensor/fusebox.bridge/config",
+		"without a topic", "unknown availability key qos", "availability_mode some"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the check does not say %q: %s", want, got)
 		}
@@ -218,6 +244,12 @@ func TestEveryNameMakesAValidDiscoveryConfig(t *testing.T) {
 			json.Unmarshal(b, &m)
 			if bad := checkBinarySensor(topics.Discovery, m); len(bad) > 0 {
 				t.Errorf("%s on %s: %s\n%s", name, instance, strings.Join(bad, "; "), b)
+			}
+			held, _ := json.Marshal(d.HeldBy(mqtt.ServeTopic(cfg)))
+			m = nil
+			json.Unmarshal(held, &m)
+			if bad := checkBinarySensor(topics.Discovery, m); len(bad) > 0 {
+				t.Errorf("%s on %s, as the daemon publishes it: %s\n%s", name, instance, strings.Join(bad, "; "), held)
 			}
 			for _, id := range []string{"topic " + topics.Discovery, "unique_id " + d.UniqueID} {
 				if other, ok := seen[id]; ok {

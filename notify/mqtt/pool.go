@@ -23,9 +23,10 @@ type Pool struct {
 	closed bool
 }
 
-// Control has the connections dialled from now on whose config asks for
-// controls (notify: mqtt: {controls: true}) publish them and apply their
-// presses through ctl. The daemon calls it once, before Use.
+// Control has the connections dialled from now on publish, on each
+// connection, the state of ctl's circuits, and those whose config asks
+// for controls (notify: mqtt: {controls: true}) publish them and apply
+// their presses through ctl. The daemon calls it once, before Use.
 func (p *Pool) Control(ctl Controller) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

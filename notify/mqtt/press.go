@@ -6,20 +6,26 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/eclipse/paho.golang/paho"
-
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
-// Controller is what a connection's controls need of the daemon: the
-// circuits to publish them for, their status, and a way to apply a press
-// on the daemon's own path (its trip and reset, with their
-// notifications). Its functions are called from the connection's own
-// goroutines, one press at a time, and must be safe for concurrent use.
+// Controller is what a connection needs of the daemon: the circuits to
+// publish at every connection and their last transitions, and for
+// controls their status and a way to apply a press on the daemon's own
+// path (its trip and reset, with their notifications). Its functions are
+// called from the connection's own goroutines, one press at a time, and
+// must be safe for concurrent use.
 type Controller struct {
-	// Circuits lists the circuits whose rules name cfg: those with
-	// controls on its broker.
+	// Circuits lists the circuits whose rules name cfg, those of the
+	// config whether or not they ever changed: those published on its
+	// broker, with controls when it asks for them.
 	Circuits func(ctx context.Context, cfg notify.MQTT) ([]string, error)
+	// Latest returns the transition that left a circuit as it is now: its
+	// To the stored phase (Closed for one never stored), its Reason, Time
+	// and Since those of its last transition when the event log agrees,
+	// else empty.
+	Latest func(ctx context.Context, circuit string) (breaker.Event, error)
 	// Status reads a circuit's status; its Reason is reason, or, when
 	// reason is "", its last transition's.
 	Status func(ctx context.Context, circuit, reason string) (Status, error)
@@ -160,18 +166,4 @@ func (c *Conn) controlStatus(ctx context.Context, circuit, reason string, fallba
 		return fallback
 	}
 	return s
-}
-
-// allControls returns the messages of every circuit's controls, as they
-// are now: what a connection publishes first.
-func (c *Conn) allControls(ctx context.Context) []*paho.Publish {
-	names, err := c.ctl.Circuits(ctx, c.p.cfg)
-	if err != nil {
-		c.log.Info("mqtt: listing the circuits for their controls failed; publishing them again on the next connection", "err", err)
-	}
-	var msgs []*paho.Publish
-	for _, n := range names {
-		msgs = append(msgs, c.p.controls(n, c.controlStatus(ctx, n, "", Status{Phase: PhaseClosed}))...)
-	}
-	return msgs
 }

@@ -91,7 +91,7 @@ func (c *Conn) subscribe(cm *autopaho.ConnectionManager, topics []string) {
 	s := &paho.Subscribe{}
 	for _, t := range topics {
 		o := paho.SubscribeOptions{Topic: t, QoS: 1}
-		if c.ctl != nil && t == CommandTopic(c.p.cfg) {
+		if c.controls && t == CommandTopic(c.p.cfg) {
 			// A press retained at the command topic is not pressed
 			// again on every connection (MQTT v5's retain handling 2).
 			o.RetainHandling = 2
