@@ -197,10 +197,10 @@ func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 			path = p
 		}
 	}
-	readme := doctext.Read(t, "README.md")
+	readme := strings.Join(strings.Fields(doctext.Read(t, "README.md")), " ") // as wrapped anywhere
 	for _, install := range []struct{ says, dir string }{
-		{"/usr/local/bin/fusebox\n", "/usr/local/bin"},         // the release archive
-		{"installs\n  `/usr/bin/fusebox`", "/usr/bin"},         // the .deb
+		{"/usr/local/bin/fusebox ```", "/usr/local/bin"},       // the release archive
+		{"installs `/usr/bin/fusebox`", "/usr/bin"},            // the .deb
 		{"GOBIN=/usr/local/bin go install ", "/usr/local/bin"}, // go install
 	} {
 		if !strings.Contains(readme, install.says) {
