@@ -15,6 +15,7 @@ const HeavyVar = "FUSEBOX_TEST_HEAVY"
 func Heavy(t testing.TB) {
 	t.Helper()
 	if os.Getenv(HeavyVar) == "" {
+		recordSkip(t, heavyReason)
 		t.Skipf("SKIP heavy suite: set %s=1 to run it (.ci/run does)", HeavyVar)
 	}
 }
