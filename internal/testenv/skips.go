@@ -46,7 +46,11 @@ func SkipSummary() string {
 		return ""
 	}
 	slices.Sort(parts)
-	return fmt.Sprintf("testenv: %d tests skipped (%s); -v names them", total, strings.Join(parts, "; "))
+	tests := "tests"
+	if total == 1 {
+		tests = "test"
+	}
+	return fmt.Sprintf("testenv: %d %s skipped (%s); -v names them", total, tests, strings.Join(parts, "; "))
 }
 
 // Exit prints SkipSummary and exits with code: a TestMain's last call
