@@ -61,9 +61,9 @@ func BuildFusebox() (bin string, cleanup func()) {
 	if RaceBuild {
 		args = append(args, "-race")
 		env = append(os.Environ(), "CGO_ENABLED=1")
-		raceLogs = filepath.Join(dir, "races")
-		// 1777: the tests run the binary as other users too.
-		if err := os.Mkdir(raceLogs, 0o777); err != nil || os.Chmod(raceLogs, 0o1777) != nil {
+		// A dir of its own, 1777 like /tmp: the tests run the binary as
+		// other users too, who cannot enter dir.
+		if raceLogs, err = os.MkdirTemp("", "fusebox-test-races-"); err != nil || os.Chmod(raceLogs, 0o1777) != nil {
 			panic(fmt.Sprintf("race report dir: %v", err))
 		}
 		// Children started with the test's own environment report there too.
@@ -75,7 +75,12 @@ func BuildFusebox() (bin string, cleanup func()) {
 		os.Stderr.Write(out)
 		panic("build fusebox: " + err.Error())
 	}
-	return bin, func() { os.RemoveAll(dir) }
+	return bin, func() {
+		os.RemoveAll(dir)
+		if raceLogs != "" {
+			os.RemoveAll(raceLogs)
+		}
+	}
 }
 
 // FuseboxCmd returns the command running bin with args in a clean
