@@ -10,7 +10,7 @@
 //
 // Run it with
 //
-//	go test ./reliability/                        # the quick run: 50 kills, 50 processes on one lock, no soak, no real users
+//	go test ./reliability/                        # the quick run: 100 kills, 50 processes on one lock, no soak, no real users
 //	FUSEBOX_TEST_HEAVY=1 go test ./reliability/   # the whole suite, well under 3 minutes on 2 cores
 //	FUSEBOX_TEST_HEAVY=1 go test -race ./reliability/   # the same under the race detector, fusebox built with -race too
 //	FUSEBOX_TEST_HEAVY=1 go test -short ./reliability/  # smaller counts: 100 kills instead of 500, 50 processes instead of 200
