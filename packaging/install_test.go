@@ -187,6 +187,7 @@ func buildDeb(t *testing.T) string {
 // installed for real, or where a fusebox package is installed already.
 func needInstallable(t *testing.T) {
 	t.Helper()
+	testenv.Heavy(t) // it installs and purges a package on this machine
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "installing the .deb needs root")
 	}

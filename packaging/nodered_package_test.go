@@ -389,6 +389,7 @@ func TestNodeREDPackage(t *testing.T) {
 // a given time.
 func TestNodeREDPackageUnits(t *testing.T) {
 	t.Parallel()
+	testenv.Heavy(t) // npm and Node.js
 	npm, err := exec.LookPath("npm")
 	if err != nil {
 		testenv.Skip(t, "npm is not installed (apt-get install nodejs npm): %v", err)

@@ -66,6 +66,7 @@ type nodeRED struct {
 // skips the test through testenv.Skip, saying how to install it.
 func npmInstalled(t *testing.T, envVar, rel, how string) (node, path string) {
 	t.Helper()
+	testenv.Heavy(t) // a real Node-RED or n8n: a minute of Node.js
 	prefix := os.Getenv(envVar)
 	if prefix == "" {
 		testenv.Skip(t, "$%s is not set: %s and set it to DIR", envVar, how)

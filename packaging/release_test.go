@@ -22,6 +22,7 @@ import (
 // .deb as dpkg-deb reads it (fields, files, maintainer scripts), and the
 // binary unpacked from the .deb running the demo.
 func TestReleaseBuildsAnArchiveAndADebThatRuns(t *testing.T) {
+	testenv.Heavy(t) // release.sh: a build for every platform, and dpkg-deb
 	for _, tool := range []string{"dpkg-deb", "tar", "gzip", "sha256sum"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			testenv.Skip(t, "release.sh needs %s (apt-get install dpkg): %v", tool, err)

@@ -38,6 +38,15 @@ func plant(t *testing.T, srv *redistest.Server, script string, keys []string, ar
 	}
 }
 
+// openBounded opens a store for a bounds test: what these tests measure is
+// the bytes Redis sends, not how fast, so a command may take a minute (a
+// guard for a wedged server): a Lua script over 100 MB takes seconds on a
+// loaded machine, past open's 2s.
+func openBounded(t *testing.T, srv *redistest.Server, opts ...redis.Option) *redis.Store {
+	t.Helper()
+	return open(t, srv, append([]redis.Option{redis.WithTimeouts(2*time.Second, time.Minute)}, opts...)...)
+}
+
 // little is what a read past a bound may cost in bytes sent by Redis: the
 // replies that say so, and the INFO that measures them.
 const little = 64 << 10
@@ -78,7 +87,7 @@ func TestOversizedRecordsAreSetAsideUnread(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv.Do("FLUSHALL")
 			var log testenv.Buffer
-			s := open(t, srv, redis.WithPrefix("big:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			s := openBounded(t, srv, redis.WithPrefix("big:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 			defer s.Close()
 			plant(t, srv, c.plant, []string{c.key})
 			before := sent(t, srv)
@@ -126,7 +135,7 @@ func TestCountOverADamagedCounterStartsAfresh(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv.Do("FLUSHALL")
 			var log testenv.Buffer
-			s := open(t, srv, redis.WithPrefix("cnt:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+			s := openBounded(t, srv, redis.WithPrefix("cnt:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 			defer s.Close()
 			plant(t, srv, c.plant, []string{"cnt:c:api"})
 			for range 2 {
@@ -152,7 +161,7 @@ func TestCountOverADamagedCounterStartsAfresh(t *testing.T) {
 func TestEventsReadAreBounded(t *testing.T) {
 	srv := redistest.Start(t)
 	var log testenv.Buffer
-	s := open(t, srv, redis.WithPrefix("ev:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	s := openBounded(t, srv, redis.WithPrefix("ev:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	defer s.Close()
 	if err := s.Count(ctx, "api", fusebox.Counts{Failures: 1}); err != nil { // lists the circuit
 		t.Fatal(err)
@@ -205,7 +214,7 @@ return 1`, []string{"ev:e:api"}, events)
 func TestAnOversizedAnswerIsDroppedUnread(t *testing.T) {
 	srv := redistest.Start(t)
 	var log testenv.Buffer
-	s := open(t, srv, redis.WithPrefix("ans:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	s := openBounded(t, srv, redis.WithPrefix("ans:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	defer s.Close()
 	if err := s.SaveAnswer(ctx, "weather", answers.Answer{}); err != nil {
 		t.Fatal(err)

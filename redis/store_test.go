@@ -23,7 +23,7 @@ import (
 	"github.com/fusebox-hq/fusebox/storetest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testenv.Exit)) }
 
 var ctx = context.Background()
 

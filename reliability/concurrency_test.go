@@ -35,8 +35,8 @@ func TestConcurrentProcesses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := tc.processes
-			if testing.Short() {
-				n = min(n, 50)
+			if testing.Short() || !testenv.HeavyOn() {
+				n = min(n, 50) // the quick run's and -short's size
 			}
 			runConcurrently(t, n, tc.circuits)
 		})

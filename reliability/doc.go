@@ -10,12 +10,13 @@
 //
 // Run it with
 //
-//	go test ./reliability/            # the whole suite, well under 3 minutes on 2 cores
-//	go test -race ./reliability/      # the same under the race detector
-//	go test -short ./reliability/     # smaller counts: 100 kills instead of 500, 50 processes instead of 200
+//	go test ./reliability/                        # the quick run: 100 kills, 50 processes on one lock, no soak, no real users
+//	FUSEBOX_TEST_HEAVY=1 go test ./reliability/   # the whole suite, well under 3 minutes on 2 cores
+//	FUSEBOX_TEST_HEAVY=1 go test -race ./reliability/   # the same under the race detector, fusebox built with -race too
+//	FUSEBOX_TEST_HEAVY=1 go test -short ./reliability/  # smaller counts: 100 kills instead of 500, 50 processes instead of 200
 //
 // FUSEBOX_RELIABILITY_KILLS=N sets the number of SIGKILLs of the kill loop
-// (default 500). CI runs the suite once in full, and once more with -short
+// (default 500 in the heavy suite). CI runs the suite once in full, and once more with -short
 // while stress-ng keeps every core busy (.ci/run's last phase): the tests
 // hold on a busy machine. Their bounds scale with what they measure (a kill
 // loop runs until its kills are done; a wait fails only when nothing

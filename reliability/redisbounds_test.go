@@ -48,7 +48,7 @@ func TestRedisRecordsFromAnotherHostAreBounded(t *testing.T) {
 		p.Stdout, p.Stderr = stdout.String(), stderr.String()
 		return p
 	}
-	const limit = 100 << 20
+	const limit = (100 << 20) * testenv.RaceMemory
 
 	healthy := run("run", "ok", "--", "true")
 	if healthy.Code != 0 {

@@ -65,6 +65,8 @@ func TestSoak(t *testing.T) {
 		dur = d
 	} else if testing.Short() {
 		t.Skip("-short: the soak runs in its own CI phase (" + soakVar + "=2m)")
+	} else {
+		testenv.Heavy(t) // or asked for by its length
 	}
 
 	broker := testenv.Mosquitto(t)

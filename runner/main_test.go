@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/mem"
@@ -22,7 +24,7 @@ import (
 // TestMain fails the run if any test leaves a goroutine behind: Run must not
 // leak the goroutines that wait for and copy from a child, whatever way an
 // attempt ends.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testenv.Exit)) }
 
 // fastPolicy retries within milliseconds, so tests never wait for long.
 func fastPolicy() fusebox.Policy {

@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/fusebox-hq/fusebox/internal/testenv"
+
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
@@ -25,7 +27,7 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(floodChildEnv); spec != "" {
 		os.Exit(floodChild(spec))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testenv.Exit))
 }
 
 // fastPolicy retries within milliseconds; one failed call opens the circuit.

@@ -33,6 +33,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // daemon's CONNECT asked, the verdict stays what the messages before it
 // left, and the daemon's peak memory grows by far less than the message.
 func TestServeIgnoresA30MBMessageOnAWatchedTopic(t *testing.T) {
+	testenv.Heavy(t) // 30 MB messages; the soak is the rest of this class
 	d, _, pub, store := watchingServe(t, `{"state":"offline"}`, "")
 	waitPhase(t, store, "zigbee", breaker.Open, "retained offline at connect")
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
@@ -139,6 +140,7 @@ func flapped(t *testing.T, keys string, told func([]string) bool) ([]string, []b
 // the flaps write no event and send nothing; the offline that then holds
 // opens the circuit, once: at most 10 messages and 50 events, as asked.
 func TestServeAFlappingTopicFloodsNobody(t *testing.T) {
+	testenv.Heavy(t) // a flood of flaps; TestServeAFlappingCircuitSendsASummaryNotAFlood is the quick one
 	got, events := flapped(t, "", func(got []string) bool { return len(got) >= 1 })
 	if len(got) > 10 || len(events) > 50 {
 		t.Errorf("250 flaps sent %d messages and wrote %d events, want at most 10 and 50", len(got), len(events))

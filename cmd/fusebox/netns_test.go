@@ -78,6 +78,7 @@ func ip(t *testing.T, args ...string) {
 // or where the kernel refuses a namespace, it skips through testenv.Skip.
 func netnsTopology(t *testing.T) (srv, a, b string) {
 	t.Helper()
+	testenv.Heavy(t) // ip netns add: namespaces named in /run/netns, the host's
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "network namespaces need root")
 	}

@@ -45,6 +45,7 @@ func weatherForCurl(t *testing.T) (curl string, api *fakeapis.Server, url string
 // within outageLineBound, and a success, at the first attempt or after a
 // retry, prints nothing.
 func TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines(t *testing.T) {
+	testenv.Heavy(t) // many cron jobs through an outage; TestRunCronOutageMailsFromAtMostThreeRuns is the quick one
 	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()
 	job := map[string][]string{

@@ -17,6 +17,7 @@ import (
 // saturated by other work (redistest.Saturate, or .ci/run's hog phase):
 // Redis is slow to reach then, not down.
 func TestRedisOnASaturatedHost(t *testing.T) {
+	testenv.Heavy(t) // every core saturated, hundreds of processes
 	srv := redistest.Start(t)
 	redistest.Saturate(t)
 	t.Run("two hundred processes over two hosts stay on Redis and lose no count", func(t *testing.T) {

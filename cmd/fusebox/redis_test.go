@@ -138,6 +138,7 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 // the first ones spend waiting on the pipe: their --timeout is long, so that
 // a slow start is not taken for a failure (and so is their --deadline).
 func TestRedisTwoHundredProcessesOverTwoHostsLoseNoCount(t *testing.T) {
+	testenv.Heavy(t) // 200 processes
 	srv := redistest.Start(t)
 	n := 200
 	if testing.Short() {

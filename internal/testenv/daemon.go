@@ -28,7 +28,8 @@ var listenRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
 // StartDaemon starts cmd, a `fusebox serve --listen 127.0.0.1:0 ...` (as
 // FuseboxCmd makes it, its stderr not yet set), and returns once the daemon
 // has logged where it listens. It is killed, by its PID, when the test ends
-// if it is still running.
+// if it is still running; a data race it reported then fails the test
+// (CheckRace).
 func StartDaemon(t testing.TB, cmd *exec.Cmd) *Daemon {
 	t.Helper()
 	pipe, err := cmd.StderrPipe()
@@ -64,6 +65,7 @@ func StartDaemon(t testing.TB, cmd *exec.Cmd) *Daemon {
 			_ = cmd.Process.Kill()
 			<-d.exited
 		}
+		CheckRace(t, cmd.Process.Pid)
 	})
 	select {
 	case d.Addr = <-found:

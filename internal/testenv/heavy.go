@@ -14,7 +14,13 @@ const HeavyVar = "FUSEBOX_TEST_HEAVY"
 // under NoSkipVar: a heavy suite left out is a choice, not a missing service.
 func Heavy(t testing.TB) {
 	t.Helper()
-	if os.Getenv(HeavyVar) == "" {
+	if !HeavyOn() {
+		recordSkip(t, heavyReason)
 		t.Skipf("SKIP heavy suite: set %s=1 to run it (.ci/run does)", HeavyVar)
 	}
 }
+
+// HeavyOn reports whether HeavyVar is set: a test that runs a small case
+// of its behaviour in the quick run and the full size in the heavy suite
+// (500 kills instead of 50) asks it.
+func HeavyOn() bool { return os.Getenv(HeavyVar) != "" }

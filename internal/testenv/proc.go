@@ -34,7 +34,8 @@ type Proc struct {
 }
 
 // Run runs cmd to its end, capturing its stdout and stderr, and describes
-// it. A command that could not be run at all fails the test.
+// it. A command that could not be run at all fails the test, and so does a
+// data race a race-built child reported (CheckRace).
 func Run(t testing.TB, cmd *exec.Cmd) Proc {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -50,6 +51,7 @@ func Run(t testing.TB, cmd *exec.Cmd) Proc {
 		}
 		t.Fatalf("%q%s: %v", cmd.Args, as, err)
 	}
+	CheckRace(t, cmd.Process.Pid)
 	return p
 }
 

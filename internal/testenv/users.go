@@ -21,8 +21,10 @@ type User struct {
 // Group creates a group and n users in it (with groupadd and useradd, no
 // home dir), removed when the test ends, and returns the group's name and
 // the users. It skips loudly unless the test runs as root with those tools.
+// Users and groups are the host's: it runs only in the heavy suite (Heavy).
 func Group(t testing.TB, n int) (group string, users []User) {
 	t.Helper()
+	Heavy(t)
 	if os.Geteuid() != 0 {
 		Skip(t, "creating users needs root")
 	}

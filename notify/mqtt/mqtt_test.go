@@ -19,7 +19,7 @@ import (
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testenv.Exit)) }
 
 func transition(to breaker.Phase) breaker.Event {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
