@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
@@ -91,6 +93,7 @@ type Server struct {
 	log      *slog.Logger
 	counters *counters
 	flights  flights
+	reads    singleflight.Group // readings of the store callers share (see shared)
 	inFlight inFlight
 	slots    *slots             // the connections Serve holds, within MaxConns
 	reloaded chan struct{}      // tells runHealth to start the new world's checks
