@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -244,12 +245,16 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	if ep.expect == nil && ep.extract == nil {
 		return body, nil
 	}
-	v, err := decodeJSON(body)
-	if err != nil {
+	// The body is decoded once for both programs, under the share the
+	// first of them runs with (see jqInput).
+	j := &jqInput{mem: c.jqMemory, body: body}
+	defer j.letGo()
+	first := cmp.Or(ep.expect, ep.extract)
+	if _, err := j.value(ctx, first.inProcessShare()); err != nil {
 		return nil, c.failure(ep, breaker.CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
-		ok, err := evaluate(ctx, c.jqMemory, ep.expect, body, v, false, jqMaxCondition)
+		ok, err := evaluate(ctx, j, ep.expect, false, jqMaxCondition)
 		switch {
 		case err != nil:
 			return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
@@ -260,7 +265,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	if ep.extract == nil {
 		return body, nil
 	}
-	out, err := evaluate(ctx, c.jqMemory, ep.extract, body, v, true, ep.MaxBody)
+	out, err := evaluate(ctx, j, ep.extract, true, ep.MaxBody)
 	if err != nil {
 		return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}
