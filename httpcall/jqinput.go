@@ -21,6 +21,7 @@ type jqInput struct {
 	body    []byte
 	v       any
 	decoded bool
+	cost    int64 // the decoded value's, once jsonShape has said it; 0 before
 	held    int64
 	release func()
 }
@@ -32,14 +33,17 @@ func (j *jqInput) value(ctx context.Context, share int64) (any, error) {
 	if j.decoded && j.mem == nil {
 		return j.v, nil
 	}
-	depth, cost := jsonShape(j.body, maxJSONDepth)
-	switch {
-	case depth > maxJSONDepth:
-		return nil, errTooDeep
-	case cost > jqMemory:
-		return nil, fmt.Errorf("body would take about %d MiB decoded, more than the %d MiB a jq program may use", cost>>20, jqMemory>>20)
+	if j.cost == 0 {
+		depth, cost := jsonShape(j.body, maxJSONDepth)
+		switch {
+		case depth > maxJSONDepth:
+			return nil, errTooDeep
+		case cost > jqMemory:
+			return nil, fmt.Errorf("body would take about %d MiB decoded, more than the %d MiB a jq program may use", cost>>20, jqMemory>>20)
+		}
+		j.cost = cost
 	}
-	if err := j.hold(ctx, cost+share); err != nil {
+	if err := j.hold(ctx, j.cost+share); err != nil {
 		return nil, err
 	}
 	if !j.decoded {
