@@ -76,6 +76,15 @@ type Admin interface {
 	// Events returns the circuit's events at or after since, oldest first.
 	Events(ctx context.Context, name string, since time.Time) ([]breaker.Event, error)
 
+	// ScanEvents calls fn with each of the circuit's events at or after
+	// since, oldest first, until fn returns false. Events are decoded one
+	// at a time and none is kept: a reader that keeps a summary of a log
+	// (a daemon's outage timeline, failures by reason) holds the summary
+	// and at most MaxEventsRead bytes of the stored log, never the log
+	// decoded, which takes several times the log's size. A store that
+	// fails returns its error before handing fn any event.
+	ScanEvents(ctx context.Context, name string, since time.Time, fn func(breaker.Event) bool) error
+
 	// AllEvents returns the events of every circuit at or after since,
 	// oldest first (events of the same time in circuit-name order): what
 	// an outage history or a notifier reads to catch up.

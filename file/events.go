@@ -155,8 +155,20 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]breaker.Event
 // Events returns the circuit's events at or after since, oldest first. Lines
 // that do not decode (a person's edit) are skipped.
 func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]breaker.Event, error) {
+	var out []breaker.Event
+	err := s.ScanEvents(ctx, name, since, func(e breaker.Event) bool {
+		out = append(out, e)
+		return true
+	})
+	return out, err
+}
+
+// ScanEvents calls fn with the circuit's events at or after since, oldest
+// first, decoding one line at a time of the log's newest maxEventsRead
+// bytes. Lines that do not decode (a person's edit) are skipped.
+func (s *Store) ScanEvents(ctx context.Context, name string, since time.Time, fn func(breaker.Event) bool) error {
 	if err := fusebox.ValidateName(name); err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
+		return fmt.Errorf("read events: %w", err)
 	}
 	err := s.checkSubdir(eventsDir, false)
 	var b []byte
@@ -164,20 +176,21 @@ func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]bre
 		b, err = s.readUsable(ctx, s.eventsPath(name), maxEventsRead, keepTail)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read events of %s: %w", name, err)
+		return fmt.Errorf("read events of %s: %w", name, err)
 	}
-	var out []breaker.Event
 	for line := range eventLines(b) {
 		var e breaker.Event
 		if len(line) > maxEventLine || json.Unmarshal(line, &e) != nil || e.Time.Before(since) {
 			continue
 		}
-		out = append(out, e)
+		if !fn(e) {
+			break
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // eventLines are the lines of what readTail read of a log: when it read

@@ -2,6 +2,7 @@ package httpcall
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -53,7 +54,10 @@ func (c *Client) attempt(ctx context.Context, ep *endpoint, pp *parts) (answer, 
 		drain(resp.Body)
 		return answer{}, f
 	}
-	body, f := c.readBody(ctx, ep, resp)
+	body, share, f := c.readBody(ctx, ep, resp)
+	if share != nil {
+		defer share.giveBack() // the body is held until the attempt ends
+	}
 	if f != nil {
 		return answer{}, f
 	}
@@ -167,19 +171,28 @@ func (ep *endpoint) statusOK(code int) bool {
 }
 
 // readBody reads at most ep.MaxBody bytes; a longer body is a failure, and
-// no more of it is read.
-func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response) ([]byte, *fusebox.Failure) {
+// no more of it is read. It reads within a share of the Client's
+// BodyMemory, which it returns holding the body's length, for the caller
+// to give back.
+func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response) (_ []byte, _ *bodyShare, f *fusebox.Failure) {
 	limit := ep.MaxBody
 	tooLarge := func() *fusebox.Failure {
 		return c.failure(ep, breaker.CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
 	}
 	src, err := decoded(resp)
 	if err != nil {
-		return nil, c.failure(ep, breaker.CauseBody, "reading the body: "+err.Error(), false, false)
+		return nil, nil, c.failure(ep, breaker.CauseBody, "reading the body: "+err.Error(), false, false)
 	}
 	if resp.ContentLength > limit {
-		return nil, tooLarge()
+		return nil, nil, tooLarge()
 	}
+	share, err := c.bodyMemory.take(src, resp.ContentLength, limit)
+	if err != nil {
+		f := c.failure(ep, breaker.CauseLocal, err.Error(), true, false)
+		f.Local = true
+		return nil, nil, f
+	}
+	src = share
 	var body []byte
 	if n := resp.ContentLength; n > 0 {
 		// The transport ends the body at its length (and fails one cut
@@ -190,13 +203,18 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 	} else {
 		body, err = io.ReadAll(io.LimitReader(src, min(limit, math.MaxInt64-1)+1))
 	}
+	if errors.Is(err, errNoBodyMemory) {
+		f := c.failure(ep, breaker.CauseLocal, err.Error(), true, false)
+		f.Local = true
+		return nil, share, f
+	}
 	if err != nil {
 		tf := classify(ctx, err)
 		reason := "reading the body: " + tf.reason
 		retryable := ep.RetryOn.Connect
 		switch tf.kind {
 		case kindCanceled:
-			return nil, &fusebox.Failure{Err: context.Canceled, Reason: "canceled"}
+			return nil, share, &fusebox.Failure{Err: context.Canceled, Reason: "canceled"}
 		case kindTimeout:
 			retryable, reason = ep.RetryOn.Timeout, "body not received in full"
 		case kindLocal:
@@ -208,12 +226,13 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 		}
 		f := c.failure(ep, cause, reason, retryable, false)
 		f.Local = tf.kind == kindLocal
-		return nil, f
+		return nil, share, f
 	}
 	if int64(len(body)) > limit {
-		return nil, tooLarge()
+		return nil, share, tooLarge()
 	}
-	return body, nil
+	share.keep(int64(len(body)))
+	return body, share, nil
 }
 
 // decoded returns the body of resp to read: decoded when it is gzip, as Go
@@ -244,12 +263,16 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	if ep.expect == nil && ep.extract == nil {
 		return body, nil
 	}
-	v, err := decodeJSON(body)
-	if err != nil {
+	// The body is decoded once for both programs, under the share the
+	// first of them runs with (see jqInput).
+	j := &jqInput{mem: c.jqMemory, body: body}
+	defer j.letGo()
+	first := cmp.Or(ep.expect, ep.extract)
+	if _, err := j.value(ctx, first.inProcessShare()); err != nil {
 		return nil, c.failure(ep, breaker.CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
-		ok, err := evaluate(ctx, c.jqMemory, ep.expect, body, v, false, jqMaxCondition)
+		ok, err := evaluate(ctx, j, ep.expect, false, jqMaxCondition)
 		switch {
 		case err != nil:
 			return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
@@ -260,7 +283,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	if ep.extract == nil {
 		return body, nil
 	}
-	out, err := evaluate(ctx, c.jqMemory, ep.extract, body, v, true, ep.MaxBody)
+	out, err := evaluate(ctx, j, ep.extract, true, ep.MaxBody)
 	if err != nil {
 		return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}

@@ -40,7 +40,8 @@ type Client struct {
 	http     *http.Client
 	// answerLevel is the level of the line saying who answered a call.
 	answerLevel slog.Level
-	jqMemory    *JQMemory // what its jq programs may use at once
+	jqMemory    *JQMemory   // what its jq programs may use at once
+	bodyMemory  *BodyMemory // what its attempts' bodies may hold at once; nil: no bound
 	endpoints   map[string]*endpoint
 	chains      map[string]*Chain
 }
@@ -70,6 +71,7 @@ type settings struct {
 	syncListeners []func(breaker.Event)
 	answers       *slog.Level
 	jqMemory      *JQMemory
+	bodyMemory    *BodyMemory
 }
 
 // WithLogger logs calls, attempts, skips and circuit transitions to l, through
@@ -173,6 +175,7 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	c.log = slog.New(c.red.Handler(base.Handler()))
 	c.answerLevel = slog.LevelInfo
 	c.jqMemory = s.jqMemory
+	c.bodyMemory = s.bodyMemory
 	if c.jqMemory == nil {
 		c.jqMemory = NewJQMemory(DefaultJQMemory)
 	}

@@ -34,6 +34,6 @@ func (c *Condition) Holds(ctx context.Context, msg []byte) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	out, err := evaluate(ctx, nil, c.p, body, v, false, jqMaxCondition)
+	out, err := evaluate(ctx, &jqInput{body: body, v: v, decoded: true}, c.p, false, jqMaxCondition)
 	return err == nil && string(out) == "true", err
 }

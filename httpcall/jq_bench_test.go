@@ -48,9 +48,13 @@ func BenchmarkJQExtract(b *testing.B) {
 		want string
 	}{
 		{"small-before", func() ([]byte, error) { return watched(ctx, small.code, v, true, DefaultMaxBody, jqMemory) }, "21.5"},
-		{"small-now", func() ([]byte, error) { return evaluate(ctx, nil, small, body, v, true, DefaultMaxBody) }, "21.5"},
+		{"small-now", func() ([]byte, error) {
+			return evaluate(ctx, &jqInput{body: body, v: v, decoded: true}, small, true, DefaultMaxBody)
+		}, "21.5"},
 		{"interpolation-before", func() ([]byte, error) { return watched(ctx, child.code, v, true, DefaultMaxBody, jqMemory) }, "21.5 °C"},
-		{"interpolation-now", func() ([]byte, error) { return evaluate(ctx, nil, child, body, v, true, DefaultMaxBody) }, "21.5 °C"},
+		{"interpolation-now", func() ([]byte, error) {
+			return evaluate(ctx, &jqInput{body: body, v: v, decoded: true}, child, true, DefaultMaxBody)
+		}, "21.5 °C"},
 		{"true", func() ([]byte, error) { return nil, exec.Command("/bin/true").Run() }, ""}, // a process start
 	}
 	times := make([][]time.Duration, len(contenders))

@@ -2,6 +2,7 @@ package httpcall_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,4 +85,49 @@ func TestConcurrentJQCallsShareOneBound(t *testing.T) {
 		t.Fatalf("the jq programs in flight held %d MiB at most; want one child's 128 MiB at least, and no more than the total %d MiB", peak>>20, mem.Total()>>20)
 	}
 	t.Logf("%d calls at once: at most %d MiB of jq bounds held, of %d MiB; %d waited for their share", calls, mem.Peak()>>20, mem.Total()>>20, mem.Waited())
+}
+
+// A body's decoded value counts against the JQMemory with the program run
+// on it, before it is decoded: six calls at once on a 2 MB list of objects
+// (its decoded value estimated at 76 MiB, with an in-process share
+// of 32 MiB, and a total of 128 MiB) take turns, and all are
+// answered; a body that would take more than a program may use decoded is
+// refused without decoding it.
+func TestDecodedBodiesShareTheJQBound(t *testing.T) {
+	list := `{"list":[` + strings.Repeat(`{"a":1,"b":"xy"},`, 2_000_000/17) + `{}]}`
+	s := serve(t, status(200, list))
+	mem := httpcall.NewJQMemory(128 << 20)
+	h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
+		e.Extract = `.list | length`
+		e.Policy.Retry.Attempts = 1
+		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net: the calls wait for each other
+		e.Policy.Retry.Deadline = 5 * time.Minute
+	})}, nil, httpcall.WithJQMemory(mem))
+	const calls = 6
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Go(func() {
+			res, err := h.client.Call(context.Background(), "svc", httpcall.CallOptions{})
+			if err != nil {
+				t.Errorf("a call among %d at once: %v", calls, err)
+				return
+			}
+			if want := strconv.Itoa(2_000_000/17 + 1); string(res.Body) != want {
+				t.Errorf("a call among %d at once answered %q, want %s", calls, res.Body, want)
+			}
+		})
+	}
+	wg.Wait()
+	if peak := mem.Peak(); peak > mem.Total() || peak <= 32<<20 || mem.Waited() == 0 {
+		t.Fatalf("held %d MiB at most of %d, %d waited; want more than a program's 32 MiB (the decoded body counts), no more than the total, and some waiting", peak>>20, mem.Total()>>20, mem.Waited())
+	}
+	t.Logf("%d calls at once on a %d-byte body: at most %d MiB held, of %d MiB; %d waited", calls, len(list), mem.Peak()>>20, mem.Total()>>20, mem.Waited())
+
+	huge := serve(t, status(200, `[`+strings.Repeat(`{"a":1},`, 1_000_000)+`{}]`))
+	h = newHarness(t, []*httpcall.Endpoint{endpoint("huge", huge.URL, func(e *httpcall.Endpoint) {
+		e.Extract = `length`
+		e.Policy.Retry.Attempts = 1
+	})}, nil, httpcall.WithJQMemory(mem))
+	_, ce := h.mustFail("huge")
+	wantContains(t, "error", ce.Error(), "decoded, more than the 128 MiB a jq program may use")
 }

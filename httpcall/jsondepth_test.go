@@ -14,7 +14,7 @@ func FuzzJSONDepth(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d := jsonDepth(b, maxJSONDepth)
+		d, _ := jsonShape(b, maxJSONDepth)
 		var v any
 		err := json.Unmarshal(b, &v)
 		if d > maxJSONDepth && err == nil {

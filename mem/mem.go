@@ -204,6 +204,18 @@ func (s *Store) Events(_ context.Context, name string, since time.Time) ([]break
 	return out, nil
 }
 
+// ScanEvents hands fn the circuit's events at or after since, outside the
+// store's lock (fn may use the store).
+func (s *Store) ScanEvents(ctx context.Context, name string, since time.Time, fn func(breaker.Event) bool) error {
+	evs, _ := s.Events(ctx, name, since)
+	for _, e := range evs {
+		if !fn(e) {
+			break
+		}
+	}
+	return nil
+}
+
 // AllEvents returns every circuit's events at or after since, by time.
 func (s *Store) AllEvents(_ context.Context, since time.Time) ([]breaker.Event, error) {
 	s.mu.Lock()

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"iter"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
@@ -85,12 +86,14 @@ func Circuits(rows []status.Row, up bool) []*Family {
 // Reasons returns fusebox_failures_by_reason_total: the failed attempts of
 // events by circuit and cause (the failure's kind, as its producer stored
 // it), with counted "true" for failures that counted against the breaker and
-// "false" for neutral ones (this machine's own network, a 4xx).
-func Reasons(events []breaker.Event) *Family {
+// "false" for neutral ones (this machine's own network, a 4xx). It holds
+// the counts, not the events: a caller can hand them over as it reads them
+// (fusebox.Admin.ScanEvents).
+func Reasons(events iter.Seq[breaker.Event]) *Family {
 	f := New("fusebox_failures_by_reason_total", "counter",
 		"Failed attempts in the retained event log, by circuit, cause and whether they counted against the breaker.")
 	n := map[[3]string]float64{}
-	for _, e := range events {
+	for e := range events {
 		cause := string(cmp.Or(e.Cause, breaker.CauseOther))
 		switch e.Kind {
 		case breaker.EventFailure:

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bytes"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestCircuitsAreTheTextFormat(t *testing.T) {
 		{Circuit: "bridge", Kind: breaker.EventSuccess},
 	}
 	var b bytes.Buffer
-	if err := metrics.Write(&b, append(metrics.Circuits(rows, true), metrics.Reasons(events))); err != nil {
+	if err := metrics.Write(&b, append(metrics.Circuits(rows, true), metrics.Reasons(slices.Values(events)))); err != nil {
 		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)

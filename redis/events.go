@@ -29,6 +29,31 @@ func (s *Store) Events(ctx context.Context, name string, since time.Time) ([]bre
 	return out, nil
 }
 
+// ScanEvents reads the circuit's stream as Events does, and hands fn its
+// events at or after since one at a time, decoding each only when fn
+// has taken the one before.
+func (s *Store) ScanEvents(ctx context.Context, name string, since time.Time, fn func(breaker.Event) bool) error {
+	if err := fusebox.ValidateName(name); err != nil {
+		return err
+	}
+	streams, err := s.streams(ctx, []string{name})
+	if err != nil {
+		return wrap("events", name, err)
+	}
+	for i, m := range streams[0] {
+		streams[0][i] = entry{} // what fn has seen is garbage
+		var e breaker.Event
+		if json.Unmarshal([]byte(m.raw), &e) != nil || e.Time.Before(since) {
+			continue
+		}
+		e.Reason = fusebox.ClipReason(e.Reason)
+		if !fn(e) {
+			break
+		}
+	}
+	return nil
+}
+
 // entry is one event of a stream, as stored: its stream ID and its JSON.
 type entry struct{ id, raw string }
 

@@ -63,18 +63,20 @@ func (s *Server) Circuit(ctx context.Context, name string) (breaker.State, break
 }
 
 // LastReason returns the reason of the circuit's last transition in the
-// event log, redacted ("" when there is none).
+// event log, redacted ("" when there is none). It holds that reason, not
+// the log.
 func (s *Server) LastReason(ctx context.Context, name string) (string, error) {
-	events, err := s.o.Store.Events(ctx, name, time.Time{})
+	last := ""
+	err := s.o.Store.ScanEvents(ctx, name, time.Time{}, func(e breaker.Event) bool {
+		if e.Kind == breaker.EventTransition {
+			last = e.Reason
+		}
+		return true
+	})
 	if err != nil {
 		return "", fmt.Errorf("read the events of %s: %w", name, err)
 	}
-	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Kind == breaker.EventTransition {
-			return s.world.Load().client.Redactor().String(events[i].Reason), nil
-		}
-	}
-	return "", nil
+	return s.world.Load().client.Redactor().String(last), nil
 }
 
 // LastTransition returns the circuit's last transition in the event log,

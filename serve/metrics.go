@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/statestore"
+	"github.com/fusebox-hq/fusebox/status"
 )
 
 // durationBuckets are the bounds, in seconds, of fusebox_call_duration_seconds.
@@ -123,8 +124,16 @@ func (m *counters) own() []*metrics.Family {
 }
 
 // stored returns the families read from the shared state store now: every
-// process's state and counts, not only the daemon's.
+// process's state and counts, not only the daemon's. Scrapes at once share
+// one reading (see shared).
 func (s *Server) stored(ctx context.Context) []*metrics.Family {
+	fams, _ := shared(ctx, &s.reads, "metrics", func(ctx context.Context) ([]*metrics.Family, error) {
+		return s.readStored(ctx), nil
+	})
+	return fams
+}
+
+func (s *Server) readStored(ctx context.Context) []*metrics.Family {
 	rows, err := s.Snapshot(ctx)
 	// Down, not Reason: a Redis store standing in with the host's replica
 	// is not up.
@@ -133,8 +142,26 @@ func (s *Server) stored(ctx context.Context) []*metrics.Family {
 	if !up {
 		return fams
 	}
-	if events, err := s.o.Store.AllEvents(ctx, time.Time{}); err == nil {
-		fams = append(fams, metrics.Reasons(events))
+	// Each circuit's events are counted as they are read, one circuit at a
+	// time: the scrape holds the counts, not the logs.
+	var scanErr error
+	reasons := metrics.Reasons(func(yield func(breaker.Event) bool) {
+		for _, r := range rows {
+			if r.Kind == status.KindChain || scanErr != nil {
+				continue
+			}
+			stopped := false
+			scanErr = s.o.Store.ScanEvents(ctx, r.Name, time.Time{}, func(e breaker.Event) bool {
+				stopped = !yield(e)
+				return !stopped
+			})
+			if stopped {
+				return
+			}
+		}
+	})
+	if scanErr == nil {
+		fams = append(fams, reasons)
 	}
 	return fams
 }

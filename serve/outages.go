@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -11,6 +12,12 @@ import (
 
 // OutageWindow is how far back the status page's chart looks.
 const OutageWindow = 24 * time.Hour
+
+// MaxOutages bounds each circuit's outages in the timeline: the newest
+// MaxOutages within the window are listed and the older ones only counted
+// (Earlier), so a circuit that flapped all day costs the daemon, and the
+// page, a few kilobytes rather than its event log decoded.
+const MaxOutages = 100
 
 // Outage is a time a circuit was open or forced open.
 type Outage struct {
@@ -23,7 +30,8 @@ type Outage struct {
 // CircuitOutages are one circuit's outages within a window.
 type CircuitOutages struct {
 	Name    string   `json:"name"`
-	Outages []Outage `json:"outages"`
+	Outages []Outage `json:"outages"`           // the newest MaxOutages, oldest first
+	Earlier int      `json:"earlier,omitempty"` // outages in the window before those listed
 }
 
 // Timeline is the /api/outages document.
@@ -33,68 +41,104 @@ type Timeline struct {
 	Circuits []CircuitOutages `json:"circuits"`
 }
 
-// outages turns transitions (sorted by time, at or after from) into each
-// circuit's outages between from and now. A circuit whose first transition in
-// the window leaves an open phase was open since before it; one open now
-// (phase, from rows) is open until now.
-func outages(events []breaker.Event, rows []status.Row, from, now time.Time) []CircuitOutages {
-	type open struct {
-		at     time.Time
-		forced bool
-		reason string
-	}
-	current := map[string]*open{}
-	seen := map[string]bool{}
-	byName := map[string][]Outage{}
-	for _, e := range events {
-		if e.Kind != breaker.EventTransition || e.Time.Before(from) {
-			continue
-		}
-		first := !seen[e.Circuit]
-		seen[e.Circuit] = true
-		opening := e.To == breaker.Open || e.To == breaker.ForcedOpen
-		cur := current[e.Circuit]
-		if first && cur == nil && (e.From == breaker.Open || e.From == breaker.ForcedOpen || e.From == breaker.HalfOpen) {
-			cur = &open{at: from, forced: e.From == breaker.ForcedOpen}
-		}
-		switch {
-		case opening && cur == nil:
-			cur = &open{at: e.Time, forced: e.To == breaker.ForcedOpen, reason: e.Reason}
-		case opening:
-			// Reopened after a failed probe, or tripped while open: the same
-			// outage goes on.
-			cur.forced = cur.forced || e.To == breaker.ForcedOpen
-		case e.To == breaker.Closed && cur != nil:
-			byName[e.Circuit] = append(byName[e.Circuit], Outage{From: cur.at, To: e.Time, Forced: cur.forced, Reason: cur.reason})
-			cur = nil
-		}
-		current[e.Circuit] = cur
-	}
+// scanner hands fn a circuit's events at or after the window's start, in
+// the order its store appended them (fusebox.Admin.ScanEvents).
+type scanner func(name string, fn func(breaker.Event) bool) error
+
+// outages folds each circuit's transitions, one at a time, into its
+// outages between from and now. A circuit whose first transition in the
+// window leaves an open phase was open since before it; one open now
+// (phase, from rows) is open until now. Only the circuit being read and
+// the MaxOutages newest outages of each are held.
+func outages(rows []status.Row, from, now time.Time, scan scanner) ([]CircuitOutages, error) {
 	var out []CircuitOutages
 	for _, r := range rows {
 		if r.Kind == status.KindChain {
 			continue
 		}
-		list := byName[r.Name]
-		if r.State != string(breaker.Closed) && r.State != status.StateUnknown {
-			o := current[r.Name]
-			if o == nil {
-				o = &open{at: from, forced: r.State == string(breaker.ForcedOpen), reason: r.LastFailure}
-				if r.OpenedAt != nil && r.OpenedAt.After(from) {
-					o.at = *r.OpenedAt
-				}
-			}
-			list = append(list, Outage{From: o.at, To: now, Forced: o.forced, Reason: o.reason})
+		f := fold{from: from}
+		if err := scan(r.Name, f.add); err != nil {
+			return nil, err
 		}
-		if list == nil {
-			list = []Outage{}
-		}
-		out = append(out, CircuitOutages{Name: r.Name, Outages: list})
+		out = append(out, f.done(r, now))
 	}
-	return out
+	return out, nil
 }
 
-// Timeline returns the outages of every circuit over the last OutageWindow.
+// fold is one circuit's outages so far.
+type fold struct {
+	from    time.Time
+	seen    bool  // a transition in the window was read
+	cur     *open // the outage going on, if any
+	list    []Outage
+	earlier int
+}
+
+type open struct {
+	at     time.Time
+	forced bool
+	reason string
+}
+
+func (f *fold) add(e breaker.Event) bool {
+	if e.Kind != breaker.EventTransition || e.Time.Before(f.from) {
+		return true
+	}
+	first := !f.seen
+	f.seen = true
+	if first && f.cur == nil && (e.From == breaker.Open || e.From == breaker.ForcedOpen || e.From == breaker.HalfOpen) {
+		f.cur = &open{at: f.from, forced: e.From == breaker.ForcedOpen}
+	}
+	opening := e.To == breaker.Open || e.To == breaker.ForcedOpen
+	switch {
+	case opening && f.cur == nil:
+		f.cur = &open{at: e.Time, forced: e.To == breaker.ForcedOpen, reason: e.Reason}
+	case opening:
+		// Reopened after a failed probe, or tripped while open: the same
+		// outage goes on.
+		f.cur.forced = f.cur.forced || e.To == breaker.ForcedOpen
+	case e.To == breaker.Closed && f.cur != nil:
+		f.keep(Outage{From: f.cur.at, To: e.Time, Forced: f.cur.forced, Reason: f.cur.reason})
+		f.cur = nil
+	}
+	return true
+}
+
+// keep appends o, dropping the oldest outages (counted in earlier) once
+// twice MaxOutages are held, so that memory stays within that.
+func (f *fold) keep(o Outage) {
+	if len(f.list) == 2*MaxOutages {
+		f.earlier += MaxOutages
+		f.list = append(f.list[:0], f.list[MaxOutages:]...)
+	}
+	f.list = append(f.list, o)
+}
+
+// done returns the circuit's outages: the newest MaxOutages, the one going
+// on (from its row) last.
+func (f *fold) done(r status.Row, now time.Time) CircuitOutages {
+	if r.State != string(breaker.Closed) && r.State != status.StateUnknown {
+		o := f.cur
+		if o == nil {
+			o = &open{at: f.from, forced: r.State == string(breaker.ForcedOpen), reason: r.LastFailure}
+			if r.OpenedAt != nil && r.OpenedAt.After(f.from) {
+				o.at = *r.OpenedAt
+			}
+		}
+		f.keep(Outage{From: o.at, To: now, Forced: o.forced, Reason: o.reason})
+	}
+	if n := len(f.list) - MaxOutages; n > 0 {
+		f.earlier += n
+		f.list = f.list[n:]
+	}
+	if f.list == nil {
+		f.list = []Outage{}
+	}
+	return CircuitOutages{Name: r.Name, Outages: f.list, Earlier: f.earlier}
+}
+
+// Timeline returns the outages of every circuit over the last
+// OutageWindow.
 func (s *Server) Timeline(ctx context.Context) (Timeline, error) {
 	rows, err := s.Snapshot(ctx)
 	if err != nil {
@@ -102,26 +146,40 @@ func (s *Server) Timeline(ctx context.Context) (Timeline, error) {
 	}
 	now := s.o.Clock.Now().Wall
 	from := now.Add(-OutageWindow)
-	events, err := s.o.Store.AllEvents(ctx, from)
+	circuits, err := outages(rows, from, now, func(name string, fn func(breaker.Event) bool) error {
+		return s.o.Store.ScanEvents(ctx, name, from, fn)
+	})
 	if err != nil {
 		return Timeline{}, err
 	}
 	red := s.world.Load().client.Redactor()
-	tl := Timeline{From: from, To: now, Circuits: outages(events, rows, from, now)}
-	for i := range tl.Circuits {
-		for j := range tl.Circuits[i].Outages {
-			o := &tl.Circuits[i].Outages[j]
+	for i := range circuits {
+		for j := range circuits[i].Outages {
+			o := &circuits[i].Outages[j]
 			o.Reason = red.String(o.Reason)
 		}
 	}
-	return tl, nil
+	return Timeline{From: from, To: now, Circuits: circuits}, nil
 }
 
+// handleOutages answers the Timeline as writeJSON would. Callers asking at
+// once share one reading of the store and one copy of the document (see
+// shared), so twenty pages open on it read each event log once.
 func (s *Server) handleOutages(w http.ResponseWriter, r *http.Request) {
-	tl, err := s.Timeline(r.Context())
+	doc, err := shared(r.Context(), &s.reads, "outages", func(ctx context.Context) ([]byte, error) {
+		tl, err := s.Timeline(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return json.MarshalIndent(tl, "", "  ")
+	})
 	if err != nil {
 		refuse(w, http.StatusInternalServerError, "reading the state store: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, tl)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	w.Write(doc)
+	w.Write([]byte("\n"))
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
@@ -30,6 +32,7 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxRequestBody    = 1 << 20
 	DefaultMaxConns          = 1024
+	DefaultBodyMemory        = 24 << 20
 	maxHeaderBytes           = 64 << 10
 )
 
@@ -64,6 +67,13 @@ type Options struct {
 	// JQMemory is what the jq programs of every call and health check may
 	// use at once (httpcall.JQMemory); default httpcall.DefaultJQMemory.
 	JQMemory int64
+	// BodyMemory is what the upstream bodies of every call and health
+	// check may hold at once while they are read and judged
+	// (httpcall.BodyMemory); by default DefaultBodyMemory, or room for
+	// the largest max_body of the first targets (twice it, as a body of
+	// unknown length is read, and 1 MiB for small bodies) when that is
+	// more.
+	BodyMemory int64
 
 	// ClientOptions are added to those of every httpcall.Client the server
 	// makes (a transport, say).
@@ -85,16 +95,18 @@ type Options struct {
 // Server is the daemon. It is safe for concurrent use; Reload may be called
 // while it serves.
 type Server struct {
-	o        Options
-	handler  http.Handler
-	world    atomic.Pointer[world]
-	log      *slog.Logger
-	counters *counters
-	flights  flights
-	inFlight inFlight
-	slots    *slots             // the connections Serve holds, within MaxConns
-	reloaded chan struct{}      // tells runHealth to start the new world's checks
-	jqMemory *httpcall.JQMemory // every world's: a reload does not add a bound
+	o          Options
+	handler    http.Handler
+	world      atomic.Pointer[world]
+	log        *slog.Logger
+	counters   *counters
+	flights    flights
+	reads      singleflight.Group // readings of the store callers share (see shared)
+	inFlight   inFlight
+	slots      *slots               // the connections Serve holds, within MaxConns
+	reloaded   chan struct{}        // tells runHealth to start the new world's checks
+	jqMemory   *httpcall.JQMemory   // every world's: a reload does not add a bound
+	bodyMemory *httpcall.BodyMemory // the same
 	// transport is every world's: a daemon has many callers at once, and
 	// the default two idle connections per host would have most calls dial.
 	transport *http.Transport
@@ -176,8 +188,15 @@ func New(targets Targets, o Options) (*Server, error) {
 	if o.JQMemory <= 0 {
 		o.JQMemory = httpcall.DefaultJQMemory
 	}
+	if o.BodyMemory <= 0 {
+		o.BodyMemory = DefaultBodyMemory
+		for _, e := range targets.Endpoints {
+			o.BodyMemory = max(o.BodyMemory, 2*max(e.MaxBody, httpcall.DefaultMaxBody)+1<<20)
+		}
+	}
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory),
-		slots: newSlots(o.MaxConns, DefaultUnprovenIdle)}
+		bodyMemory: httpcall.NewBodyMemory(o.BodyMemory),
+		slots:      newSlots(o.MaxConns, DefaultUnprovenIdle)}
 	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
 	// No more idle upstream connections than callers' (connsAllowed).
 	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = min(256, o.MaxConns), min(64, o.MaxConns)
@@ -200,7 +219,7 @@ func New(targets Targets, o Options) (*Server, error) {
 func (s *Server) build(t Targets) (*world, error) {
 	opts := append([]httpcall.Option{
 		httpcall.WithLogger(s.o.Logger), httpcall.WithClock(s.o.Clock), httpcall.WithRedactor(s.o.Redactor),
-		httpcall.WithSyncListener(s.counters.listen), httpcall.WithTransport(s.transport), httpcall.WithJQMemory(s.jqMemory),
+		httpcall.WithSyncListener(s.counters.listen), httpcall.WithTransport(s.transport), httpcall.WithJQMemory(s.jqMemory), httpcall.WithBodyMemory(s.bodyMemory),
 		httpcall.WithAnswerLevel(slog.LevelDebug), // -v shows each answer; failures and transitions always show
 	}, s.o.ClientOptions...)
 	client, err := httpcall.New(s.o.Store, t.Endpoints, t.Chains, opts...)

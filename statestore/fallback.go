@@ -301,6 +301,14 @@ func (f *Fallback) Events(ctx context.Context, name string, since time.Time) (ev
 	return evs, err
 }
 
+func (f *Fallback) ScanEvents(ctx context.Context, name string, since time.Time, fn func(breaker.Event) bool) error {
+	if err := fusebox.ValidateName(name); err != nil {
+		return err
+	}
+	_, err := f.use(ctx, func(s fusebox.Admin) error { return s.ScanEvents(ctx, name, since, fn) })
+	return err
+}
+
 func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []breaker.Event, err error) {
 	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { evs, err = s.AllEvents(ctx, since); return err })
 	return evs, err

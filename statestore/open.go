@@ -237,6 +237,10 @@ func (u Unavailable) Events(context.Context, string, time.Time) ([]breaker.Event
 	return nil, u.Err
 }
 
+func (u Unavailable) ScanEvents(context.Context, string, time.Time, func(breaker.Event) bool) error {
+	return u.Err
+}
+
 func (u Unavailable) AllEvents(context.Context, time.Time) ([]breaker.Event, error) {
 	return nil, u.Err
 }

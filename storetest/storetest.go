@@ -55,6 +55,7 @@ var cases = []struct {
 	{"counts add up per circuit over concurrent adds, without touching the state", testCounts},
 	{"names lists the circuits with state or counts, sorted", testNames},
 	{"all events of every circuit come back by time", testAllEvents},
+	{"scanning events hands them over one at a time from since, and stops when told", testScanEvents},
 	{"an answer round-trips, non-UTF-8 body included", testAnswerRoundTrip},
 	{"a missing answer loads with ok false", testAnswerMissing},
 	{"a saved answer replaces the previous one", testAnswerReplaced},
@@ -172,6 +173,37 @@ func testEvents(t *testing.T, s fusebox.Admin) {
 	sameEvents(t, events(t, s, "db", t0.Add(time.Second)), all[1:])
 	sameEvents(t, events(t, s, "db", t0.Add(time.Hour)), nil)
 	sameEvents(t, events(t, s, "other", time.Time{}), nil)
+}
+
+func testScanEvents(t *testing.T, s fusebox.Admin) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var stored []breaker.Event
+	for i := range 5 {
+		stored = append(stored, breaker.Event{Time: t0.Add(time.Duration(i) * time.Second), Circuit: "db", Kind: breaker.EventFailure, Attempt: i + 1, Reason: "refused"})
+	}
+	if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
+		st.UpdatedAt = time.Now()
+		return stored, true
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	scan := func(name string, since time.Time, most int) []breaker.Event {
+		t.Helper()
+		var got []breaker.Event
+		err := s.ScanEvents(ctx, name, since, func(e breaker.Event) bool {
+			got = append(got, e)
+			return len(got) < most
+		})
+		if err != nil {
+			t.Fatalf("ScanEvents(%s): %v", name, err)
+		}
+		return got
+	}
+	sameEvents(t, scan("db", time.Time{}, 100), stored)
+	sameEvents(t, scan("db", t0.Add(2*time.Second), 100), stored[2:])
+	sameEvents(t, scan("db", t0.Add(time.Second), 2), stored[1:3])
+	sameEvents(t, scan("db", t0.Add(time.Hour), 100), nil)
+	sameEvents(t, scan("other", time.Time{}, 100), nil)
 }
 
 func testConcurrentUpdates(t *testing.T, s fusebox.Admin) {

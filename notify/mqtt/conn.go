@@ -101,6 +101,7 @@ func dial(cfg notify.MQTT, o Origin, logger *slog.Logger, ctl *Controller) (*Con
 		CleanStartOnInitialConnection: true,
 		ReconnectBackoff:              autopaho.NewExponentialBackoff(time.Second, 2*time.Minute, 2*time.Second, 2),
 		ConnectTimeout:                10 * time.Second,
+		AttemptConnection:             dialLimited, // reads bounded to MaxPacket a packet
 		ConnectUsername:               cfg.Username,
 		ConnectPassword:               []byte(cfg.Password),
 		WillMessage:                   &paho.WillMessage{Topic: c.serve, Payload: []byte(Offline), Retain: true, QoS: 1},

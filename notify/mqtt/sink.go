@@ -71,7 +71,7 @@ func (s *Sink) publish(ctx context.Context, will string, msgs []*paho.Publish) e
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl) // a broker that accepts and then says nothing cannot hold us
 	}
-	c := paho.NewClient(paho.ClientConfig{Conn: conn, OnClientError: func(error) {}})
+	c := paho.NewClient(paho.ClientConfig{Conn: &packetLimit{Conn: conn, max: MaxPacket}, OnClientError: func(error) {}})
 	cp := &paho.Connect{
 		ClientID:    fmt.Sprintf("fusebox-%d-%x", os.Getpid(), rand.Uint32()),
 		KeepAlive:   30,
