@@ -2,9 +2,11 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +39,7 @@ type slot struct {
 	since    time.Time   // when it entered state
 	handling bool        // a request of it is in the daemon's handler
 	served   bool        // its request's handler has returned (net/http drains or closes it)
+	waiting  bool        // it had bytes net/http had not read when last looked at (see victim)
 	idle     *time.Timer // an unproven idle connection's end
 }
 
@@ -82,6 +85,15 @@ func (l *slotListener) Accept() (net.Conn, error) {
 	l.s.conns[c] = &slot{conn: c, state: http.StateNew, since: time.Now()}
 	l.s.mu.Unlock()
 	return c, nil
+}
+
+// SyscallConn lets victim peek at the connection beneath.
+func (c *slotConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return sc.SyscallConn()
 }
 
 // slotConn is an accepted connection as net/http gets it: without the
@@ -130,25 +142,53 @@ func (s *slots) wait(done <-chan struct{}) error {
 // victim returns the oldest unproven connection in no request; nil when
 // there is none. s.mu is held.
 func (s *slots) victim() *slot {
-	var v *slot
 	now := time.Now()
-	for _, sl := range s.conns {
-		if sl.proven || sl.handling {
-			continue
+	for {
+		var v *slot
+		for _, sl := range s.conns {
+			if sl.proven || sl.handling || sl.waiting {
+				continue
+			}
+			if sl.state != http.StateIdle && (sl.served || now.Sub(sl.since) < newGrace) {
+				// Served and not idle: net/http is ending it (a refused
+				// request's body read for refusedBodyGrace, then its close
+				// held back as long against a reset), within a second by
+				// itself. Taking its slot would only have its caller come
+				// back the sooner: a refused flood would spin.
+				continue
+			}
+			if v == nil || sl.since.Before(v.since) {
+				v = sl
+			}
 		}
-		if sl.state != http.StateIdle && (sl.served || now.Sub(sl.since) < newGrace) {
-			// Served and not idle: net/http is ending it (a refused
-			// request's body read for refusedBodyGrace, then its close
-			// held back as long against a reset), within a second by
-			// itself. Taking its slot would only have its caller come
-			// back the sooner: a refused flood would spin.
-			continue
+		if v == nil || v.state == http.StateIdle || !unread(v.conn) {
+			return v
 		}
-		if v == nil || sl.since.Before(v.since) {
-			v = sl
-		}
+		// Its caller has sent what net/http has not read yet (a busy
+		// machine's scheduler has not run its goroutine): a request
+		// under way, not a silent caller. It keeps its slot until its
+		// state changes.
+		v.waiting = true
 	}
-	return v
+}
+
+// unread reports whether c has bytes its reader has not taken yet. It
+// peeks without taking the connection's read lock, which net/http's
+// reader may hold; a connection it cannot peek at counts as having some.
+func unread(c net.Conn) bool {
+	sc, ok := c.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	pending := true
+	rc.Control(func(fd uintptr) { pending = peek(fd) })
+	return pending
 }
 
 // connState is http.Server's ConnState hook.
@@ -176,6 +216,7 @@ func (s *slots) connState(c net.Conn, state http.ConnState) {
 		s.stopIdle(sl)
 		sl.served = false
 	}
+	sl.waiting = false
 	sl.state, sl.since = state, time.Now()
 }
 
