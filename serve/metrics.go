@@ -144,26 +144,24 @@ func (s *Server) readStored(ctx context.Context) []*metrics.Family {
 	}
 	// Each circuit's events are counted as they are read, one circuit at a
 	// time: the scrape holds the counts, not the logs.
-	var scanErr error
 	reasons := metrics.Reasons(func(yield func(breaker.Event) bool) {
 		for _, r := range rows {
-			if r.Kind == status.KindChain || scanErr != nil {
+			if r.Kind == status.KindChain {
 				continue
 			}
 			stopped := false
-			scanErr = s.o.Store.ScanEvents(ctx, r.Name, time.Time{}, func(e breaker.Event) bool {
+			if err := s.o.Store.ScanEvents(ctx, r.Name, time.Time{}, func(e breaker.Event) bool {
 				stopped = !yield(e)
 				return !stopped
-			})
+			}); err != nil {
+				s.unreadable(r.Name, err) // that circuit's failures are left out, not every circuit's
+			}
 			if stopped {
 				return
 			}
 		}
 	})
-	if scanErr == nil {
-		fams = append(fams, reasons)
-	}
-	return fams
+	return append(fams, reasons)
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {

@@ -58,7 +58,10 @@ func outages(rows []status.Row, from, now time.Time, scan scanner) ([]CircuitOut
 		}
 		f := fold{from: from}
 		if err := scan(r.Name, f.add); err != nil {
-			return nil, err
+			// One log that can be neither read nor moved aside (another
+			// user's, in a shared dir) hides that circuit's past outages,
+			// not every circuit's: its state still shows one going on.
+			f = fold{from: from}
 		}
 		out = append(out, f.done(r, now))
 	}
@@ -147,7 +150,11 @@ func (s *Server) Timeline(ctx context.Context) (Timeline, error) {
 	now := s.o.Clock.Now().Wall
 	from := now.Add(-OutageWindow)
 	circuits, err := outages(rows, from, now, func(name string, fn func(breaker.Event) bool) error {
-		return s.o.Store.ScanEvents(ctx, name, from, fn)
+		err := s.o.Store.ScanEvents(ctx, name, from, fn)
+		if err != nil {
+			s.unreadable(name, err)
+		}
+		return err
 	})
 	if err != nil {
 		return Timeline{}, err
@@ -182,4 +189,13 @@ func (s *Server) handleOutages(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	w.Write(doc)
 	w.Write([]byte("\n"))
+}
+
+// unreadable tells, once per circuit while the daemon runs, that its event
+// log cannot be read: the status page polls, and each poll would say it
+// again.
+func (s *Server) unreadable(name string, err error) {
+	if _, told := s.toldUnreadable.LoadOrStore(name, true); !told {
+		s.log.Warn("events of a circuit left out: its log cannot be read", "circuit", name, "err", err)
+	}
 }

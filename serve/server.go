@@ -112,6 +112,9 @@ type Server struct {
 	transport *http.Transport
 
 	reloadMu sync.Mutex // one Reload at a time
+	// toldUnreadable holds the circuits whose unreadable event log was
+	// told (unreadable).
+	toldUnreadable sync.Map
 }
 
 // world is what one config gives: the client and what it serves. It is
