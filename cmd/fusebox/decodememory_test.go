@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // weatherList is about size bytes of a weather API's answer: a list of
@@ -91,8 +93,8 @@ func TestLargeAnswersAreDecodedWithinTheJQBound(t *testing.T) {
 			if tc.answered && answered < 2 {
 				t.Errorf("%d calls answered, want two at least: two 4 MB bodies fit the budget", answered)
 			}
-			if after > tc.peak {
-				t.Errorf("the daemon's peak RSS is %d MiB, want at most %d", after>>20, tc.peak>>20)
+			if bound := tc.peak * testenv.RaceMemory; after > bound { // a race-built daemon holds more
+				t.Errorf("the daemon's peak RSS is %d MiB, want at most %d", after>>20, bound>>20)
 			}
 		})
 	}

@@ -90,7 +90,7 @@ circuits:
 	if n := strings.Count(d.Stderr.String(), "more than the 1048576 asked for"); n != 1 {
 		t.Errorf("%d lines about the packet, want one:\n%s", n, d.Stderr)
 	}
-	if peak > 32<<20 {
-		t.Errorf("the daemon's peak RSS is %d MiB, want at most 32: it read the packet", peak>>20)
+	if bound := int64(32<<20) * testenv.RaceMemory; peak > bound { // a race-built daemon holds more
+		t.Errorf("the daemon's peak RSS is %d MiB, want at most %d: it read the packet", peak>>20, bound>>20)
 	}
 }

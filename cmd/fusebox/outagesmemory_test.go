@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -114,7 +115,7 @@ func TestOutagesOfFullEventLogsCostABoundedSummary(t *testing.T) {
 			t.Errorf("%s: %d outages, %d earlier; want the newest %d listed and the others counted", c.Name, len(c.Outages), c.Earlier, serve.MaxOutages)
 		}
 	}
-	if after > 80<<20 {
-		t.Errorf("the daemon's peak RSS is %d MiB, want at most 80", after>>20)
+	if bound := int64(80<<20) * testenv.RaceMemory; after > bound { // a race-built daemon holds more
+		t.Errorf("the daemon's peak RSS is %d MiB, want at most %d", after>>20, bound>>20)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // tokenRequest makes a request to the daemon with the token, and returns
@@ -92,7 +94,7 @@ circuits:
 	<-conns // and the daemon connected again after it
 	peak := peakRSS(t, d.Cmd.Process.Pid)
 	t.Logf("all three at once: the daemon's peak RSS %.1f MiB", float64(peak)/(1<<20))
-	if peak > 128<<20 {
-		t.Errorf("the daemon's peak RSS is %d MiB, want at most 128", peak>>20)
+	if bound := int64(128<<20) * testenv.RaceMemory; peak > bound { // a race-built daemon holds more
+		t.Errorf("the daemon's peak RSS is %d MiB, want at most %d", peak>>20, bound>>20)
 	}
 }

@@ -97,7 +97,7 @@ func TestConnHoldsOneConnectionWithAWill(t *testing.T) {
 		t.Errorf("the daemon's discovery config: %q\n%v", bad, d)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a safety net
 	defer cancel()
 	if err := c.Send(ctx, transition(breaker.Open), nil); err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestPoolFollowsTheConfig(t *testing.T) {
 	a := notify.MQTT{Broker: "tcp://" + addr, Prefix: "fusebox", Instance: "a"}
 	b := a
 	b.Instance = "b"
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a safety net
 	defer cancel()
 	p.Use(ctx, []notify.MQTT{a, a})
 	sub.Wait(t, "fusebox/serve/a/availability", "online")

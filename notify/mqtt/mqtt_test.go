@@ -34,7 +34,7 @@ func TestHomeAssistantDiscoveryAndRetainedState(t *testing.T) {
 	// What fusebox published before it named the instance, to be cleared.
 	legacy := "homeassistant/binary_sensor/fusebox_zigbee_bridge/config"
 	sink := mqtt.New(cfg, origin)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a safety net: every step below waits on an event
 	defer cancel()
 	seed := testenv.Subscribe(t, addr, "nothing")
 	if _, err := seed.Client.Publish(ctx, &paho.Publish{Topic: legacy, Payload: []byte(`{"name":"old"}`), Retain: true, QoS: 1}); err != nil {
@@ -104,7 +104,7 @@ func TestLastWillMarksTheStateUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := paho.NewClient(paho.ClientConfig{Conn: conn, OnClientError: func(error) {}})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a safety net
 	defer cancel()
 	topics := mqtt.TopicsOf(notify.MQTT{Prefix: "fusebox"}, "nas")
 	if _, err := c.Connect(ctx, &paho.Connect{ClientID: "dying", CleanStart: true, KeepAlive: 30,
