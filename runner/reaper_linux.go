@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,7 @@ func endOrphans() (killed int, left []int) {
 		for _, pid := range pids {
 			if reap(pid, deadline) {
 				killed++
-			} else if !contains(left, pid) {
+			} else if !slices.Contains(left, pid) {
 				left = append(left, pid)
 			}
 		}
@@ -62,15 +63,6 @@ func endOrphans() (killed int, left []int) {
 		}
 	}
 	return killed, left
-}
-
-func contains(pids []int, pid int) bool {
-	for _, p := range pids {
-		if p == pid {
-			return true
-		}
-	}
-	return false
 }
 
 // reap waits for pid, a child of this process, until deadline.

@@ -105,11 +105,6 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 	}
 	h := &held{spec: &s}
 	defer h.close()
-	if s.EndDescendants {
-		if err := becomeSubreaper(); err != nil {
-			s.warn(fmt.Errorf("cannot become the reaper of the command's descendants: %w", err))
-		}
-	}
 	attempt := 0
 	err := c.Do(ctx, name, func(actx context.Context) error {
 		attempt++
@@ -119,6 +114,13 @@ func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 		}
 		if attempt == 1 {
 			ch.stdin = s.Stdin
+			// Here, not before Do: a run its open circuit skips starts
+			// nothing, and pays nothing for its descendants.
+			if s.EndDescendants {
+				if err := becomeSubreaper(); err != nil {
+					s.warn(fmt.Errorf("cannot become the reaper of the command's descendants: %w", err))
+				}
+			}
 		}
 		ch.stdout, ch.stderr = h.attempt()
 		return attemptFailure(ch.run(actx), &s.RetryOnExit)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -143,25 +144,24 @@ func (s *slots) wait(done <-chan struct{}) error {
 // there is none. s.mu is held.
 func (s *slots) victim() *slot {
 	now := time.Now()
-	for {
-		var v *slot
-		for _, sl := range s.conns {
-			if sl.proven || sl.handling || sl.waiting {
-				continue
-			}
-			if sl.state != http.StateIdle && (sl.served || now.Sub(sl.since) < newGrace) {
-				// Served and not idle: net/http is ending it (a refused
-				// request's body read for refusedBodyGrace, then its close
-				// held back as long against a reset), within a second by
-				// itself. Taking its slot would only have its caller come
-				// back the sooner: a refused flood would spin.
-				continue
-			}
-			if v == nil || sl.since.Before(v.since) {
-				v = sl
-			}
+	var candidates []*slot
+	for _, sl := range s.conns {
+		if sl.proven || sl.handling || sl.waiting {
+			continue
 		}
-		if v == nil || v.state == http.StateIdle || !unread(v.conn) {
+		if sl.state != http.StateIdle && (sl.served || now.Sub(sl.since) < newGrace) {
+			// Served and not idle: net/http is ending it (a refused
+			// request's body read for refusedBodyGrace, then its close
+			// held back as long against a reset), within a second by
+			// itself. Taking its slot would only have its caller come
+			// back the sooner: a refused flood would spin.
+			continue
+		}
+		candidates = append(candidates, sl)
+	}
+	slices.SortFunc(candidates, func(a, b *slot) int { return a.since.Compare(b.since) })
+	for _, v := range candidates {
+		if v.state == http.StateIdle || !unread(v.conn) {
 			return v
 		}
 		// Its caller has sent what net/http has not read yet (a busy
@@ -170,6 +170,7 @@ func (s *slots) victim() *slot {
 		// state changes.
 		v.waiting = true
 	}
+	return nil
 }
 
 // unread reports whether c has bytes its reader has not taken yet. It
