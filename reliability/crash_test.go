@@ -2,7 +2,9 @@ package reliability
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -39,9 +41,7 @@ type tally struct {
 func TestSIGKILLLoop(t *testing.T) {
 	kills := 500
 	if testing.Short() || !testenv.HeavyOn() {
-		// The quick run's too: at 50, on a saturated machine, every run of
-		// a circuit could be killed before the kill window has learnt how
-		// long a run takes, leaving it no state file.
+		// The quick run's, and the loaded one's.
 		kills = 100
 	}
 	kills = envInt(t, killsEnv, kills)
@@ -65,11 +65,20 @@ func TestSIGKILLLoop(t *testing.T) {
 	for _, c := range circuits {
 		tallies[c] = &tally{}
 	}
+	// The kill window is learnt from this machine's runs: until 20 have
+	// finished unkilled, no run is killed, so that a saturated machine's
+	// slow runs are not all killed at a guessed moment before they record.
+	const learn = 20
+	learnt := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(durs) >= learn
+	}
 	window := func() time.Duration { // the p90 of recent finished runs
 		mu.Lock()
 		defer mu.Unlock()
-		if len(durs) < 20 {
-			return 8 * time.Millisecond
+		if len(durs) < learn {
+			return 0
 		}
 		recent := slices.Clone(durs[max(0, len(durs)-200):])
 		slices.Sort(recent)
@@ -114,10 +123,13 @@ func TestSIGKILLLoop(t *testing.T) {
 				cmd := fbCmd(state, nil, testenv.RunArgs(name, policy, command)...)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
-				kill := rand.Float64() < 0.7
+				kill := learnt() && rand.Float64() < 0.7
 				// The state update comes last in a run: aim at the later part.
-				w := window()
-				delay := w/3 + time.Duration(rand.Int64N(int64(w-w/3)))
+				var delay time.Duration
+				if kill {
+					w := window()
+					delay = w/3 + time.Duration(rand.Int64N(int64(w-w/3)))
+				}
 				start := time.Now()
 				if err := cmd.Start(); err != nil {
 					problem("start: %v", err)
@@ -187,13 +199,15 @@ func TestSIGKILLLoop(t *testing.T) {
 	if len(corrupt) > 0 {
 		t.Errorf("files moved aside as damaged after SIGKILLs: %v", corrupt)
 	}
-	names, _ := filepath.Glob(filepath.Join(state, "*.json"))
-	if len(names) != len(circuits) {
-		t.Errorf("state files %v, want one for each of %v", names, circuits)
-	}
 	landed, lost := 0, 0
 	for _, name := range circuits {
+		// A circuit that has only ever succeeded has no state file
+		// (file/state.go): one whose finished runs all succeeded, and whose
+		// killed ones never recorded a failure, may lack it.
 		st, err := decodeState(filepath.Join(state, name+".json"))
+		if errors.Is(err, fs.ErrNotExist) && tallies[name].failed == 0 {
+			st, err = breaker.State{Phase: breaker.Closed}, nil
+		}
 		if err != nil {
 			t.Errorf("state file: %v", err)
 			continue
@@ -288,13 +302,14 @@ func checkGCSweepsTemps(t *testing.T, state string, temps []string) {
 	}
 	fresh := filepath.Join(state, ".count-1.json.tmp-1-fresh")
 	plant(fresh)
+	inUse, _ := filepath.Glob(filepath.Join(state, "*.json"))
 	check := func(how string) {
 		t.Helper()
 		if left, _ := leftovers(t, state); !slices.Equal(left, []string{fresh}) {
 			t.Errorf("after %s, temporary files %v; want only the fresh one %s", how, left, fresh)
 		}
-		if names, _ := filepath.Glob(filepath.Join(state, "*.json")); len(names) != 5 {
-			t.Errorf("%s removed state files of circuits in use: %v", how, names)
+		if names, _ := filepath.Glob(filepath.Join(state, "*.json")); !slices.Equal(names, inUse) {
+			t.Errorf("%s left state files %v; want those of the circuits in use, %v", how, names, inUse)
 		}
 	}
 
