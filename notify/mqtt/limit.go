@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sync"
 
 	"github.com/eclipse/paho.golang/autopaho"
 )
@@ -21,14 +22,22 @@ import (
 // drops the connection, which is logged once as lost and made again with
 // backoff. After that, every read fails. Reads come from paho's one
 // reading goroutine; it is not safe for concurrent reads.
+//
+// Writes come from several goroutines (publishes, subscribes, the
+// pinger). paho writes a packet as its header and its body, in one writev
+// on a *net.TCPConn, but as several Writes on any other net.Conn, and
+// holds the connection's lock around them when the connection is a
+// sync.Locker: packetLimit is one, or two packets written at once would
+// interleave and the broker would drop the connection as malformed (0x81).
 type packetLimit struct {
 	net.Conn
-	max       int64
-	remaining int64 // bytes of the current packet still to come
-	inLength  bool  // reading the length's digits
-	length    int64
-	shift     uint
-	err       error
+	sync.Mutex // paho's lock around each packet's writes
+	max        int64
+	remaining  int64 // bytes of the current packet still to come
+	inLength   bool  // reading the length's digits
+	length     int64
+	shift      uint
+	err        error
 }
 
 func (c *packetLimit) Read(p []byte) (int, error) {

@@ -2,12 +2,18 @@ package mqtt
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/packets"
 )
 
@@ -65,5 +71,63 @@ func TestPacketsPastTheLimitAreNotRead(t *testing.T) {
 		if _, again := lc.Read(make([]byte, 10)); !errors.Is(again, err) {
 			t.Errorf("reads of %d bytes: a read after the refusal: %v, want the refusal", chunk, again)
 		}
+	}
+}
+
+// Packets written at once from several goroutines, as paho's publishes,
+// subscribes and pinger do, reach the broker whole through the read limit's
+// connection: each one's header and body stay together.
+func TestPacketsWrittenAtOnceReachTheBrokerWhole(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const writers, each = 8, 2000
+	got := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err
+			return
+		}
+		defer c.Close()
+		for i := range writers * each {
+			p, err := packets.ReadPacket(c)
+			if err != nil {
+				got <- fmt.Errorf("packet %d: %w", i, err)
+				return
+			}
+			pub, ok := p.Content.(*packets.Publish)
+			if !ok || !strings.HasPrefix(string(pub.Payload), pub.Topic+":") {
+				got <- fmt.Errorf("packet %d: %v, not one writer's whole publish", i, p)
+				return
+			}
+		}
+		got <- nil
+	}()
+	u := &url.URL{Scheme: "mqtt", Host: ln.Addr().String()}
+	conn, err := dialLimited(context.Background(), autopaho.ClientConfig{ConnectTimeout: time.Minute}, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			topic := fmt.Sprintf("w%d", w)
+			for i := range each {
+				p := &packets.ControlPacket{FixedHeader: packets.FixedHeader{Type: packets.PUBLISH},
+					Content: &packets.Publish{Topic: topic, Payload: fmt.Appendf(nil, "%s:%d", topic, i), Properties: &packets.Properties{}}}
+				if _, err := p.WriteTo(conn); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }
