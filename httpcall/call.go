@@ -63,6 +63,12 @@ type CallOptions struct {
 	// Hedge it runs on the goroutine of each endpoint's attempts, so it
 	// must be safe for concurrent use there.
 	BeforeRequest func()
+
+	// StoreGrace bounds how far past ctx's deadline reading or keeping a
+	// stored answer may go: the daemon's caller waits its budget and this
+	// much more, so a stale answer read after every endpoint ran out the
+	// budget still reaches it. 0: such a read or write may take 5s.
+	StoreGrace time.Duration
 }
 
 // personal reports whether o names parts of one request.
@@ -154,7 +160,8 @@ type plan struct {
 	limit string
 	hedge time.Duration // start the next endpoint beside one not answered within this; 0: one at a time
 	log   *slog.Logger
-	parts *parts // the request's own URL and body; nil: the endpoint's
+	parts *parts        // the request's own URL and body; nil: the endpoint's
+	grace time.Duration // CallOptions.StoreGrace
 }
 
 // Call calls the named endpoint, or tries the named chain's endpoints in
@@ -193,6 +200,7 @@ func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Resul
 	} else {
 		return nil, fmt.Errorf("%w: %q", ErrUnknown, c.red.String(name))
 	}
+	p.grace = opt.StoreGrace
 	return c.run(ctx, p, opt)
 }
 
@@ -372,7 +380,7 @@ func (c *Client) unanswered(ctx context.Context, p plan, opt CallOptions, res *R
 // age. A store that fails is warned about and treated as empty: the call
 // goes on without it.
 func (c *Client) stored(ctx context.Context, p plan) (answers.Answer, time.Duration, bool) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	ctx, cancel := storeContext(ctx, p.grace)
 	defer cancel()
 	a, ok, err := c.answers.LoadAnswer(ctx, p.name)
 	if err != nil {
@@ -393,7 +401,7 @@ func (c *Client) stored(ctx context.Context, p plan) (answers.Answer, time.Durat
 }
 
 func (c *Client) save(ctx context.Context, p plan, a answers.Answer) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	ctx, cancel := storeContext(ctx, p.grace)
 	defer cancel()
 	if err := c.answers.SaveAnswer(ctx, p.name, a); err != nil {
 		p.log.Error("cannot store the answer", "err", err)

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/mem"
 )
 
 func TestChainFallsBackInOrder(t *testing.T) {
@@ -465,5 +467,55 @@ func TestBeforeRequestRunsBeforeEachRequestOnly(t *testing.T) {
 	var ce *httpcall.CallError
 	if _, err := h.client.Call(context.Background(), "a", opt); !errors.As(err, &ce) || !ce.AllSkipped || calls != 2 {
 		t.Errorf("the open circuit: err %v, BeforeRequest ran %d times in all; want every endpoint skipped and still 2", err, calls)
+	}
+}
+
+// deadlineAnswers is a store of answers that keeps the deadline each read
+// of a stored answer was given.
+type deadlineAnswers struct {
+	*mem.Store
+	mu    sync.Mutex
+	reads []time.Time
+}
+
+func (s *deadlineAnswers) LoadAnswer(ctx context.Context, name string) (answers.Answer, bool, error) {
+	dl, _ := ctx.Deadline()
+	s.mu.Lock()
+	s.reads = append(s.reads, dl)
+	s.mu.Unlock()
+	return s.Store.LoadAnswer(ctx, name)
+}
+
+// The stale answer read after every endpoint ran out the caller's deadline
+// may go on past it for CallOptions.StoreGrace, not for the 5s a store gets
+// otherwise: the daemon's caller waits only that much longer.
+func TestAStaleAnswerReadAfterTheDeadlineEndsWithinTheGrace(t *testing.T) {
+	s := serve(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	store := &deadlineAnswers{Store: mem.New()}
+	c, err := httpcall.New(store, []*httpcall.Endpoint{endpoint("hangs", s.URL)},
+		[]*httpcall.Chain{{Name: "kept", Endpoints: []string{"hangs"}, Stale: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	for _, grace := range []time.Duration{0, 150 * time.Millisecond} {
+		store.reads = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		dl, _ := ctx.Deadline()
+		_, err := c.Call(ctx, "kept", httpcall.CallOptions{StoreGrace: grace})
+		cancel()
+		if err == nil {
+			t.Fatalf("grace %s: the hanging endpoint answered", grace)
+		}
+		if len(store.reads) != 1 {
+			t.Fatalf("grace %s: %d reads of the stored answer, want 1", grace, len(store.reads))
+		}
+		got := store.reads[0].Sub(dl)
+		switch {
+		case grace > 0 && got != grace:
+			t.Errorf("the stored answer's read may end %s past the caller's deadline, want its grace %s", got, grace)
+		case grace == 0 && got < 4*time.Second:
+			t.Errorf("without a grace, the stored answer's read may end %s past the caller's deadline, want about 5s", got)
+		}
 	}
 }

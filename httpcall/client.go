@@ -12,6 +12,7 @@
 package httpcall
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -405,3 +406,14 @@ func validMethod(m string) bool {
 
 // storeTimeout bounds a store operation made after the call's own deadline.
 const storeTimeout = 5 * time.Second
+
+// storeContext is ctx without its cancellation, for a stored answer's read
+// or write, which goes on after the call's deadline: for storeTimeout, and,
+// with a grace, no later than that long past ctx's deadline.
+func storeContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	end := time.Now().Add(storeTimeout)
+	if dl, ok := ctx.Deadline(); ok && grace > 0 && dl.Add(grace).Before(end) {
+		end = dl.Add(grace)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), end)
+}

@@ -95,6 +95,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		opt.Query = q
 	}
 	budget := CallBudget(wait)
+	opt.StoreGrace = (wait - budget) / 2 // a stale answer read late still reaches the caller
 	if len(body) > 0 {
 		opt.Body = body
 	}
