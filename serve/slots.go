@@ -19,11 +19,12 @@ const DefaultUnprovenIdle = 5 * time.Second
 // without the token holds a slot a caller with it needs. A connection is
 // proven once a request on it carries the token (on a daemon without a
 // token, none is). At the cap, a new connection takes the slot of the
-// oldest unproven one that is in no request: a kept-alive page GET gone
-// idle, a caller that has sent nothing (or not its whole header) for
-// newGrace. Only when every slot is proven, in a request, or being closed
-// by net/http (a refusal, within a second) does a new connection wait for
-// one, in the listen backlog. An unproven connection is kept alive for
+// unproven one in no request that has held it longest for nothing: a
+// kept-alive page GET gone idle, a caller that has sent nothing (or not
+// its whole header) for newGrace, one whose refusal was written
+// servedGrace ago. Only when every slot is proven, in a request, or within
+// its grace does a new connection wait for one, in the listen backlog,
+// until the first grace ends. An unproven connection is kept alive for
 // unprovenIdle at most between requests.
 type slots struct {
 	cap          int
@@ -40,16 +41,24 @@ type slot struct {
 	since    time.Time   // when it entered state
 	handling bool        // a request of it is in the daemon's handler
 	served   bool        // its request's handler has returned (net/http drains or closes it)
+	servedAt time.Time   // when it was
 	waiting  bool        // it had bytes net/http had not read when last looked at (see victim)
 	idle     *time.Timer // an unproven idle connection's end
 }
 
 // newGrace is how long a new connection, or one whose request has begun
-// but not reached the handler, keeps its slot at the cap: long enough for
-// a caller's request, already sent, to be read on a busy machine; no
-// longer, since a caller that sends nothing (or one byte at a time) holds
-// it for nothing.
-const newGrace = 200 * time.Millisecond
+// but not reached the handler, keeps its slot at the cap with nothing
+// waiting to be read: long enough for a caller between its connect and its
+// write; no longer, since a caller that sends nothing (or one byte at a
+// time) holds it for nothing. A request already sent and not yet read (a
+// busy machine's scheduler) has bytes waiting, and keeps its slot.
+const newGrace = 50 * time.Millisecond
+
+// servedGrace is how long a connection whose answer is written, and which
+// net/http is ending (a refusal), keeps its slot at the cap: long enough
+// for a caller that reads its answer to have it before the close resets
+// the connection.
+const servedGrace = 50 * time.Millisecond
 
 func newSlots(cap int, unprovenIdle time.Duration) *slots {
 	return &slots{cap: cap, unprovenIdle: unprovenIdle, conns: map[net.Conn]*slot{}, released: make(chan struct{}, 1)}
@@ -117,7 +126,7 @@ func (s *slots) wait(done <-chan struct{}) error {
 			s.mu.Unlock()
 			return nil
 		}
-		victim := s.victim()
+		victim, next := s.victim()
 		if victim != nil {
 			delete(s.conns, victim.conn) // its slot is free now; its close follows
 			s.stopIdle(victim)
@@ -126,9 +135,10 @@ func (s *slots) wait(done <-chan struct{}) error {
 			return nil
 		}
 		s.mu.Unlock()
-		// Every slot is proven or in a request: wait for a release, and
-		// look again now and then, as a request may end without one.
-		t := time.NewTimer(100 * time.Millisecond)
+		// Every slot is proven, in a request or in its grace: wait for a
+		// release or the end of the first grace, and look again now and
+		// then, as a request may end without a release.
+		t := time.NewTimer(min(next, 100*time.Millisecond))
 		select {
 		case <-s.released:
 		case <-t.C:
@@ -140,29 +150,39 @@ func (s *slots) wait(done <-chan struct{}) error {
 	}
 }
 
-// victim returns the oldest unproven connection in no request; nil when
-// there is none. s.mu is held.
-func (s *slots) victim() *slot {
+// victim returns the unproven connection in no request whose slot is
+// taken first: the one that has held it longest past its grace. When there
+// is none, next is how soon a grace ends (at most newGrace). s.mu is held.
+func (s *slots) victim() (v *slot, next time.Duration) {
 	now := time.Now()
+	next = newGrace
 	var candidates []*slot
 	for _, sl := range s.conns {
 		if sl.proven || sl.handling || sl.waiting {
 			continue
 		}
-		if sl.state != http.StateIdle && (sl.served || now.Sub(sl.since) < newGrace) {
-			// Served and not idle: net/http is ending it (a refused
-			// request's body read for refusedBodyGrace, then its close
-			// held back as long against a reset), within a second by
-			// itself. Taking its slot would only have its caller come
-			// back the sooner: a refused flood would spin.
+		switch {
+		case sl.state == http.StateIdle:
+		case sl.served:
+			// net/http is ending it: a refusal's answer written, its body
+			// read on for refusedBodyGrace, its close held back as long
+			// against a reset. A caller reading its answer has it within
+			// servedGrace; past that, the slot is worth more to a caller
+			// in the backlog than the answer to one not reading it.
+			if left := servedGrace - now.Sub(sl.servedAt); left > 0 {
+				next = min(next, left)
+				continue
+			}
+		case now.Sub(sl.since) < newGrace: // a new connection, or a request being read
+			next = min(next, newGrace-now.Sub(sl.since))
 			continue
 		}
 		candidates = append(candidates, sl)
 	}
-	slices.SortFunc(candidates, func(a, b *slot) int { return a.since.Compare(b.since) })
+	slices.SortFunc(candidates, func(a, b *slot) int { return a.held().Compare(b.held()) })
 	for _, v := range candidates {
-		if v.state == http.StateIdle || !unread(v.conn) {
-			return v
+		if v.state == http.StateIdle || v.served || !unread(v.conn) {
+			return v, 0
 		}
 		// Its caller has sent what net/http has not read yet (a busy
 		// machine's scheduler has not run its goroutine): a request
@@ -170,7 +190,16 @@ func (s *slots) victim() *slot {
 		// state changes.
 		v.waiting = true
 	}
-	return nil
+	return nil, next
+}
+
+// held returns since when the slot has been held for nothing: its
+// answer's end when it was served, else its state's start.
+func (sl *slot) held() time.Time {
+	if sl.served && sl.state != http.StateIdle {
+		return sl.servedAt
+	}
+	return sl.since
 }
 
 // unread reports whether c has bytes its reader has not taken yet. It
@@ -246,7 +275,7 @@ func (s *slots) prove(ctx context.Context) { s.update(ctx, func(sl *slot) { sl.p
 // runs, the connection keeps its slot.
 func (s *slots) serve(ctx context.Context, h func()) {
 	s.update(ctx, func(sl *slot) { sl.handling = true })
-	defer s.update(ctx, func(sl *slot) { sl.handling, sl.served = false, true })
+	defer s.update(ctx, func(sl *slot) { sl.handling, sl.served, sl.servedAt = false, true, time.Now() })
 	h()
 }
 

@@ -23,46 +23,11 @@ import (
 // unproven slot can make room; the token caller's own kept-alive
 // connection, made before, is never the one given up.
 func TestACallerWithTheTokenFindsASlotAmongTokenlessOnes(t *testing.T) {
-	u := newUpstream(t, "u")
 	const maxConns = 8
-	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{
-		Token: "s3cret", MaxConns: maxConns, ReadHeaderTimeout: time.Hour, ReadTimeout: time.Hour, IdleTimeout: time.Hour,
-	})
-	tr := &http.Transport{MaxConnsPerHost: 1, IdleConnTimeout: time.Hour}
-	defer tr.CloseIdleConnections()
-	caller := &http.Client{Transport: tr, Timeout: 30 * time.Second} // a safety net: without the slots, an hour
-	call := func(when string) (reused bool) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", "http://"+d.addr+"/call/u", nil)
-		req.Header.Set("Authorization", "Bearer s3cret")
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
-		start := time.Now()
-		resp, err := caller.Do(req)
-		if err != nil {
-			t.Fatalf("the caller with the token, %s: no answer after %s: %v", when, time.Since(start), err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(body), `"from":"u"`) {
-			t.Fatalf("the caller with the token, %s: %d %q", when, resp.StatusCode, body)
-		}
-		t.Logf("the caller with the token, %s: answered after %s", when, time.Since(start).Round(time.Millisecond))
-		return reused
-	}
-	call("before")
-
-	hold := func(kind string, do func(c net.Conn)) {
-		for range 3 * maxConns { // more than there are slots: the rest wait in the backlog
-			c, err := net.Dial("tcp", d.addr)
-			if err != nil {
-				t.Fatalf("%s: %v", kind, err)
-			}
-			t.Cleanup(func() { c.Close() })
-			do(c)
-		}
-	}
-	hold("idle page GETs", func(c net.Conn) {
-		fmt.Fprintf(c, "GET /style.css HTTP/1.1\r\nHost: %s\r\n\r\n", d.addr)
+	h := newSlotHarness(t, maxConns)
+	h.call("before")
+	h.hold("idle page GETs", 3*maxConns, func(c net.Conn) {
+		fmt.Fprintf(c, "GET /style.css HTTP/1.1\r\nHost: %s\r\n\r\n", h.d.addr)
 		go func() { // read the answer, then stay connected, idle
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err == nil {
@@ -70,22 +35,91 @@ func TestACallerWithTheTokenFindsASlotAmongTokenlessOnes(t *testing.T) {
 			}
 		}()
 	})
-	hold("silent", func(net.Conn) {})
-	hold("a byte at a time", func(c net.Conn) { c.Write([]byte("G")) })
-	hold("refused, body never ends", func(c net.Conn) {
-		fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\nx", d.addr)
-	})
+	h.hold("silent", 3*maxConns, func(net.Conn) {})
+	h.hold("a byte at a time", 3*maxConns, func(c net.Conn) { c.Write([]byte("G")) })
+	h.hold("refused, body never ends", 3*maxConns, h.refused)
 
-	if !call("on its kept-alive connection, every other slot held") {
+	if !h.call("on its kept-alive connection, every other slot held") {
 		t.Error("the token caller's kept-alive connection was given up for a tokenless one")
 	}
-	tr.CloseIdleConnections()
-	if call("on a new connection, behind them all in the backlog") {
+	h.tr.CloseIdleConnections()
+	if h.call("on a new connection, behind them all in the backlog") {
 		t.Error("want a new connection")
 	}
-	if n := u.hits.Load(); n != 3 {
+	if n := h.u.hits.Load(); n != 3 {
 		t.Errorf("upstream hits %d, want the token caller's 3", n)
 	}
+}
+
+// At the cap LimitNOFILE=200 gives, a new connection of the token caller's
+// behind 825 refused callers still sending their bodies: each refused one
+// gives up its slot servedGrace after its answer, not the second net/http
+// takes to close it.
+func TestACallerWithTheTokenFindsASlotBehindAFloodOfRefusals(t *testing.T) {
+	h := newSlotHarness(t, 55)
+	h.call("before")
+	h.tr.CloseIdleConnections()
+	h.hold("refused, body never ends", 825, h.refused)
+	h.call("on a new connection, behind 825 refused ones in the backlog")
+}
+
+type slotHarness struct {
+	t  *testing.T
+	u  *upstream
+	d  *daemon
+	tr *http.Transport
+}
+
+// newSlotHarness starts a daemon with a token, maxConns connections and
+// header, body and idle timeouts of an hour.
+func newSlotHarness(t *testing.T, maxConns int) *slotHarness {
+	u := newUpstream(t, "u")
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL)}}, serve.Options{
+		Token: "s3cret", MaxConns: maxConns, ReadHeaderTimeout: time.Hour, ReadTimeout: time.Hour, IdleTimeout: time.Hour,
+	})
+	tr := &http.Transport{MaxConnsPerHost: 1, IdleConnTimeout: time.Hour}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &slotHarness{t: t, u: u, d: d, tr: tr}
+}
+
+// call calls as the token caller and says whether its connection was a
+// kept-alive one.
+func (h *slotHarness) call(when string) (reused bool) {
+	t := h.t
+	t.Helper()
+	caller := &http.Client{Transport: h.tr, Timeout: 30 * time.Second} // a safety net: without the slots, an hour
+	req, _ := http.NewRequest("GET", "http://"+h.d.addr+"/call/u", nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}))
+	start := time.Now()
+	resp, err := caller.Do(req)
+	if err != nil {
+		t.Fatalf("the caller with the token, %s: no answer after %s: %v", when, time.Since(start), err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"from":"u"`) {
+		t.Fatalf("the caller with the token, %s: %d %q", when, resp.StatusCode, body)
+	}
+	t.Logf("the caller with the token, %s: answered after %s", when, time.Since(start).Round(time.Millisecond))
+	return reused
+}
+
+// hold opens n connections to the daemon, each doing do.
+func (h *slotHarness) hold(kind string, n int, do func(c net.Conn)) {
+	for range n {
+		c, err := net.Dial("tcp", h.d.addr)
+		if err != nil {
+			h.t.Fatalf("%s: %v", kind, err)
+		}
+		h.t.Cleanup(func() { c.Close() })
+		do(c)
+	}
+}
+
+// refused sends a call without the token whose body never ends.
+func (h *slotHarness) refused(c net.Conn) {
+	fmt.Fprintf(c, "POST /call/u HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\nx", h.d.addr)
 }
 
 // A connection that has not shown the token is kept alive for
