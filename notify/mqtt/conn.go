@@ -46,7 +46,8 @@ type Conn struct {
 	order   []string                 // the topics of last, in the order first sent
 	subs    map[string][]*handler    // by topic: who hears its messages (Subscribe)
 	up      bool                     // connected
-	downErr error                    // what ended the last connection, when told
+	downErr error                    // what ended the last connection, when told before lost
+	pending *time.Timer              // a loss not logged yet, waiting for its reason (lost)
 	failing bool                     // the last connection attempt failed, and was logged
 	closed  bool
 	big     map[string]*quiet // by subscribed topic: messages dropped for their size
@@ -143,16 +144,30 @@ func dial(cfg notify.MQTT, o Origin, logger *slog.Logger, ctl *Controller) (*Con
 
 func (c *Conn) String() string { return brokerName(c.p.cfg) }
 
-// why keeps what ended the connection, for lost to log.
+// why and lost come in either order: paho closes the connection, which
+// autopaho reports as down (lost), and tells the reason (why) on a
+// goroutine of its own. The second of them logs the loss with its reason;
+// a loss whose reason has not come within lostWait is logged without one.
+const lostWait = time.Second
+
+// why keeps what ended the connection, or logs the loss lost is waiting
+// with it.
 func (c *Conn) why(err error) {
 	c.mu.Lock()
-	c.downErr = err
+	if c.pending == nil {
+		c.downErr = err
+		c.mu.Unlock()
+		return
+	}
+	c.pending.Stop()
+	c.pending = nil
 	c.mu.Unlock()
+	c.logLost(err)
 }
 
 // lost logs a connection lost, however it ended, once, as a warning: the
 // attempts to connect again that fail are logged quietly until one
-// succeeds.
+// succeeds. Without its reason yet, it waits for why.
 func (c *Conn) lost() {
 	c.mu.Lock()
 	c.up = false
@@ -160,10 +175,26 @@ func (c *Conn) lost() {
 	c.failing = true
 	err := c.downErr
 	c.downErr = nil
+	if !quiet && err == nil && c.pending == nil {
+		c.pending = time.AfterFunc(lostWait, func() {
+			c.mu.Lock()
+			told := c.pending == nil || c.closed
+			c.pending = nil
+			c.mu.Unlock()
+			if !told {
+				c.logLost(nil)
+			}
+		})
+		quiet = true
+	}
 	c.mu.Unlock()
 	if !quiet {
-		c.log.Warn("mqtt: connection lost; reconnecting in the background", "err", err)
+		c.logLost(err)
 	}
+}
+
+func (c *Conn) logLost(err error) {
+	c.log.Warn("mqtt: connection lost; reconnecting in the background", "err", err)
 }
 
 // connectFailed logs the first of a run of failed attempts, as a warning;
@@ -188,6 +219,7 @@ func (c *Conn) connectFailed(err error) {
 func (c *Conn) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
 	c.mu.Lock()
 	c.up = true
+	c.downErr = nil // a reason come after its loss was logged is not the next one's
 	if c.closed {
 		c.mu.Unlock()
 		return
