@@ -7,6 +7,7 @@ import (
 )
 
 func TestDemoWalksThroughEveryBehaviour(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	p := inproc(t, filepath.Join(t.TempDir(), "unused"), "demo", "--fast")
 	if p.Code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", p.Code, p.Stdout, p.Stderr)

@@ -36,6 +36,7 @@ func weatherExample(t *testing.T) (apis *fakeapis.Server, state string, env []st
 // TestDocsWeatherExample runs the worked example of docs/call.md against the
 // stand-in APIs, with the config from examples/ as documented.
 func TestDocsWeatherExample(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	apis, state, env := weatherExample(t)
 	call := func(args ...string) testenv.Proc {
 		t.Helper()

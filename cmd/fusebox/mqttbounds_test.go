@@ -34,6 +34,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // left, and the daemon's peak memory grows by far less than the message.
 func TestServeIgnoresA30MBMessageOnAWatchedTopic(t *testing.T) {
 	testenv.Heavy(t) // 30 MB messages; the soak is the rest of this class
+	t.Parallel()
 	d, _, pub, store := watchingServe(t, `{"state":"offline"}`, "")
 	waitPhase(t, store, "zigbee", breaker.Open, "retained offline at connect")
 	pub.retain(t, bridgeTopic, `{"state":"online"}`)
@@ -141,6 +142,7 @@ func flapped(t *testing.T, keys string, told func([]string) bool) ([]string, []b
 // opens the circuit, once: at most 10 messages and 50 events, as asked.
 func TestServeAFlappingTopicFloodsNobody(t *testing.T) {
 	testenv.Heavy(t) // a flood of flaps; TestServeAFlappingCircuitSendsASummaryNotAFlood is the quick one
+	t.Parallel()
 	got, events := flapped(t, "", func(got []string) bool { return len(got) >= 1 })
 	if len(got) > 10 || len(events) > 50 {
 		t.Errorf("250 flaps sent %d messages and wrote %d events, want at most 10 and 50", len(got), len(events))
@@ -153,6 +155,7 @@ func TestServeAFlappingTopicFloodsNobody(t *testing.T) {
 // With settle: 0s every verdict applies at once, so the flaps open and
 // close the circuit; the messages stop at five and one saying it flaps.
 func TestServeAFlappingCircuitSendsASummaryNotAFlood(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	got, _ := flapped(t, ", settle: 0s", func(got []string) bool { return slices.Contains(got, "zigbee flapping") })
 	if len(got) != 6 || got[5] != "zigbee flapping" {
 		t.Errorf("messages %q, want five and one saying it flaps", got)

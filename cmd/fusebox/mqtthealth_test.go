@@ -77,6 +77,7 @@ func waitPhase(t *testing.T, store *file.Store, name string, want breaker.Phase,
 // is taken again; a plain-text message is judged as a JSON string; only
 // transitions are stored.
 func TestServeWatchesTheBridgeStateOverMQTT(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	port := testenv.FreePort(t)
 	broker := testenv.StartMosquitto(t, port)
 	pub := newPublisher(t, broker.Addr)
@@ -185,6 +186,7 @@ circuits:
 // it ends, quietly (no transition, the generation kept), so that a run
 // never finds the circuit half-open and probes a bridge known to be down.
 func TestServeRenewsTheOpenPeriodWhileTheBridgeIsOffline(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	broker := testenv.Mosquitto(t)
 	pub := newPublisher(t, broker)
 	pub.retain(t, bridgeTopic, `{"state":"offline"}`)

@@ -46,6 +46,7 @@ func weatherForCurl(t *testing.T) (curl string, api *fakeapis.Server, url string
 // retry, prints nothing.
 func TestAnOutageSeenByManyCronJobsPrintsAHandfulOfLines(t *testing.T) {
 	testenv.Heavy(t) // many cron jobs through an outage; TestRunCronOutageMailsFromAtMostThreeRuns is the quick one
+	t.Parallel()
 	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()
 	job := map[string][]string{

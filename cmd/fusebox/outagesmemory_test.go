@@ -69,6 +69,7 @@ func fullEventLogs(t *testing.T, state string, n, size int) {
 // event: the daemon's peak resident set stays under 80 MiB (46–59 MiB
 // measured; 8,975 MiB before, 3.19 GiB in the issue).
 func TestOutagesOfFullEventLogsCostABoundedSummary(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	if err := os.MkdirAll(state, 0o700); err != nil {

@@ -38,6 +38,7 @@ func tokenRequest(t *testing.T, addr, method, path, token string) (int, string) 
 // packet. A caller with the token is answered meanwhile, and the daemon's
 // peak resident set stays within 128 MiB.
 func TestEverythingAPeerSendsTheDaemonFitsOneBudget(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	if err := os.MkdirAll(state, 0o700); err != nil {

@@ -183,6 +183,7 @@ func installedCron(t *testing.T, c crontab, env []string) func(command string) t
 // fusebox wherever README.md's Install puts it; without it, cron's own
 // does not, and every run mails "not found".
 func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
 	}
@@ -258,6 +259,7 @@ func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 // works, so its curl keeps -o /dev/null. The same line without it mails
 // each healthy run's body, as the page says.
 func TestDocsMigrationSnippetIsQuietUnderCron(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
 	}
@@ -332,6 +334,7 @@ func cronicleFailed(j testenv.Proc, interpretJSON bool) bool {
 // counts the jobs Cronicle would fail, with "Interpret JSON in Output" off
 // and on.
 func TestDocsCronicleScriptFailsOneJobPerOutage(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	if _, err := exec.LookPath("curl"); err != nil {
 		testenv.Skip(t, "curl is not installed") // the recipe is a curl command
 	}
@@ -490,6 +493,7 @@ func scanAsHomeAssistant(t *testing.T, sensor haSensorConfig, timeout time.Durat
 // value_template's output in the older order, so a string answer showed
 // unavailable: the check catches that.
 func TestDocsHomeAssistantTemplatesShowEveryAnswer(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	sensor := docsSensor(t)
 	stdout := func(source, body any) *string {
 		b, _ := json.Marshal(map[string]any{"source": source, "status": 200, "attempts": 1, "body": body, "errors": []any{}})
@@ -537,14 +541,22 @@ func TestDocsHomeAssistantTemplatesShowEveryAnswer(t *testing.T) {
 // order of rendering; the chain's deadline is inside the sensor's
 // command_timeout.
 func TestDocsHomeAssistantCommandLineSensor(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	sensor := docsSensor(t)
 	jinjaPython(t)
 	timeout := time.Duration(sensor.CommandTimeout) * time.Second
 	if sensor.CommandTimeout == 0 {
 		timeout = 15 * time.Second // HA's DEFAULT_TIMEOUT
 	}
-	t.Setenv("OWM_API_KEY", "demo-key") // the example's ${OWM_API_KEY}
-	example, err := config.Load("../../examples/weather.yaml")
+	const examplePath = "../../examples/weather.yaml"
+	data, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := config.Parse(examplePath, data, config.Env{
+		Lookup:   func(k string) (string, bool) { return "demo-key", k == "OWM_API_KEY" }, // the example's ${OWM_API_KEY}
+		ReadFile: func(p string) ([]byte, error) { return config.ReadRegularFile(p, config.MaxFileValue) },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,6 +139,7 @@ func TestRedisExactlyOneOfTwentyCallersOverTwoHostsProbes(t *testing.T) {
 // a slow start is not taken for a failure (and so is their --deadline).
 func TestRedisTwoHundredProcessesOverTwoHostsLoseNoCount(t *testing.T) {
 	testenv.Heavy(t) // 200 processes
+	t.Parallel()
 	srv := redistest.Start(t)
 	n := 200
 	if testing.Short() {
@@ -299,6 +300,7 @@ func TestRedisStateInTheConfigIsShownWithoutItsPassword(t *testing.T) {
 // restored: another host may have reset it before Redis lost it, and a
 // reset must never be undone. The run says so in one WARN naming it.
 func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	srv := redistest.Start(t)
 	h := newHost(t, srv)
 	if p := h.fb(t, "trip", "--new", "nas"); p.Code != 0 || strings.Contains(p.Stderr, "unreachable") {
@@ -334,6 +336,7 @@ func TestRedisKilledBetweenRunsAndBackEmpty(t *testing.T) {
 // for the pause to end, the third in a row opens the availability circuit
 // with the host's one warning, and the next runs go straight to the replica.
 func TestRedisPausedTheRunWaitsOnlyItsBound(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	const pause = 60 * time.Second
 	srv := redistest.Start(t)
 	h := newHostAt(t, srv.URL()) // the default bound

@@ -35,6 +35,7 @@ const cronMailBound = 3
 // ticks are counted by what the server saw (its probes) and by the circuit's
 // state, not by the clock.
 func TestRunCronOutageMailsFromAtMostThreeRuns(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	curl, api, url := weatherForCurl(t)
 	state := t.TempDir()
 	job := testenv.RunArgs("zigbee2mqtt", cronPolicy, curl, "-fsS", url)

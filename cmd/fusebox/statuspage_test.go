@@ -68,6 +68,7 @@ func browser(t *testing.T) (ctx context.Context, consoleErrors func() []string, 
 }
 
 func TestStatusPageInChromium(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
 	up := newFlaky(t)
 	base := t.TempDir()
 	state := filepath.Join(base, "state")
