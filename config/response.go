@@ -1,8 +1,6 @@
 package config
 
 import (
-	"github.com/itchyny/gojq"
-
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -29,17 +27,14 @@ func (l *loader) expect(e entry) httpcall.Expect {
 	return x
 }
 
-// jq reads a gojq expression and checks that it compiles. Empty means none.
+// jq reads a jq program and checks that httpcall can compile it. Empty
+// means none.
 func (l *loader) jq(e entry) (string, bool) {
 	s, ok := l.str(e.value, e.path)
 	if !ok || s == "" || l.env.UncheckedJQ {
 		return s, ok
 	}
-	q, err := gojq.Parse(s)
-	if err == nil {
-		_, err = gojq.Compile(q)
-	}
-	if err != nil {
+	if err := httpcall.CheckJQ(s); err != nil {
 		l.errorf(e.value, e.path, "invalid jq expression: %s", l.redact(err.Error()))
 		return "", false
 	}
