@@ -95,6 +95,24 @@ func (c *Config) PolicySource(name, key string) (Source, bool) {
 	return s, ok
 }
 
+// PolicyKeys returns the policy keys of defaults: and of a circuit in the
+// order the config's key table has them, those of retry_budget: and
+// failure_rate: by their dotted paths (retry_budget.percent): the values of
+// a policy PolicySource says the place of.
+func PolicyKeys() []string {
+	var out []string
+	for _, k := range table().policy.keys {
+		if k.block == nil {
+			out = append(out, k.name)
+			continue
+		}
+		for _, sub := range k.block.keys {
+			out = append(out, k.name+"."+sub.name)
+		}
+	}
+	return out
+}
+
 // ChainSource returns where the config sets a chain's own key (fresh,
 // stale, deadline or hedge); false when the chain leaves it out.
 func (c *Config) ChainSource(chain, key string) (Source, bool) {
