@@ -342,11 +342,8 @@ func (l *loader) config(path string) *Config {
 	}
 	t := &topRead{c: c, circuits: map[string]entry{}}
 	l.read(entry{value: l.body}, table().top, t, nil, "")
-	if l.scope.only != "" {
-		c.Partial = true // chains: name other circuits
-	} else {
-		l.chains(t)
-	}
+	l.chains(t)                    // those read: none for fusebox run, whose scope skips them
+	c.Partial = l.scope.only != "" // one circuit and no chains read
 	watchBrokers(c)
 	c.Secrets = l.secrets
 	return c
