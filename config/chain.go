@@ -20,16 +20,16 @@ type chainDef struct {
 }
 
 // chainDef reads the chain named e and, when its name is a valid one no
-// circuit has, adds it to t's.
+// circuit has, adds it to t.chains.
 func (l *loader) chainDef(e entry, b *block, t *topRead) {
 	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}, refs: keyRefs{}}
-	set, ok := l.read(e, b, d, d.refs, "")
-	if stale, has := lookup(set, "stale"); has {
+	given, ok := l.read(e, b, d, d.refs, "")
+	if stale, has := lookup(given, "stale"); has {
 		if c := d.chain; c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {
 			l.errorAt(stale, stale.path, "must be longer than fresh (%s): an answer is served stale only once it is no longer fresh", c.Fresh)
 		}
 	}
-	if _, has := lookup(set, "endpoints"); ok && !has {
+	if _, has := lookup(given, "endpoints"); ok && !has {
 		l.errorAt(e, e.path, "endpoints is required: list the circuits (or chains) to try in turn")
 	}
 	if err := fusebox.ValidateName(e.name); err != nil {

@@ -23,8 +23,8 @@ func (l *loader) httpEndpoint(e entry, b *block, r *circuitRead) {
 	r.endpoint = ep
 	l.endpoint = ep
 	defer func() { l.endpoint = nil }()
-	set, ok := l.read(e, b, r, nil, "")
-	if _, hasURL := lookup(set, "url"); ok && !hasURL {
+	given, ok := l.read(e, b, r, nil, "")
+	if _, hasURL := lookup(given, "url"); ok && !hasURL {
 		l.errorAt(e, e.path, "url is required")
 	}
 }

@@ -25,11 +25,11 @@ func urlItems[T any](l *loader, e entry, what string, b *block, start T) []T {
 	for i, item := range items {
 		path := fmt.Sprintf("%s[%d]", e.path, i)
 		v := start
-		set, ok := l.read(entry{path: path, value: item}, b, &v, nil, "")
+		given, ok := l.read(entry{path: path, value: item}, b, &v, nil, "")
 		if !ok {
 			continue
 		}
-		if _, hasURL := lookup(set, "url"); !hasURL {
+		if _, hasURL := lookup(given, "url"); !hasURL {
 			l.errorf(item, path, "url is required")
 			continue
 		}
@@ -42,11 +42,11 @@ func urlItems[T any](l *loader, e entry, what string, b *block, start T) []T {
 // keys comes from the top-level mqtt: block (inheritMQTT).
 func (l *loader) mqtt(e entry, b *block) *notify.MQTT {
 	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
-	set, ok := l.read(e, b, m, nil, "")
+	given, ok := l.read(e, b, m, nil, "")
 	if !ok {
 		return nil
 	}
-	if !l.inheritMQTT(m, set) {
+	if !l.inheritMQTT(m, given) {
 		l.errorAt(e, e.path, "broker is required (here, or in a top-level mqtt: block)")
 		return nil
 	}

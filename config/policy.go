@@ -94,11 +94,11 @@ func (l *loader) retryBudget(e entry, b *block, refs keyRefs) *fusebox.RetryBudg
 		refs["retry_budget.percent"] = e // its problems are the key's own
 		return rb
 	}
-	set, ok := l.read(e, b, rb, refs, "retry_budget.")
+	given, ok := l.read(e, b, rb, refs, "retry_budget.")
 	if !ok {
 		return nil
 	}
-	if _, hasPercent := lookup(set, "percent"); !hasPercent {
+	if _, hasPercent := lookup(given, "percent"); !hasPercent {
 		l.errorAt(e, e.path, "needs percent, the share of first attempts that may be retried (like percent: 20%%)")
 	}
 	return rb

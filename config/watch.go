@@ -13,11 +13,11 @@ import (
 // health watches share unless they name their own.
 func (l *loader) topMQTT(e entry, b *block) *notify.MQTT {
 	m := &notify.MQTT{}
-	set, ok := l.read(e, b, m, nil, "")
+	given, ok := l.read(e, b, m, nil, "")
 	if !ok {
 		return nil
 	}
-	if _, hasBroker := lookup(set, "broker"); !hasBroker {
+	if _, hasBroker := lookup(given, "broker"); !hasBroker {
 		l.errorAt(e, e.path, "broker is required")
 		return nil
 	}
@@ -35,12 +35,12 @@ type watchRead struct {
 // set (for explain, even when the block has problems).
 func (l *loader) watch(e entry, circuit string, b *block) (*mqtt.Watch, *Source) {
 	w := &watchRead{Watch: mqtt.Watch{Circuit: circuit, Settle: mqtt.DefaultSettle}, good: true}
-	set, ok := l.read(e, b, w, nil, "")
+	given, ok := l.read(e, b, w, nil, "")
 	if !ok {
 		return nil, nil
 	}
-	_, hasTopic := lookup(set, "topic")
-	_, hasUp := lookup(set, "up")
+	_, hasTopic := lookup(given, "topic")
+	_, hasUp := lookup(given, "up")
 	switch {
 	case !hasTopic:
 		l.errorAt(e, e.path, "topic is required")
@@ -74,12 +74,12 @@ func (l *loader) watchTopic(e entry) (string, bool) {
 	return s, ok
 }
 
-// inheritMQTT fills what a notify: mqtt: block leaves out of the keys set
-// from the top-level mqtt: block: the broker, and the username and password
-// unless it sets its own or names another broker. It reports whether m has
-// a broker.
-func (l *loader) inheritMQTT(m *notify.MQTT, set []entry) bool {
-	_, hasBroker := lookup(set, "broker")
+// inheritMQTT fills what a notify: mqtt: block (given: its entries) leaves
+// out from the top-level mqtt: block: the broker, and the username and
+// password unless it sets its own or names another broker. It reports
+// whether m has a broker.
+func (l *loader) inheritMQTT(m *notify.MQTT, given []entry) bool {
+	_, hasBroker := lookup(given, "broker")
 	b := l.mqttBase
 	if b == nil {
 		return hasBroker
@@ -89,10 +89,10 @@ func (l *loader) inheritMQTT(m *notify.MQTT, set []entry) bool {
 	} else if m.Broker != b.Broker {
 		return true
 	}
-	if _, ok := lookup(set, "username"); !ok {
+	if _, ok := lookup(given, "username"); !ok {
 		m.Username = b.Username
 	}
-	if _, ok := lookup(set, "password"); !ok {
+	if _, ok := lookup(given, "password"); !ok {
 		m.Password = b.Password
 	}
 	return true
