@@ -60,6 +60,56 @@ func TestEveryKeyDecodes(t *testing.T) {
 	}
 }
 
+// TestEveryKeyIsInTheSchema: the JSON Schema editors check a config with
+// has every key of the table, at its place.
+func TestEveryKeyIsInTheSchema(t *testing.T) {
+	var root map[string]any
+	if err := json.Unmarshal(JSONSchema(), &root); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(b *block, s map[string]any, path string)
+	walk = func(b *block, s map[string]any, path string) {
+		props, _ := s["properties"].(map[string]any)
+		for _, k := range b.keys {
+			at := join(path, k.name)
+			p, ok := props[k.name].(map[string]any)
+			if !ok {
+				t.Errorf("the schema lacks %s", at)
+				continue
+			}
+			for _, sub := range []*block{k.block, k.each, k.items} {
+				if sub == nil {
+					continue
+				}
+				if m := mappingIn(p); m == nil {
+					t.Errorf("the schema of %s has no mapping of keys", at)
+				} else {
+					walk(sub, m, at)
+				}
+			}
+		}
+	}
+	walk(table().top, root, "")
+}
+
+// mappingIn returns the schema of a mapping of keys within s: s itself,
+// one of its anyOf, its additionalProperties (a mapping of names) or its
+// items (a list).
+func mappingIn(s map[string]any) map[string]any {
+	if _, ok := s["properties"]; ok {
+		return s
+	}
+	alts, _ := s["anyOf"].([]any)
+	for _, alt := range append(alts, s["additionalProperties"], s["items"]) {
+		if m, ok := alt.(map[string]any); ok {
+			if found := mappingIn(m); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
 // TestSourcedKeysHaveSources: where each sourced key of a circuit or chain
 // is set is what PolicySource and ChainSource return (explain shows it).
 func TestSourcedKeysHaveSources(t *testing.T) {
