@@ -19,67 +19,44 @@ type chainDef struct {
 	refs  keyRefs    // where fresh, stale, deadline and hedge were set
 }
 
-// chains reads the chains: section into c. circuits says where each circuit
-// was named, so a chain cannot reuse the name.
-func (l *loader) chains(sec entry, c *Config, circuits map[string]entry) {
-	defs := map[string]*chainDef{}
-	var order []*chainDef
-	entries, _ := l.mapping(sec.value, sec.path)
-	for _, e := range entries {
-		d := l.chainDef(e)
-		if err := fusebox.ValidateName(e.name); err != nil {
-			l.errorAt(e, e.path, "%v", err)
-			continue
-		}
-		if other, clash := circuits[e.name]; clash {
-			l.errorAt(e, e.path, "%s is also the name of a circuit (line %d): a chain needs a name of its own", e.name, other.key.Position.Line)
-			continue
-		}
-		defs[e.name] = d
-		order = append(order, d)
-	}
-	f := flattener{l: l, defs: defs, circuits: c.Circuits, done: map[string]bool{}}
-	for _, d := range order {
-		d.chain.Endpoints = f.flatten(d)
-		l.checkHedge(d, c)
-		c.Chains[d.name] = d.chain
-		c.chainSources[d.name] = l.sources(d.refs)
-	}
-}
-
-func (l *loader) chainDef(e entry) *chainDef {
+// chainDef reads the chain named e and, when its name is a valid one no
+// circuit has, adds it to t.chains.
+func (l *loader) chainDef(e entry, b *block, t *topRead) {
 	d := &chainDef{entry: e, chain: &httpcall.Chain{Name: e.name}, refs: keyRefs{}}
-	entries, ok := l.mapping(e.value, e.path)
-	hasEndpoints := false
-	var stale *entry
-	for _, f := range entries {
-		switch f.name {
-		case "endpoints":
-			hasEndpoints = true
-			d.names = l.endpointNames(f)
-		case "fresh":
-			set(&d.chain.Fresh)(l.duration(f.value, f.path))
-		case "stale":
-			set(&d.chain.Stale)(l.duration(f.value, f.path))
-			stale = &f
-		case "deadline":
-			set(&d.chain.Deadline)(l.duration(f.value, f.path))
-		case "hedge":
-			set(&d.chain.Hedge)(l.positive(f))
-			d.hedge = &f
-		default:
-			l.unknownKey(f, table().chain.names()...)
-			continue
+	given, ok := l.read(e, b, d, d.refs, "")
+	if stale, has := lookup(given, "stale"); has {
+		if c := d.chain; c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {
+			l.errorAt(stale, stale.path, "must be longer than fresh (%s): an answer is served stale only once it is no longer fresh", c.Fresh)
 		}
-		d.refs[f.name] = f
 	}
-	if c := d.chain; stale != nil && c.Fresh > 0 && c.Stale > 0 && c.Fresh >= c.Stale {
-		l.errorAt(*stale, stale.path, "must be longer than fresh (%s): an answer is served stale only once it is no longer fresh", c.Fresh)
-	}
-	if ok && !hasEndpoints {
+	if _, has := lookup(given, "endpoints"); ok && !has {
 		l.errorAt(e, e.path, "endpoints is required: list the circuits (or chains) to try in turn")
 	}
-	return d
+	if err := fusebox.ValidateName(e.name); err != nil {
+		l.errorAt(e, e.path, "%v", err)
+		return
+	}
+	if other, clash := t.circuits[e.name]; clash {
+		l.errorAt(e, e.path, "%s is also the name of a circuit (line %d): a chain needs a name of its own", e.name, other.key.Position.Line)
+		return
+	}
+	t.chains = append(t.chains, d)
+}
+
+// chains inlines the nested chains of t's and adds them to t.c, once every
+// chain is read.
+func (l *loader) chains(t *topRead) {
+	defs := make(map[string]*chainDef, len(t.chains))
+	for _, d := range t.chains {
+		defs[d.name] = d
+	}
+	f := flattener{l: l, defs: defs, circuits: t.c.Circuits, done: map[string]bool{}}
+	for _, d := range t.chains {
+		d.chain.Endpoints = f.flatten(d)
+		l.checkHedge(d, t.c)
+		t.c.Chains[d.name] = d.chain
+		t.c.chainSources[d.name] = l.sources(d.refs)
+	}
 }
 
 // checkHedge reports a hedge that could never start an endpoint: in a

@@ -95,6 +95,24 @@ func (c *Config) PolicySource(name, key string) (Source, bool) {
 	return s, ok
 }
 
+// PolicyKeys returns the policy keys of defaults: and of a circuit in the
+// order the config's key table has them, those of retry_budget: and
+// failure_rate: by their dotted paths (retry_budget.percent): the values of
+// a policy PolicySource says the place of.
+func PolicyKeys() []string {
+	var out []string
+	for _, k := range table().policy.keys {
+		if k.block == nil {
+			out = append(out, k.name)
+			continue
+		}
+		for _, sub := range k.block.keys {
+			out = append(out, k.name+"."+sub.name)
+		}
+	}
+	return out
+}
+
 // ChainSource returns where the config sets a chain's own key (fresh,
 // stale, deadline or hedge); false when the chain leaves it out.
 func (c *Config) ChainSource(chain, key string) (Source, bool) {
@@ -299,7 +317,16 @@ type loader struct {
 	secretValues  map[string]string  // secrets.yaml, once read
 	secretsFailed bool               // secrets.yaml could not be read (reported once)
 	mqttBase      *notify.MQTT       // the top-level mqtt: block, read before the rest
-	watchUp       *Source            // where the circuit being read sets health.mqtt.up, if it does
+}
+
+// topRead is what reading the top-level keys builds besides the Config.
+type topRead struct {
+	c *Config
+	// reported are the problems of defaults:, not reported again for each
+	// circuit that inherits them.
+	reported map[fusebox.FieldError]bool
+	circuits map[string]entry // where each circuit with a valid name was named
+	chains   []*chainDef      // the chains with valid names, in the file's order
 }
 
 func (l *loader) config(path string) *Config {
@@ -313,38 +340,10 @@ func (l *loader) config(path string) *Config {
 
 		chainSources: map[string]map[string]Source{},
 	}
-	sections := map[string]entry{}
-	entries, _ := l.mapping(l.body, "")
-	for _, e := range entries {
-		switch e.name {
-		case "state":
-			set(&c.State)(l.stateDir(e))
-		case "fsync":
-			set(&c.Fsync)(l.boolean(e.value, e.path))
-		case "gc_after":
-			set(&c.GCAfter)(l.positive(e))
-		case "history":
-			l.history(e, c)
-		case "mqtt", "defaults", "circuits", "chains":
-			sections[e.name] = e
-		default:
-			l.unknownKey(e, table().top.names()...)
-		}
-	}
-	if e, ok := sections["mqtt"]; ok {
-		c.MQTT = l.topMQTT(e)
-		l.mqttBase = c.MQTT
-	}
-	refs := keyRefs{}
-	c.Defaults, c.DefaultNotify = l.defaults(sections["defaults"], refs)
-	c.defaultSources = l.sources(refs)
-	reported := l.validate(c.Defaults, refs, nil, nil)
-	circuits := l.circuits(sections["circuits"], c, reported)
-	if l.scope.only != "" {
-		c.Partial = true // chains: name other circuits
-	} else {
-		l.chains(sections["chains"], c, circuits)
-	}
+	t := &topRead{c: c, circuits: map[string]entry{}}
+	l.read(entry{value: l.body}, table().top, t, nil, "")
+	l.chains(t)                    // those read: none for fusebox run, whose scope skips them
+	c.Partial = l.scope.only != "" // one circuit and no chains read
 	watchBrokers(c)
 	c.Secrets = l.secrets
 	return c
@@ -390,33 +389,12 @@ func (l *loader) positive(e entry) (time.Duration, bool) {
 }
 
 // defaults reads the defaults: section over a zero Policy.
-func (l *loader) defaults(e entry, refs keyRefs) (fusebox.Policy, notify.Rules) {
-	var p fusebox.Policy
-	var r notify.Rules
-	entries, _ := l.mapping(e.value, e.path)
-	for _, f := range entries {
-		switch {
-		case l.policyKey(f, &p, refs):
-		case f.name == "notify":
-			r = l.notifyRules(f, r)
-		default:
-			l.unknownKey(f, table().defaults.names()...)
-		}
-	}
-	return p, r
-}
-
-// history reads history: (keep:, how long events are kept).
-func (l *loader) history(e entry, c *Config) {
-	entries, _ := l.mapping(e.value, e.path)
-	for _, f := range entries {
-		switch f.name {
-		case "keep":
-			set(&c.HistoryKeep)(l.positive(f))
-		default:
-			l.unknownKey(f, table().history.names()...)
-		}
-	}
+func (l *loader) defaults(e entry, b *block, t *topRead) {
+	r := &circuitRead{refs: keyRefs{}}
+	l.read(e, b, r, r.refs, "")
+	t.c.Defaults, t.c.DefaultNotify = r.p, r.rules
+	t.c.defaultSources = l.sources(r.refs)
+	t.reported = l.validate(r.p, r.refs, nil, nil)
 }
 
 // sources says where each key of refs was set.

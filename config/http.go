@@ -9,7 +9,6 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
@@ -17,102 +16,60 @@ import (
 // methods are the HTTP methods an endpoint may use.
 var methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
-// httpEndpoint reads the http: block of the named circuit. Its timeout is
-// the circuit's, so it is set in p and recorded in refs.
-func (l *loader) httpEndpoint(name string, e entry, p *fusebox.Policy, refs keyRefs) *httpcall.Endpoint {
-	ep := &httpcall.Endpoint{Name: name, Method: "GET", RetryOn: httpcall.DefaultRetryOn(), MaxBody: httpcall.DefaultMaxBody}
+// httpEndpoint reads the http: block of the circuit r into its endpoint.
+// Its timeout is the circuit's (endpointTimeout).
+func (l *loader) httpEndpoint(e entry, b *block, r *circuitRead) {
+	ep := &httpcall.Endpoint{Name: r.name, Method: "GET", RetryOn: httpcall.DefaultRetryOn(), MaxBody: httpcall.DefaultMaxBody}
+	r.endpoint = ep
 	l.endpoint = ep
 	defer func() { l.endpoint = nil }()
-	entries, ok := l.mapping(e.value, e.path)
-	hasURL := false
-	for _, f := range entries {
-		switch f.name {
-		case "url":
-			hasURL = true
-			set(&ep.URL)(l.url(f))
-		case "method":
-			set(&ep.Method)(l.method(f))
-		case "headers":
-			ep.Headers = l.headers(f)
-		case "body":
-			set(&ep.Body)(l.str(f.value, f.path))
-		case "timeout":
-			if other, dup := refs["timeout"]; dup {
-				l.errorAt(f, f.path, "the timeout is already set by %s (line %d): set it once", other.path, other.key.Position.Line)
-				continue
-			}
-			set(&p.Retry.Timeout)(l.duration(f.value, f.path))
-			refs["timeout"] = f
-		case "retry_on":
-			set(&ep.RetryOn)(l.retryOn(f))
-		case "trip_on_4xx":
-			set(&ep.TripOn4xx)(l.boolean(f.value, f.path))
-		case "retry_unsafe":
-			set(&ep.RetryUnsafe)(l.boolean(f.value, f.path))
-		case "expect":
-			ep.Expect = l.expect(f)
-		case "extract":
-			set(&ep.Extract)(l.jq(f))
-		case "max_body":
-			set(&ep.MaxBody)(l.maxBody(f))
-		case "redirects":
-			set(&ep.Redirects)(l.redirects(f))
-		case "max_in_flight":
-			set(&ep.MaxInFlight)(l.maxInFlight(f))
-		case "pass_query":
-			set(&ep.PassQuery)(l.boolean(f.value, f.path))
-		case "pass_body":
-			set(&ep.PassBody)(l.boolean(f.value, f.path))
-		case "allow_subpath":
-			set(&ep.AllowSubpath)(l.boolean(f.value, f.path))
-		case "health":
-			ep.Health = l.health(f)
-		default:
-			l.unknownKey(f, table().http.names()...)
-		}
-	}
-	if ok && !hasURL {
+	given, ok := l.read(e, b, r, nil, "")
+	if _, hasURL := lookup(given, "url"); ok && !hasURL {
 		l.errorAt(e, e.path, "url is required")
 	}
-	return ep
 }
 
-// maxInFlight reads a limit of calls in flight: a whole number, at least 1.
-func (l *loader) maxInFlight(e entry) (int, bool) {
+// endpointTimeout reads an http: block's timeout, which is its circuit's:
+// set in one place or the other. The circuit's own keys are read first.
+func (l *loader) endpointTimeout(f entry, r *circuitRead) {
+	if other, dup := r.refs["timeout"]; dup {
+		l.errorAt(f, f.path, "the timeout is already set by %s (line %d): set it once", other.path, other.key.Position.Line)
+		return
+	}
+	set(&r.p.Retry.Timeout)(l.duration(f.value, f.path))
+	r.refs["timeout"] = f
+}
+
+// positiveInt reads a whole number of at least 1; problem, given the
+// number, says why a smaller one is wrong.
+func (l *loader) positiveInt(e entry, problem string) (int, bool) {
 	n, ok := l.integer(e.value, e.path)
 	if ok && n < 1 {
-		l.errorf(e.value, e.path, "want at least 1, got %d (leave it out for no limit)", n)
+		l.errorf(e.value, e.path, problem, n)
 		return 0, false
 	}
 	return n, ok
 }
 
 // health reads an active health check: path, interval and expect.
-func (l *loader) health(e entry) *httpcall.Health {
+func (l *loader) health(e entry, b *block) *httpcall.Health {
 	h := &httpcall.Health{}
-	entries, _ := l.mapping(e.value, e.path)
-	for _, f := range entries {
-		switch f.name {
-		case "path":
-			s, ok := l.str(f.value, f.path)
-			if !ok {
-				continue
-			}
-			u, err := url.Parse(s)
-			if err != nil || !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || u.Host != "" || u.Fragment != "" {
-				l.errorf(f.value, f.path, "want an absolute path on the endpoint's host, like /api/")
-				continue
-			}
-			h.Path = s
-		case "interval":
-			set(&h.Interval)(l.positive(f))
-		case "expect":
-			h.Expect = l.expect(f)
-		default:
-			l.unknownKey(f, table().httpHealth.names()...)
-		}
-	}
+	l.read(e, b, h, nil, "")
 	return h
+}
+
+// healthPath reads a health check's path: absolute, on the endpoint's host.
+func (l *loader) healthPath(f entry) (string, bool) {
+	s, ok := l.str(f.value, f.path)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	if err != nil || !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") || u.Host != "" || u.Fragment != "" {
+		l.errorf(f.value, f.path, "want an absolute path on the endpoint's host, like /api/")
+		return "", false
+	}
+	return s, true
 }
 
 // url reads an http or https URL with a host.

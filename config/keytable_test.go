@@ -2,20 +2,13 @@ package config
 
 import (
 	"encoding/json"
-	goast "go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
 )
 
-// tableBlocks are the key table's blocks by the name the loader's code
-// calls them (table().http).
+// tableBlocks are the key table's blocks by their names in keyTable.
 func tableBlocks() map[string]*block {
 	k := table()
 	return map[string]*block{
@@ -27,146 +20,139 @@ func tableBlocks() map[string]*block {
 	}
 }
 
-// TestLoaderReadsOnlyTableKeys reads the loader's source: every switch on a
-// key's name (switch f.name) must be one whose default reports the key as
-// unknown against a block of the table, and every key it reads must be in
-// that block. So a key added to the loader alone fails here, naming the
-// block to add it to.
-func TestLoaderReadsOnlyTableKeys(t *testing.T) {
-	// Switches that read some keys before the block's own switch, which
-	// reports the rest as unknown.
-	byFunc := map[string]*block{"policyKey": table().policy, "brokerKey": table().topMQTT}
-	// Keys a switch names only to refuse them with a better message.
-	refused := map[string][]string{"circuitHealth": {"path", "interval", "expect"}}
+// TestEveryKeyDecodes: each key of the table says how it is decoded, what
+// it needs beside it is a key of its block, and each block is one the top
+// block leads to, so that the table is the whole of the loader.
+func TestEveryKeyDecodes(t *testing.T) {
+	reached := map[*block]bool{}
+	var walk func(b *block)
+	walk = func(b *block) {
+		if reached[b] {
+			return
+		}
+		reached[b] = true
+		for _, k := range b.keys {
+			for _, sub := range []*block{k.block, k.each, k.items} {
+				if sub != nil {
+					walk(sub)
+				}
+			}
+		}
+	}
+	walk(table().top)
+	for name, b := range tableBlocks() {
+		if !reached[b] && b != table().policy { // policy: the keys defaults and circuits share
+			t.Errorf("table().%s is in no block the config's top leads to", name)
+		}
+		for _, k := range b.keys {
+			switch {
+			case k.decode == nil:
+				t.Errorf("table().%s: key %s has no decode", name, k.name)
+			case k.needs != "" && (b.key(k.needs) == nil || k.alone == ""):
+				t.Errorf("table().%s: key %s needs %q, which is no key of its block or has no message", name, k.name, k.needs)
+			}
+		}
+		for m := range b.misplaced {
+			if b.key(m) != nil {
+				t.Errorf("table().%s: %s is a key of the block and misplaced in it", name, m)
+			}
+		}
+	}
+}
 
-	files, err := filepath.Glob("*.go")
+// TestEveryKeyIsInTheSchema: the JSON Schema editors check a config with
+// has every key of the table, at its place.
+func TestEveryKeyIsInTheSchema(t *testing.T) {
+	var root map[string]any
+	if err := json.Unmarshal(JSONSchema(), &root); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(b *block, s map[string]any, path string)
+	walk = func(b *block, s map[string]any, path string) {
+		props, _ := s["properties"].(map[string]any)
+		for _, k := range b.keys {
+			at := join(path, k.name)
+			p, ok := props[k.name].(map[string]any)
+			if !ok {
+				t.Errorf("the schema lacks %s", at)
+				continue
+			}
+			for _, sub := range []*block{k.block, k.each, k.items} {
+				if sub == nil {
+					continue
+				}
+				if m := mappingIn(p); m == nil {
+					t.Errorf("the schema of %s has no mapping of keys", at)
+				} else {
+					walk(sub, m, at)
+				}
+			}
+		}
+	}
+	walk(table().top, root, "")
+}
+
+// mappingIn returns the schema of a mapping of keys within s: s itself,
+// one of its anyOf, its additionalProperties (a mapping of names) or its
+// items (a list).
+func mappingIn(s map[string]any) map[string]any {
+	if _, ok := s["properties"]; ok {
+		return s
+	}
+	alts, _ := s["anyOf"].([]any)
+	for _, alt := range append(alts, s["additionalProperties"], s["items"]) {
+		if m, ok := alt.(map[string]any); ok {
+			if found := mappingIn(m); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
+// TestSourcedKeysHaveSources: where each sourced key of a circuit or chain
+// is set is what PolicySource and ChainSource return (explain shows it).
+func TestSourcedKeysHaveSources(t *testing.T) {
+	env := testEnv(map[string]string{"MQTT_PASSWORD": "pw", "NTFY_TOKEN": "tk"}, map[string]string{"ha_token": "t\n"})
+	cfg := exampleConfig(t, table().top, "", false)
+	for _, c := range cfg["circuits"].(map[string]any) {
+		delete(c.(map[string]any), "timeout") // its http: block sets it
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	seen := map[*block]bool{}
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, file, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*goast.FuncDecl)
-			if !ok || fn.Body == nil {
-				continue
+	c, err := Parse("config.yaml", data, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, k := range table().circuit.keys {
+		switch {
+		case !k.sourced:
+		case k.block != nil:
+			for _, sub := range k.block.keys {
+				want = append(want, k.name+"."+sub.name)
 			}
-			goast.Inspect(fn.Body, func(n goast.Node) bool {
-				sw, ok := n.(*goast.SwitchStmt)
-				if !ok || !isKeySwitch(sw) {
-					return true
-				}
-				at := fset.Position(sw.Pos())
-				b, labels := switchKeys(t, sw)
-				if b == nil {
-					b = byFunc[fn.Name.Name]
-				}
-				if b == nil {
-					t.Errorf("%s: %s switches on a key's name, but its default is not l.unknownKey(f, table().someBlock.names()...)", at, fn.Name.Name)
-					return true
-				}
-				seen[b] = true
-				for _, l := range labels {
-					if !slices.Contains(b.names(), l) && !slices.Contains(refused[fn.Name.Name], l) {
-						t.Errorf("%s: %s reads key %q, which its block in keytable.go lacks: add it there (with what it is and means), and run go generate ./config", at, fn.Name.Name, l)
-					}
-				}
-				return true
-			})
+			fallthrough
+		default:
+			want = append(want, k.name)
 		}
 	}
-	for name, b := range tableBlocks() {
-		if !seen[b] {
-			t.Errorf("no switch of the loader reads %s's keys: the loader's shape changed, and this test reads it no more", name)
+	for _, key := range want {
+		s, ok := c.PolicySource("api", key)
+		if at := strings.TrimPrefix(s.Key, "circuits.api."); !ok || s.Line == 0 || at != key && at != "http."+key { // the example sets timeout in http:
+			t.Errorf("PolicySource(api, %s) = %+v, %v", key, s, ok)
+		}
+		if _, ok := c.PolicySource("not-in-config", key); key != "skip_exit" && !ok {
+			t.Errorf("PolicySource of a circuit the config lacks has no %s of defaults:", key)
 		}
 	}
-}
-
-// isKeySwitch reports whether sw switches on a key's name: switch f.name,
-// or a switch whose cases compare f.name to a key.
-func isKeySwitch(sw *goast.SwitchStmt) bool {
-	if sw.Tag != nil {
-		return isNameSelector(sw.Tag)
-	}
-	for _, stmt := range sw.Body.List {
-		for _, e := range stmt.(*goast.CaseClause).List {
-			if _, ok := nameCompared(e); ok {
-				return true
-			}
+	for _, k := range table().chain.keys {
+		if s, ok := c.ChainSource("weather", k.name); k.sourced && (!ok || s.Key != "chains.weather."+k.name) {
+			t.Errorf("ChainSource(weather, %s) = %+v, %v", k.name, s, ok)
 		}
 	}
-	return false
-}
-
-// isNameSelector reports whether e is X.name.
-func isNameSelector(e goast.Expr) bool {
-	sel, ok := e.(*goast.SelectorExpr)
-	return ok && sel.Sel.Name == "name"
-}
-
-// nameCompared returns the key of a case f.name == "key".
-func nameCompared(e goast.Expr) (*goast.BasicLit, bool) {
-	bin, ok := e.(*goast.BinaryExpr)
-	if !ok || bin.Op != token.EQL || !isNameSelector(bin.X) {
-		return nil, false
-	}
-	lit, ok := bin.Y.(*goast.BasicLit)
-	return lit, ok && lit.Kind == token.STRING
-}
-
-// switchKeys returns the block a switch reports unknown keys against (nil
-// when its default does not) and the keys its cases name.
-func switchKeys(t *testing.T, sw *goast.SwitchStmt) (*block, []string) {
-	var b *block
-	var labels []string
-	for _, stmt := range sw.Body.List {
-		cc := stmt.(*goast.CaseClause)
-		for _, e := range cc.List {
-			lit, ok := e.(*goast.BasicLit)
-			if !ok {
-				lit, ok = nameCompared(e)
-			}
-			if ok && lit.Kind == token.STRING {
-				s, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				labels = append(labels, s)
-			}
-		}
-		if cc.List != nil {
-			continue
-		}
-		goast.Inspect(cc, func(n goast.Node) bool {
-			call, ok := n.(*goast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := call.Fun.(*goast.SelectorExpr); !ok || sel.Sel.Name != "unknownKey" || len(call.Args) != 2 {
-				return true
-			}
-			names, ok := call.Args[1].(*goast.CallExpr)
-			if !ok {
-				return true
-			}
-			if sel, ok := names.Fun.(*goast.SelectorExpr); ok && sel.Sel.Name == "names" {
-				if field, ok := sel.X.(*goast.SelectorExpr); ok {
-					if b = tableBlocks()[field.Sel.Name]; b == nil {
-						t.Errorf("unknownKey against table().%s: add it to tableBlocks", field.Sel.Name)
-					}
-				}
-			}
-			return true
-		})
-	}
-	return b, labels
 }
 
 // exampleConfig is a config setting every key of the table to its example,
@@ -237,13 +223,13 @@ func TestJitterEnumIsParseJitter(t *testing.T) {
 		if k.name != "jitter" {
 			continue
 		}
-		for _, j := range k.is.Enum {
+		for _, j := range k.is().Enum {
 			if _, err := fusebox.ParseJitter(j.(string)); err != nil {
 				t.Errorf("the schema offers jitter %q: %v", j, err)
 			}
 		}
-		if len(k.is.Enum) != 4 {
-			t.Errorf("the schema offers %d jitters, want the 4 of fusebox.ParseJitter", len(k.is.Enum))
+		if len(k.is().Enum) != 4 {
+			t.Errorf("the schema offers %d jitters, want the 4 of fusebox.ParseJitter", len(k.is().Enum))
 		}
 	}
 }

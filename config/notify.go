@@ -7,106 +7,29 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/redirect"
 )
 
 // notifyRules reads notify: over base (the defaults' rules, for a circuit):
 // each key set here replaces base's.
-func (l *loader) notifyRules(e entry, base notify.Rules) notify.Rules {
+func (l *loader) notifyRules(e entry, base notify.Rules, b *block) notify.Rules {
 	r := base
-	entries, _ := l.mapping(e.value, e.path)
-	for _, f := range entries {
-		switch f.name {
-		case "after":
-			set(&r.After)(l.duration(f.value, f.path))
-		case "probe_failed":
-			n, ok := l.integer(f.value, f.path)
-			if ok && n < 1 {
-				l.errorf(f.value, f.path, "must be at least 1, got %d", n)
-				ok = false
-			}
-			set(&r.ProbeFailed)(n, ok)
-		case "timeout":
-			set(&r.Timeout)(l.positive(f))
-		case "webhooks":
-			r.Webhooks = l.webhooks(f)
-		case "on_open":
-			set(&r.OnOpen)(l.argv(f))
-		case "on_close":
-			set(&r.OnClose)(l.argv(f))
-		case "heartbeats":
-			r.Heartbeats = l.heartbeats(f)
-		case "mqtt":
-			r.MQTT = l.mqtt(f)
-		default:
-			l.unknownKey(f, table().notify.names()...)
-		}
-	}
+	l.read(e, b, &r, nil, "")
 	return r
 }
 
-func (l *loader) webhooks(e entry) []notify.Webhook {
-	return urlItems(l, e, "webhooks", func(entries []entry) (notify.Webhook, bool) {
-		w, hasURL := notify.Webhook{Format: notify.JSON}, false
-		for _, f := range entries {
-			switch f.name {
-			case "url":
-				set(&w.URL)(l.url(f))
-				hasURL = true
-			case "format":
-				set(&w.Format)(oneOf(l, f, notify.Formats))
-			case "headers":
-				w.Headers = l.headers(f)
-			case "redirects":
-				set(&w.Redirects)(l.notifyRedirects(f))
-			default:
-				l.unknownKey(f, table().webhook.names()...)
-			}
-		}
-		return w, hasURL
-	})
-}
-
-func (l *loader) heartbeats(e entry) []notify.Heartbeat {
-	return urlItems(l, e, "heartbeat URLs", func(entries []entry) (notify.Heartbeat, bool) {
-		hb, hasURL := notify.Heartbeat{Kind: notify.Healthchecks}, false
-		for _, f := range entries {
-			switch f.name {
-			case "url":
-				set(&hb.URL)(l.url(f))
-				hasURL = true
-			case "kind":
-				set(&hb.Kind)(oneOf(l, f, notify.HeartbeatKinds))
-			case "redirects":
-				set(&hb.Redirects)(l.notifyRedirects(f))
-			default:
-				l.unknownKey(f, table().heartbeat.names()...)
-			}
-		}
-		return hb, hasURL
-	})
-}
-
-// notifyRedirects reads a webhook's or heartbeat's redirects: as an
-// endpoint's.
-func (l *loader) notifyRedirects(e entry) (redirect.Policy, bool) {
-	r, ok := l.redirects(e)
-	return redirect.Policy(r), ok
-}
-
-// urlItems reads a list of mappings, each read by read, which reports
-// whether the item had its required url:.
-func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, bool)) []T {
+// urlItems reads a list of mappings with b's keys, each over start, and
+// keeps those with their required url:.
+func urlItems[T any](l *loader, e entry, what string, b *block, start T) []T {
 	items, _ := l.list(e.value, e.path, what)
 	var out []T
 	for i, item := range items {
 		path := fmt.Sprintf("%s[%d]", e.path, i)
-		entries, ok := l.mapping(item, path)
+		v := start
+		given, ok := l.read(entry{path: path, value: item}, b, &v, nil, "")
 		if !ok {
 			continue
 		}
-		v, hasURL := read(entries)
-		if !hasURL {
+		if _, hasURL := lookup(given, "url"); !hasURL {
 			l.errorf(item, path, "url is required")
 			continue
 		}
@@ -115,33 +38,15 @@ func urlItems[T any](l *loader, e entry, what string, read func([]entry) (T, boo
 	return out
 }
 
-func (l *loader) mqtt(e entry) *notify.MQTT {
-	entries, ok := l.mapping(e.value, e.path)
+// mqtt reads a notify: mqtt: block; what it leaves out of the broker's
+// keys comes from the top-level mqtt: block (inheritMQTT).
+func (l *loader) mqtt(e entry, b *block) *notify.MQTT {
+	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
+	given, ok := l.read(e, b, m, nil, "")
 	if !ok {
 		return nil
 	}
-	m := &notify.MQTT{Prefix: "fusebox", Discovery: "homeassistant"}
-	var seen brokerKeys
-	for _, f := range entries {
-		if l.brokerKey(m, f, &seen) {
-			continue
-		}
-		switch f.name {
-		case "prefix":
-			set(&m.Prefix)(l.topic(f, false))
-		case "discovery":
-			set(&m.Discovery)(l.topic(f, true))
-		case "instance":
-			set(&m.Instance)(l.instance(f))
-		case "controls":
-			set(&m.Controls)(l.boolean(f.value, f.path))
-		case "controls_trip_for":
-			set(&m.ControlsTripFor)(l.positive(f))
-		default:
-			l.unknownKey(f, table().notifyMQTT.names()...)
-		}
-	}
-	if !l.inheritMQTT(m, seen) {
+	if !l.inheritMQTT(m, given) {
 		l.errorAt(e, e.path, "broker is required (here, or in a top-level mqtt: block)")
 		return nil
 	}

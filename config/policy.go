@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -16,57 +17,27 @@ import (
 // "failure_rate.window" and the like included, to where they were set.
 type keyRefs map[string]entry
 
-// policyKey sets the field of p that e names and records it in refs. It
-// returns false when e is not a policy key.
-func (l *loader) policyKey(e entry, p *fusebox.Policy, refs keyRefs) bool {
-	r, b := &p.Retry, &p.Breaker
-	switch e.name {
-	case "attempts":
-		n, ok := l.integer(e.value, e.path)
-		if ok && n == 0 { // the Policy's zero value means the default: say so
-			l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.DefaultPolicy().Retry.Attempts)
-			ok = false
-		}
-		set(&r.Attempts)(n, ok)
-	case "backoff":
-		set(&r.Backoff.First)(l.duration(e.value, e.path))
-	case "multiplier":
-		set(&r.Backoff.Multiplier)(l.number(e.value, e.path))
-	case "max_delay":
-		set(&r.Backoff.Max)(l.duration(e.value, e.path))
-	case "jitter":
-		set(&r.Backoff.Jitter)(l.jitter(e))
-	case "timeout":
-		set(&r.Timeout)(l.duration(e.value, e.path))
-	case "deadline":
-		set(&r.Deadline)(l.duration(e.value, e.path))
-	case "retry_budget":
-		r.Budget = l.retryBudget(e, refs)
-	case "trip_after":
-		set(&b.TripAfter)(l.integer(e.value, e.path))
-	case "failure_rate":
-		b.FailureRate = l.failureRate(e, refs)
-	case "open_for":
-		if s, ok := l.text(e.value, e.path, "a duration like 30s, or auto"); ok && strings.TrimSpace(s) == "auto" {
-			b.OpenFor, b.LearnOpenFor = 0, true // learned; the default is its first guess
-			break
-		}
-		if d, ok := l.duration(e.value, e.path); ok {
-			b.OpenFor, b.LearnOpenFor = d, false // over an auto of defaults:
-		}
-	case "open_multiplier":
-		set(&b.OpenMultiplier)(l.number(e.value, e.path))
-	case "open_max":
-		set(&b.OpenMax)(l.duration(e.value, e.path))
-	case "probes":
-		set(&b.Probes)(l.integer(e.value, e.path))
-	case "probe_lease":
-		set(&b.ProbeLease)(l.duration(e.value, e.path))
-	default:
-		return false
+// attempts reads attempts:, at least 1: the Policy's zero means the
+// default, so 0 is refused with what to write instead.
+func (l *loader) attempts(e entry) (int, bool) {
+	n, ok := l.integer(e.value, e.path)
+	if ok && n == 0 {
+		l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.DefaultPolicy().Retry.Attempts)
+		return 0, false
 	}
-	refs[e.name] = e
-	return true
+	return n, ok
+}
+
+// openFor reads open_for: a duration, or auto (learned; the default is its
+// first guess). A duration set over an auto of defaults: turns it off.
+func (l *loader) openFor(e entry, b *breaker.Policy) {
+	if s, ok := l.text(e.value, e.path, "a duration like 30s, or auto"); ok && strings.TrimSpace(s) == "auto" {
+		b.OpenFor, b.LearnOpenFor = 0, true
+		return
+	}
+	if d, ok := l.duration(e.value, e.path); ok {
+		b.OpenFor, b.LearnOpenFor = d, false
+	}
 }
 
 // set returns a function that stores a value read from the config in field
@@ -94,28 +65,13 @@ func (l *loader) jitter(e entry) (fusebox.Jitter, bool) {
 
 // failureRate reads failure_rate as a unit: null means none (to turn off a
 // failure rate set in defaults:).
-func (l *loader) failureRate(e entry, refs keyRefs) *breaker.FailureRate {
+func (l *loader) failureRate(e entry, b *block, refs keyRefs) *breaker.FailureRate {
 	if isNull(l.resolve(e.value, e.path)) {
 		return nil
 	}
-	entries, ok := l.mapping(e.value, e.path)
-	if !ok {
-		return nil
-	}
 	fr := &breaker.FailureRate{}
-	for _, f := range entries {
-		switch f.name {
-		case "threshold":
-			set(&fr.Threshold)(l.threshold(f))
-		case "window":
-			set(&fr.Window)(l.integer(f.value, f.path))
-		case "min_attempts":
-			set(&fr.MinAttempts)(l.integer(f.value, f.path))
-		default:
-			l.unknownKey(f, table().failureRate.names()...)
-			continue
-		}
-		refs["failure_rate."+f.name] = f
+	if _, ok := l.read(e, b, fr, refs, "failure_rate."); !ok {
+		return nil
 	}
 	return fr
 }
@@ -123,7 +79,7 @@ func (l *loader) failureRate(e entry, refs keyRefs) *breaker.FailureRate {
 // retryBudget reads retry_budget as a unit: a share ("20%", 0.2), or a
 // mapping of percent, min and window; null means none (to turn off a budget
 // set in defaults:).
-func (l *loader) retryBudget(e entry, refs keyRefs) *fusebox.RetryBudget {
+func (l *loader) retryBudget(e entry, b *block, refs keyRefs) *fusebox.RetryBudget {
 	v := l.resolve(e.value, e.path)
 	if isNull(v) {
 		return nil
@@ -138,40 +94,35 @@ func (l *loader) retryBudget(e entry, refs keyRefs) *fusebox.RetryBudget {
 		refs["retry_budget.percent"] = e // its problems are the key's own
 		return rb
 	}
-	entries, ok := l.mapping(e.value, e.path)
+	given, ok := l.read(e, b, rb, refs, "retry_budget.")
 	if !ok {
 		return nil
 	}
-	hasPercent := false
-	for _, f := range entries {
-		switch f.name {
-		case "percent":
-			set(&rb.Percent)(l.threshold(f))
-			hasPercent = true
-		case "min":
-			n, ok := l.integer(f.value, f.path)
-			if ok && n == 0 { // the zero value means the default: say so
-				l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.DefaultBudgetMin)
-				ok = false
-			}
-			set(&rb.Min)(n, ok)
-		case "window":
-			d, ok := l.duration(f.value, f.path)
-			if ok && d == 0 {
-				l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.DefaultBudgetWindow)
-				ok = false
-			}
-			set(&rb.Window)(d, ok)
-		default:
-			l.unknownKey(f, table().retryBudget.names()...)
-			continue
-		}
-		refs["retry_budget."+f.name] = f
-	}
-	if !hasPercent {
+	if _, hasPercent := lookup(given, "percent"); !hasPercent {
 		l.errorAt(e, e.path, "needs percent, the share of first attempts that may be retried (like percent: 20%%)")
 	}
 	return rb
+}
+
+// budgetMin reads retry_budget's min: at least 1, as 0 means the default.
+func (l *loader) budgetMin(f entry) (int, bool) {
+	n, ok := l.integer(f.value, f.path)
+	if ok && n == 0 {
+		l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.DefaultBudgetMin)
+		return 0, false
+	}
+	return n, ok
+}
+
+// budgetWindow reads retry_budget's window: above 0, as 0 means the
+// default.
+func (l *loader) budgetWindow(f entry) (time.Duration, bool) {
+	d, ok := l.duration(f.value, f.path)
+	if ok && d == 0 {
+		l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.DefaultBudgetWindow)
+		return 0, false
+	}
+	return d, ok
 }
 
 // threshold reads a share as a fraction (0.5) or a percentage ("50%").

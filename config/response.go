@@ -1,45 +1,38 @@
 package config
 
 import (
-	"github.com/itchyny/gojq"
-
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // expect reads what a good response looks like: status codes and a jq
 // condition.
-func (l *loader) expect(e entry) httpcall.Expect {
+func (l *loader) expect(e entry, b *block) httpcall.Expect {
 	var x httpcall.Expect
-	entries, _ := l.mapping(e.value, e.path)
-	for _, f := range entries {
-		switch f.name {
-		case "status":
-			items, _ := l.list(f.value, f.path, "status codes, like [200, 204]")
-			for _, item := range items {
-				if code, ok := l.integer(item, f.path); ok && l.statusCode(item, f.path, code) {
-					x.Status = append(x.Status, code)
-				}
-			}
-		case "jq":
-			set(&x.JQ)(l.jq(f))
-		default:
-			l.unknownKey(f, table().expect.names()...)
-		}
-	}
+	l.read(e, b, &x, nil, "")
 	return x
 }
 
-// jq reads a gojq expression and checks that it compiles. Empty means none.
+// statusCodes reads a list of HTTP status codes, leaving out those that
+// are not (and saying so).
+func (l *loader) statusCodes(f entry) []int {
+	var codes []int
+	items, _ := l.list(f.value, f.path, "status codes, like [200, 204]")
+	for _, item := range items {
+		if code, ok := l.integer(item, f.path); ok && l.statusCode(item, f.path, code) {
+			codes = append(codes, code)
+		}
+	}
+	return codes
+}
+
+// jq reads a jq program and checks that httpcall can compile it. Empty
+// means none.
 func (l *loader) jq(e entry) (string, bool) {
 	s, ok := l.str(e.value, e.path)
 	if !ok || s == "" || l.env.UncheckedJQ {
 		return s, ok
 	}
-	q, err := gojq.Parse(s)
-	if err == nil {
-		_, err = gojq.Compile(q)
-	}
-	if err != nil {
+	if err := httpcall.CheckJQ(s); err != nil {
 		l.errorf(e.value, e.path, "invalid jq expression: %s", l.redact(err.Error()))
 		return "", false
 	}

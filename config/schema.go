@@ -19,8 +19,8 @@ import (
 const SchemaPath = "docs/fusebox.schema.json"
 
 // JSONSchema returns a JSON Schema (draft-07, the draft editors' YAML
-// support speaks) of the config file, built from the key table the loader's
-// strict-key check uses (keytable.go): each mapping allows only its keys,
+// support speaks) of the config file, built from the key table the loader
+// decodes with (keytable.go): each mapping allows only its keys,
 // and each value is described as the loader reads it. What the schema
 // cannot say (a chain naming a circuit that exists, a hedge shorter than
 // its deadline, a !secret that secrets.yaml holds) is left to Parse, so
@@ -81,12 +81,12 @@ func (b *block) schema() *schema {
 	}
 	for _, k := range b.keys {
 		s.Properties[k.name] = k.schema()
-	}
-	for k, needs := range b.needs {
-		if s.Dependencies == nil {
-			s.Dependencies = map[string]any{}
+		if k.needs != "" {
+			if s.Dependencies == nil {
+				s.Dependencies = map[string]any{}
+			}
+			s.Dependencies[k.name] = []string{k.needs}
 		}
-		s.Dependencies[k] = needs
 	}
 	return s
 }
@@ -95,8 +95,7 @@ func (b *block) schema() *schema {
 func (k key) schema() *schema {
 	var alts []*schema
 	if k.is != nil {
-		cp := *k.is
-		alts = append(alts, &cp)
+		alts = append(alts, k.is())
 	}
 	switch {
 	case k.block != nil:

@@ -9,96 +9,38 @@ import (
 	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
-// brokerKeys says which of topMQTTBlock's keys a block set.
-type brokerKeys struct{ broker, username, password bool }
-
-// brokerKey reads f into m when it is one of topMQTTBlock's keys, those the
-// top-level mqtt: block and a notify: mqtt: block share, noting it in seen;
-// it reports whether it was.
-func (l *loader) brokerKey(m *notify.MQTT, f entry, seen *brokerKeys) bool {
-	switch f.name {
-	case "broker":
-		set(&m.Broker)(l.broker(f))
-		seen.broker = true
-	case "username":
-		set(&m.Username)(l.str(f.value, f.path))
-		seen.username = true
-	case "password":
-		set(&m.Password)(l.str(f.value, f.path))
-		seen.password = true
-	default:
-		return false
-	}
-	return true
-}
-
 // topMQTT reads the top-level mqtt: block: the broker notifications and
 // health watches share unless they name their own.
-func (l *loader) topMQTT(e entry) *notify.MQTT {
-	entries, ok := l.mapping(e.value, e.path)
+func (l *loader) topMQTT(e entry, b *block) *notify.MQTT {
+	m := &notify.MQTT{}
+	given, ok := l.read(e, b, m, nil, "")
 	if !ok {
 		return nil
 	}
-	m := &notify.MQTT{}
-	var seen brokerKeys
-	for _, f := range entries {
-		if !l.brokerKey(m, f, &seen) {
-			l.unknownKey(f, table().topMQTT.names()...)
-		}
-	}
-	if !seen.broker {
+	if _, hasBroker := lookup(given, "broker"); !hasBroker {
 		l.errorAt(e, e.path, "broker is required")
 		return nil
 	}
 	return m
 }
 
-// circuitHealth reads a circuit's health: block, whose one form is mqtt: (an
-// endpoint's HTTP health check is its http: block's health:).
-func (l *loader) circuitHealth(e entry, circuit string) *mqtt.Watch {
-	entries, _ := l.mapping(e.value, e.path)
-	var w *mqtt.Watch
-	for _, f := range entries {
-		switch f.name {
-		case "mqtt":
-			w = l.watch(f, circuit)
-		case "path", "interval", "expect":
-			l.errorAt(f, f.path, "an HTTP health check goes in the circuit's http: block (http: {health: {%s: ...}}); health: here takes mqtt:", f.name)
-		default:
-			l.unknownKey(f, table().circuitHealth.names()...)
-		}
-	}
-	return w
+// watchRead is a circuit's health: mqtt: block as its keys are read.
+type watchRead struct {
+	mqtt.Watch
+	good bool    // every key was read without a problem
+	upAt *Source // where up: is set, if it is
 }
 
-func (l *loader) watch(e entry, circuit string) *mqtt.Watch {
-	entries, ok := l.mapping(e.value, e.path)
+// watch reads a circuit's health: mqtt: block, and says where its up: is
+// set (for explain, even when the block has problems).
+func (l *loader) watch(e entry, circuit string, b *block) (*mqtt.Watch, *Source) {
+	w := &watchRead{Watch: mqtt.Watch{Circuit: circuit, Settle: mqtt.DefaultSettle}, good: true}
+	given, ok := l.read(e, b, w, nil, "")
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	w := &mqtt.Watch{Circuit: circuit, Settle: mqtt.DefaultSettle}
-	hasTopic, hasUp, good := false, false, true
-	for _, f := range entries {
-		switch f.name {
-		case "topic":
-			s, ok := l.watchTopic(f)
-			w.Topic, hasTopic, good = s, true, good && ok
-		case "up":
-			s, ok := l.jq(f)
-			if ok && s == "" {
-				l.errorf(f.value, f.path, `want a jq condition, like '(.state? // .) == "online"'`)
-				ok = false
-			}
-			w.Up, hasUp, good = s, true, good && ok
-			src := l.sources(keyRefs{"up": f})["up"]
-			l.watchUp = &src
-		case "settle":
-			d, ok := l.duration(f.value, f.path)
-			w.Settle, good = d, good && ok
-		default:
-			l.unknownKey(f, table().watch.names()...)
-		}
-	}
+	_, hasTopic := lookup(given, "topic")
+	_, hasUp := lookup(given, "up")
 	switch {
 	case !hasTopic:
 		l.errorAt(e, e.path, "topic is required")
@@ -106,10 +48,20 @@ func (l *loader) watch(e entry, circuit string) *mqtt.Watch {
 		l.errorAt(e, e.path, `up is required: a jq condition, like '(.state? // .) == "online"'`)
 	case l.mqttBase == nil:
 		l.errorAt(e, e.path, "needs a top-level mqtt: block with the broker (mqtt: {broker: tcp://host:1883})")
-	case good:
-		return w
+	case w.good:
+		return &w.Watch, w.upAt
 	}
-	return nil
+	return nil, w.upAt
+}
+
+// upCondition reads a watch's up:, a jq condition that must not be empty.
+func (l *loader) upCondition(f entry) (string, bool) {
+	s, ok := l.jq(f)
+	if ok && s == "" {
+		l.errorf(f.value, f.path, `want a jq condition, like '(.state? // .) == "online"'`)
+		return "", false
+	}
+	return s, ok
 }
 
 // watchTopic reads a topic to subscribe to: one topic, no wildcards.
@@ -122,24 +74,25 @@ func (l *loader) watchTopic(e entry) (string, bool) {
 	return s, ok
 }
 
-// inheritMQTT fills what a notify: mqtt: block leaves out from the
-// top-level mqtt: block: the broker, and the username and password unless
-// it sets its own or names another broker. It reports whether m has a
-// broker.
-func (l *loader) inheritMQTT(m *notify.MQTT, seen brokerKeys) bool {
+// inheritMQTT fills what a notify: mqtt: block (given: its entries) leaves
+// out from the top-level mqtt: block: the broker, and the username and
+// password unless it sets its own or names another broker. It reports
+// whether m has a broker.
+func (l *loader) inheritMQTT(m *notify.MQTT, given []entry) bool {
+	_, hasBroker := lookup(given, "broker")
 	b := l.mqttBase
 	if b == nil {
-		return seen.broker
+		return hasBroker
 	}
-	if !seen.broker {
+	if !hasBroker {
 		m.Broker = b.Broker
 	} else if m.Broker != b.Broker {
 		return true
 	}
-	if !seen.username {
+	if _, ok := lookup(given, "username"); !ok {
 		m.Username = b.Username
 	}
-	if !seen.password {
+	if _, ok := lookup(given, "password"); !ok {
 		m.Password = b.Password
 	}
 	return true

@@ -160,6 +160,15 @@ func compileJQ(src string) (*jqProgram, error) {
 	return &jqProgram{src: src, code: code, small: small}, nil
 }
 
+// CheckJQ reports why src is not a jq program fusebox can run: what
+// compiling it for an endpoint or a watch would report. config checks
+// extract:, expect: jq: and up: with it, so that a program is compiled by
+// one function whatever reads it.
+func CheckJQ(src string) error {
+	_, err := compileJQ(src)
+	return err
+}
+
 // evaluate runs p on a body (j) and renders its outputs: as extract does,
 // or, for expect.jq (asExtract false), "true" or "false". limit bounds the
 // outputs' text. While it runs it holds, out of j's JQMemory, the bound of

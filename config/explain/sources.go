@@ -43,51 +43,51 @@ func ConfigSource(env Env) Setting {
 	return Setting{Value: path, Source: "default"}
 }
 
-// policyKeys are the keys explain lists, in the config's words, with the
-// flag that sets each (if any) and how to print its value.
-var policyKeys = []struct {
-	key, flag string
-	value     func(fusebox.Policy) (string, bool) // false: not in effect
+// shown says, of each policy key (config.PolicyKeys), the flag that sets
+// it (if any) and how to print its value.
+var shown = map[string]struct {
+	flag  string
+	value func(fusebox.Policy) (string, bool) // false: not in effect
 }{
-	{"attempts", "attempts", func(p fusebox.Policy) (string, bool) { return strconv.Itoa(p.Retry.Attempts), true }},
-	{"backoff", "backoff", func(p fusebox.Policy) (string, bool) { return p.Retry.Backoff.First.String(), true }},
-	{"multiplier", "", func(p fusebox.Policy) (string, bool) { return formatFloat(p.Retry.Backoff.Multiplier), true }},
-	{"max_delay", "max-delay", func(p fusebox.Policy) (string, bool) { return p.Retry.Backoff.Max.String(), true }},
-	{"jitter", "jitter", func(p fusebox.Policy) (string, bool) { return string(p.Retry.Backoff.Jitter), true }},
-	{"timeout", "timeout", func(p fusebox.Policy) (string, bool) { return p.Retry.Timeout.String(), true }},
-	{"deadline", "deadline", func(p fusebox.Policy) (string, bool) { return p.Retry.Deadline.String(), true }},
-	{"retry_budget.percent", "retry-budget", func(p fusebox.Policy) (string, bool) {
+	"attempts":   {"attempts", func(p fusebox.Policy) (string, bool) { return strconv.Itoa(p.Retry.Attempts), true }},
+	"backoff":    {"backoff", func(p fusebox.Policy) (string, bool) { return p.Retry.Backoff.First.String(), true }},
+	"multiplier": {"", func(p fusebox.Policy) (string, bool) { return formatFloat(p.Retry.Backoff.Multiplier), true }},
+	"max_delay":  {"max-delay", func(p fusebox.Policy) (string, bool) { return p.Retry.Backoff.Max.String(), true }},
+	"jitter":     {"jitter", func(p fusebox.Policy) (string, bool) { return string(p.Retry.Backoff.Jitter), true }},
+	"timeout":    {"timeout", func(p fusebox.Policy) (string, bool) { return p.Retry.Timeout.String(), true }},
+	"deadline":   {"deadline", func(p fusebox.Policy) (string, bool) { return p.Retry.Deadline.String(), true }},
+	"retry_budget.percent": {"retry-budget", func(p fusebox.Policy) (string, bool) {
 		rb := p.Retry.Budget
 		return ifBudget(rb, func() string { return formatFloat(rb.Percent*100) + "%" })
 	}},
-	{"retry_budget.min", "", func(p fusebox.Policy) (string, bool) {
+	"retry_budget.min": {"", func(p fusebox.Policy) (string, bool) {
 		rb := p.Retry.Budget
 		return ifBudget(rb, func() string { return strconv.Itoa(rb.Min) })
 	}},
-	{"retry_budget.window", "", func(p fusebox.Policy) (string, bool) {
+	"retry_budget.window": {"", func(p fusebox.Policy) (string, bool) {
 		rb := p.Retry.Budget
 		return ifBudget(rb, func() string { return rb.Window.String() })
 	}},
-	{"trip_after", "trip-after", func(p fusebox.Policy) (string, bool) {
+	"trip_after": {"trip-after", func(p fusebox.Policy) (string, bool) {
 		return strconv.Itoa(p.Breaker.TripAfter), p.Breaker.FailureRate == nil
 	}},
-	{"failure_rate.threshold", "", func(p fusebox.Policy) (string, bool) {
+	"failure_rate.threshold": {"", func(p fusebox.Policy) (string, bool) {
 		fr := p.Breaker.FailureRate
 		return ifRate(fr, func() string { return formatFloat(fr.Threshold*100) + "%" })
 	}},
-	{"failure_rate.window", "", func(p fusebox.Policy) (string, bool) {
+	"failure_rate.window": {"", func(p fusebox.Policy) (string, bool) {
 		fr := p.Breaker.FailureRate
 		return ifRate(fr, func() string { return strconv.Itoa(fr.Window) })
 	}},
-	{"failure_rate.min_attempts", "", func(p fusebox.Policy) (string, bool) {
+	"failure_rate.min_attempts": {"", func(p fusebox.Policy) (string, bool) {
 		fr := p.Breaker.FailureRate
 		return ifRate(fr, func() string { return strconv.Itoa(fr.MinAttempts) })
 	}},
-	{"open_for", "open-for", func(p fusebox.Policy) (string, bool) { return p.Breaker.OpenFor.String(), true }},
-	{"open_multiplier", "", func(p fusebox.Policy) (string, bool) { return formatFloat(p.Breaker.OpenMultiplier), true }},
-	{"open_max", "open-max", func(p fusebox.Policy) (string, bool) { return p.Breaker.OpenMax.String(), true }},
-	{"probes", "", func(p fusebox.Policy) (string, bool) { return strconv.Itoa(p.Breaker.Probes), true }},
-	{"probe_lease", "", func(p fusebox.Policy) (string, bool) { return p.Breaker.ProbeLease.String(), true }},
+	"open_for":        {"open-for", func(p fusebox.Policy) (string, bool) { return p.Breaker.OpenFor.String(), true }},
+	"open_multiplier": {"", func(p fusebox.Policy) (string, bool) { return formatFloat(p.Breaker.OpenMultiplier), true }},
+	"open_max":        {"open-max", func(p fusebox.Policy) (string, bool) { return p.Breaker.OpenMax.String(), true }},
+	"probes":          {"", func(p fusebox.Policy) (string, bool) { return strconv.Itoa(p.Breaker.Probes), true }},
+	"probe_lease":     {"", func(p fusebox.Policy) (string, bool) { return p.Breaker.ProbeLease.String(), true }},
 }
 
 func ifRate(fr *breaker.FailureRate, f func() string) (string, bool) {
@@ -112,20 +112,24 @@ func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) 
 // came from: a flag given, the config, or the default.
 func policyValues(cfg *config.Config, name string, p fusebox.Policy, flags Flags) []PolicyValue {
 	var out []PolicyValue
-	for _, k := range policyKeys {
+	for _, key := range config.PolicyKeys() {
+		k, known := shown[key] // each has its entry: a test sees to it
+		if !known {
+			continue
+		}
 		v, ok := k.value(p)
 		if !ok {
 			continue
 		}
-		pv := PolicyValue{Key: k.key, Value: v, Source: "default"}
-		switch src, inConfig := cfg.PolicySource(name, k.key); {
+		pv := PolicyValue{Key: key, Value: v, Source: "default"}
+		switch src, inConfig := cfg.PolicySource(name, key); {
 		case k.flag != "" && flags.given(k.flag):
 			pv.Source, pv.Flag = "flag", "--"+k.flag
-		case k.key == "open_max" && flags.given("open-for") && p.Breaker.OpenMax == p.Breaker.OpenFor:
+		case key == "open_max" && flags.given("open-for") && p.Breaker.OpenMax == p.Breaker.OpenFor:
 			pv.Source, pv.Flag = "flag", "--open-for" // raised to it
 		case inConfig:
 			pv.Source, pv.File, pv.Line, pv.ConfigKey = "config", src.File, src.Line, src.Key
-		case k.key == "probe_lease":
+		case key == "probe_lease":
 			pv.Source = "default (timeout + 2s)"
 		}
 		out = append(out, pv)
