@@ -199,9 +199,9 @@ func (f *Fallback) healthLocked() fusebox.Admin {
 // outage reports whether err, from the primary, says it is unavailable: not
 // the caller's own doing (ctx ended; a socket deadline set from it can fire a
 // moment before ctx reports it ended), nor a busy lock, nor an error of a
-// primary that answered.
+// primary that answered (a damaged record it reported is one).
 func (f *Fallback) outage(ctx context.Context, err error) bool {
-	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) || f.o.Answered(err) {
+	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) || errors.Is(err, fusebox.ErrDamaged) || f.o.Answered(err) {
 		return false
 	}
 	d, ok := ctx.Deadline()
@@ -239,6 +239,29 @@ func (f *Fallback) Load(ctx context.Context, name string) (st breaker.State, err
 		st = f.observe(ctx, name, st)
 	}
 	return st, err
+}
+
+// Peek reads the state as Load would and changes nothing anywhere: from
+// the primary unless this host's availability circuit has it away, and
+// from the replica then or when the primary fails now. Nothing is recorded
+// of the primary's availability, nothing replicated, nothing merged.
+func (f *Fallback) Peek(ctx context.Context, name string) (breaker.State, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return breaker.State{}, err
+	}
+	f.mu.Lock()
+	away, primary := f.awayLocked(ctx), f.primary
+	f.mu.Unlock()
+	if !away {
+		st, err := primary.Peek(ctx, name)
+		if !f.outage(ctx, err) {
+			return st, err
+		}
+	}
+	f.mu.Lock()
+	replica := f.replicaLocked()
+	f.mu.Unlock()
+	return replica.Peek(ctx, name)
 }
 
 func (f *Fallback) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (st breaker.State, err error) {
