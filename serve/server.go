@@ -100,7 +100,7 @@ type Server struct {
 	world      atomic.Pointer[world]
 	log        *slog.Logger
 	counters   *counters
-	flights    flights
+	calls      singleflight.Group // GET calls callers share (see handleCall)
 	reads      singleflight.Group // readings of the store callers share (see shared)
 	inFlight   inFlight
 	slots      *slots               // the connections Serve holds, within MaxConns
