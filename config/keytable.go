@@ -6,7 +6,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
 
@@ -258,7 +257,7 @@ func newKeyTable() *keyTable {
 				is: textMatching(`^[^+#$\x00][^+#\x00]*$`), example: "zigbee2mqtt/bridge/state"},
 			{name: "up", doc: "A jq condition: true closes the circuit, false opens it. A message that is not JSON is read as a JSON string.",
 				is: func() *schema { s := text(); s.MinLength = 1; return s }(), example: `(.state? // .) == "online"`},
-			{name: "settle", doc: "How long a new verdict must hold before it is applied; 0s applies each at once.", is: duration(), def: formatDuration(mqtt.DefaultSettle), example: "2s"},
+			{name: "settle", doc: "How long a new verdict must hold before it is applied; 0s applies each at once.", is: duration(), def: formatDuration(notify.DefaultWatchSettle), example: "2s"},
 		},
 		required: []string{"topic", "up"},
 	}

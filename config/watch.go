@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 // brokerKeys says which of topMQTTBlock's keys a block set.
@@ -55,9 +54,9 @@ func (l *loader) topMQTT(e entry) *notify.MQTT {
 
 // circuitHealth reads a circuit's health: block, whose one form is mqtt: (an
 // endpoint's HTTP health check is its http: block's health:).
-func (l *loader) circuitHealth(e entry, circuit string) *mqtt.Watch {
+func (l *loader) circuitHealth(e entry, circuit string) *notify.Watch {
 	entries, _ := l.mapping(e.value, e.path)
-	var w *mqtt.Watch
+	var w *notify.Watch
 	for _, f := range entries {
 		switch f.name {
 		case "mqtt":
@@ -71,12 +70,12 @@ func (l *loader) circuitHealth(e entry, circuit string) *mqtt.Watch {
 	return w
 }
 
-func (l *loader) watch(e entry, circuit string) *mqtt.Watch {
+func (l *loader) watch(e entry, circuit string) *notify.Watch {
 	entries, ok := l.mapping(e.value, e.path)
 	if !ok {
 		return nil
 	}
-	w := &mqtt.Watch{Circuit: circuit, Settle: mqtt.DefaultSettle}
+	w := &notify.Watch{Circuit: circuit, Settle: notify.DefaultWatchSettle}
 	hasTopic, hasUp, good := false, false, true
 	for _, f := range entries {
 		switch f.name {
@@ -174,11 +173,11 @@ func watchBrokers(c *Config) {
 }
 
 // Watches returns the circuits' health watches, sorted by circuit.
-func (c *Config) Watches() []mqtt.Watch {
+func (c *Config) Watches() []notify.Watch {
 	if c == nil {
 		return nil
 	}
-	var out []mqtt.Watch
+	var out []notify.Watch
 	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
 		if w := c.Circuits[name].Watch; w != nil {
 			out = append(out, *w)
@@ -188,7 +187,7 @@ func (c *Config) Watches() []mqtt.Watch {
 }
 
 // Watch returns the named circuit's health watch, nil when it has none.
-func (c *Config) Watch(name string) *mqtt.Watch {
+func (c *Config) Watch(name string) *notify.Watch {
 	if c == nil || c.Circuits[name] == nil {
 		return nil
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
+	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -89,7 +89,7 @@ type Options struct {
 	// Subscribe has fn hear every message of a health: mqtt: watch's
 	// topic, retained ones at each connection included, until stop; it is
 	// required when the targets hold a watch. fn must be quick.
-	Subscribe func(w mqtt.Watch, fn func(payload []byte)) (stop func(), err error)
+	Subscribe func(w notify.Watch, fn func(payload []byte)) (stop func(), err error)
 }
 
 // Server is the daemon. It is safe for concurrent use; Reload may be called

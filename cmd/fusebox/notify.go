@@ -242,7 +242,7 @@ func latest(ctx context.Context, srv *serve.Server, circuit string) (breaker.Eve
 
 // subscribe is serve.Options.Subscribe: a health watch's topic, on the
 // connection the daemon holds to its broker.
-func (d *daemonNotifier) subscribe(w mqtt.Watch, fn func([]byte)) (func(), error) {
+func (d *daemonNotifier) subscribe(w notify.Watch, fn func([]byte)) (func(), error) {
 	return d.pool.Subscribe(w.Broker, w.Topic, fn)
 }
 
