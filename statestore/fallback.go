@@ -130,13 +130,6 @@ func (f *Fallback) Primary() fusebox.Admin {
 	return f.primary
 }
 
-// OnLocal reports whether the Fallback is using its local replica.
-func (f *Fallback) OnLocal() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.route == onLocal
-}
-
 // Down returns why the Fallback is on its local replica, nil while it uses
 // the primary: what a daemon's fusebox_state_store_up reports.
 func (f *Fallback) Down() error {
@@ -338,7 +331,7 @@ func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []breake
 }
 
 // GC collects the store in use: the primary, or, while it is away, the
-// local replica (OnLocal says which).
+// local replica (Down says which).
 func (f *Fallback) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (r fusebox.GCReport, err error) {
 	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { r, err = s.GC(ctx, now, unusedFor, eventsFor); return err })
 	return r, err

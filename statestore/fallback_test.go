@@ -126,7 +126,7 @@ func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 			return statestore.Local{Store: s}, err
 		}, statestore.FallbackOptions{Logger: log.logger(), Answered: redis.Answered})
 		t.Cleanup(func() {
-			if f.OnLocal() || log.count(warning) != 0 {
+			if f.Down() != nil || log.count(warning) != 0 {
 				t.Errorf("a healthy primary fell back:\n%s", log.String())
 			}
 		})
@@ -344,7 +344,7 @@ func TestRedisSlowerThanTheOldBudgetIsWaitedFor(t *testing.T) {
 		t.Fatalf("CLIENT PAUSE = %s", got)
 	}
 	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
-	if s.OnLocal() || h.log.count(warning) != 0 {
+	if s.Down() != nil || h.log.count(warning) != 0 {
 		t.Errorf("a Redis paused for 300 ms, within the bound, was left:\n%s", h.log.String())
 	}
 }
@@ -448,7 +448,7 @@ func TestADamagedKeyIsThatCircuitsProblemOnly(t *testing.T) {
 			t.Fatalf("the other circuit's trip after a damaged key: %v, want it skipped", err)
 		}
 	}
-	if s.OnLocal() || h.log.count(warning) != 0 {
+	if s.Down() != nil || h.log.count(warning) != 0 {
 		t.Errorf("a damaged key took the process off Redis:\n%s", h.log.String())
 	}
 	if n := h.log.count("level=ERROR"); n != 2 || h.log.count("circuit=api") != 2 {
