@@ -203,15 +203,11 @@ func (d *daemonNotifier) control(srv *serve.Server) {
 			}
 			return mqtt.StatusOf(st, now, reason), nil
 		},
-		Press: func(ctx context.Context, cfg notify.MQTT, c mqtt.Command) error {
-			if !controlled(c.Circuit, cfg) {
+		Press: func(ctx context.Context, cfg notify.MQTT, circuit string, tripFor time.Duration) error {
+			if !controlled(circuit, cfg) {
 				return mqtt.ErrUnknown
 			}
-			tripFor := cfg.TripFor()
-			if c.Press == mqtt.PressReset {
-				tripFor = 0
-			}
-			err := srv.Press(ctx, c.Circuit, tripFor, "MQTT")
+			err := srv.Press(ctx, circuit, tripFor, "MQTT")
 			if errors.Is(err, serve.ErrUnknownCircuit) {
 				return mqtt.ErrUnknown
 			}
