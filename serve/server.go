@@ -369,7 +369,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // withDeadlines sets each request's read and write deadlines around next.
 //
 // The server's ReadTimeout bounds reading a request, its body included;
-// once the body is read (handlers that read one call bodyRead), and at once
+// once the body is read (handlers that read one call clearReadDeadline), and at once
 // for a request without one, the read deadline is cleared: a call may run
 // for longer than a body takes to arrive, and net/http ends the request's
 // context when a read on its connection fails, a deadline included. The
