@@ -89,17 +89,6 @@ func WithTimeouts(dial, command time.Duration) Option {
 	return func(s *Store) { s.dialTimeout, s.commandTimeout = dial, command }
 }
 
-// WithLockTimeout sets how long Exclusive waits for a busy key (default 5s).
-func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
-
-// WithLockLease sets how long Exclusive's lock lives when its holder dies
-// without releasing it (default 1m).
-func WithLockLease(d time.Duration) Option { return func(s *Store) { s.lockLease = d } }
-
-// WithMaxEvents caps each circuit's event stream, approximately (default
-// 1000).
-func WithMaxEvents(n int) Option { return func(s *Store) { s.maxEvents = n } }
-
 // WithLogger sets where the store's own trouble (a damaged key) is logged.
 // go-redis's own log lines are dropped (Open sets its logger, once for the
 // process): every failure reaches the caller as an error instead.
