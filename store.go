@@ -2,6 +2,7 @@ package fusebox
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
@@ -69,6 +70,13 @@ type Store interface {
 type Admin interface {
 	Store
 
+	// Peek returns the circuit's state as Load does, but changes nothing
+	// anywhere: no repair, no record moved aside, no write of any kind
+	// (fusebox explain promises as much). A damaged record, one Load would
+	// move aside, is reported as an error wrapping ErrDamaged that names it
+	// and its problem, with the fresh state Load would then start from.
+	Peek(ctx context.Context, name string) (breaker.State, error)
+
 	// Names lists the circuits the store holds a State or Counts for,
 	// sorted.
 	Names(ctx context.Context) ([]string, error)
@@ -96,6 +104,10 @@ type Admin interface {
 	// reset, or timed: breaker.State.TripInForce) is kept: someone meant it.
 	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
 }
+
+// ErrDamaged is a record Admin.Peek found damaged: Load would move it aside
+// and start the circuit afresh.
+var ErrDamaged = errors.New("damaged")
 
 // Counts are a circuit's totals since it was first used, kept apart from its
 // State because they change on every call (see Store.Count).

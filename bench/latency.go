@@ -94,8 +94,8 @@ func withVar(env []string, name, value string) []string {
 // cronPath is the PATH cron gives a job (Debian's cron, and the POSIX
 // default): the latency processes run with it, as cron's would. With this
 // machine's own PATH of 13 entries, finding `true` in the 11th cost the
-// healthy run 0.2 ms that the /bin/true row, which looks nothing up, did
-// not pay.
+// healthy run 0.2 ms (68ebc6b's run of 2026-12-01, docs/benchmarks.md) that
+// the /bin/true row, which looks nothing up, did not pay.
 const cronPath = "/usr/bin:/bin"
 
 // buildFloor builds fusebox with -tags fusebox_exitatmain: the same binary
@@ -113,9 +113,9 @@ func buildFloor(ctx context.Context, repo, out string) error {
 // install copies the program at src into dir with write(2), as a package
 // manager or cp installs it, and returns the copy's path. The Go linker
 // writes its output through mmap, and on this machine (ext4, Linux 6.x) a
-// process of the file it wrote starts about 1 ms slower than one of the
-// same bytes written by write(2): the latency contenders are timed as
-// installed.
+// process of the file it wrote started 0.8-1 ms slower than one of the
+// same bytes written by write(2) (the run of 2026-12-07, docs/benchmarks.md):
+// the latency contenders are timed as installed.
 func install(src, dir string) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {

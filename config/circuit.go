@@ -4,7 +4,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 // circuitRead is a circuit as its keys are read, and defaults: (its policy
@@ -15,7 +14,7 @@ type circuitRead struct {
 	refs     keyRefs // where each sourced key was set
 	rules    notify.Rules
 	endpoint *httpcall.Endpoint // nil without an http: block
-	watch    *mqtt.Watch
+	watch    *notify.Watch
 	upAt     *Source // where health.mqtt.up is set, if it is
 	skipExit *int
 }

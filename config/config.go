@@ -13,7 +13,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 // Config is a loaded config file. It is not modified after Parse returns, so
@@ -62,7 +61,7 @@ type Circuit struct {
 	// 75.
 	SkipExit *int
 	// Watch is the circuit's health: mqtt: block; nil without one.
-	Watch *mqtt.Watch
+	Watch *notify.Watch
 	// sources says where each of the circuit's own policy keys (and
 	// skip_exit and health.mqtt.up) was set.
 	sources map[string]Source

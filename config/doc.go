@@ -1,7 +1,7 @@
 // Package config loads fusebox's YAML config file into the types the
 // packages that act on it define: policies (fusebox.Policy), HTTP endpoints
 // and chains (httpcall.Endpoint, httpcall.Chain), notification rules
-// (notify.Rules) and MQTT health watches (mqtt.Watch). No library imports
+// (notify.Rules) and MQTT health watches (notify.Watch). No library imports
 // config: a program may build those values without a config file.
 //
 // The file has eight top-level keys, all optional:

@@ -8,7 +8,6 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
 
@@ -329,7 +328,7 @@ func newKeyTable() *keyTable {
 					src := l.sources(keyRefs{"up": f})["up"]
 					w.upAt = &src
 				})},
-			{name: "settle", doc: "How long a new verdict must hold before it is applied; 0s applies each at once.", is: duration, def: formatDuration(mqtt.DefaultSettle), example: "2s",
+			{name: "settle", doc: "How long a new verdict must hold before it is applied; 0s applies each at once.", is: duration, def: formatDuration(notify.DefaultWatchSettle), example: "2s",
 				decode: into(func(l *loader, f entry, w *watchRead) {
 					d, ok := l.duration(f.value, f.path)
 					w.Settle, w.good = d, w.good && ok

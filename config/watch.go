@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 // topMQTT reads the top-level mqtt: block: the broker notifications and
@@ -26,15 +25,15 @@ func (l *loader) topMQTT(e entry, b *block) *notify.MQTT {
 
 // watchRead is a circuit's health: mqtt: block as its keys are read.
 type watchRead struct {
-	mqtt.Watch
+	notify.Watch
 	good bool    // every key was read without a problem
 	upAt *Source // where up: is set, if it is
 }
 
 // watch reads a circuit's health: mqtt: block, and says where its up: is
 // set (for explain, even when the block has problems).
-func (l *loader) watch(e entry, circuit string, b *block) (*mqtt.Watch, *Source) {
-	w := &watchRead{Watch: mqtt.Watch{Circuit: circuit, Settle: mqtt.DefaultSettle}, good: true}
+func (l *loader) watch(e entry, circuit string, b *block) (*notify.Watch, *Source) {
+	w := &watchRead{Watch: notify.Watch{Circuit: circuit, Settle: notify.DefaultWatchSettle}, good: true}
 	given, ok := l.read(e, b, w, nil, "")
 	if !ok {
 		return nil, nil
@@ -127,11 +126,11 @@ func watchBrokers(c *Config) {
 }
 
 // Watches returns the circuits' health watches, sorted by circuit.
-func (c *Config) Watches() []mqtt.Watch {
+func (c *Config) Watches() []notify.Watch {
 	if c == nil {
 		return nil
 	}
-	var out []mqtt.Watch
+	var out []notify.Watch
 	for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
 		if w := c.Circuits[name].Watch; w != nil {
 			out = append(out, *w)
@@ -141,7 +140,7 @@ func (c *Config) Watches() []mqtt.Watch {
 }
 
 // Watch returns the named circuit's health watch, nil when it has none.
-func (c *Config) Watch(name string) *mqtt.Watch {
+func (c *Config) Watch(name string) *notify.Watch {
 	if c == nil || c.Circuits[name] == nil {
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/notify"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
 )
 
 func TestParseMQTTHealthSharesTheTopLevelBroker(t *testing.T) {
@@ -43,8 +42,8 @@ circuits:
 	if w.Circuit != "zigbee" || w.Topic != "zigbee2mqtt/bridge/state" || w.Up != `.state == "online"` || w.Broker != inherited {
 		t.Errorf("watch = %+v, want zigbee's topic and up on the notify connection %+v", w, inherited)
 	}
-	if w.Settle != mqtt.DefaultSettle {
-		t.Errorf("settle = %s, want the default %s", w.Settle, mqtt.DefaultSettle)
+	if w.Settle != notify.DefaultWatchSettle {
+		t.Errorf("settle = %s, want the default %s", w.Settle, notify.DefaultWatchSettle)
 	}
 	if src, ok := c.PolicySource("zigbee", "health.mqtt.up"); !ok || src.Line != 8 || src.Key != "circuits.zigbee.health.mqtt.up" {
 		t.Errorf("watch source = %+v, %v; want line 8", src, ok)

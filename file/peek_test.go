@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox"
 )
 
 func TestPeekReportsDamageAndChangesNothing(t *testing.T) {
@@ -22,7 +22,7 @@ func TestPeekReportsDamageAndChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			st, err := s.Peek(ctx, "nas")
-			if !errors.Is(err, file.ErrDamaged) || st.Name != "nas" || st.Phase != "" {
+			if !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" || st.Phase != "" {
 				t.Fatalf("Peek = %+v, %v; want a fresh state and ErrDamaged", st, err)
 			}
 			entries, _ := os.ReadDir(dir)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestStatusHandling(t *testing.T) {
@@ -108,7 +109,7 @@ func TestUnsafeMethods(t *testing.T) {
 			})
 			url := s.URL
 			if tt.target == "closed" {
-				url = "http://" + closedPort(t)
+				url = fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t))
 			}
 			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", url, func(e *httpcall.Endpoint) {
 				e.Method, e.Body, e.RetryUnsafe = tt.method, `{"state":"on"}`, tt.retryUnsafe

@@ -2,11 +2,13 @@ package httpcall_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Every stored failure carries its kind (breaker.Cause), set where it is
@@ -21,7 +23,7 @@ func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 		{"a 503", func(t *testing.T) string { return serve(t, status(503, "down")).URL }, nil, breaker.CauseStatus5xx},
 		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, breaker.CauseStatus429},
 		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, breaker.CauseStatus4xx},
-		{"a refused connection", func(t *testing.T) string { return "http://" + closedPort(t) }, nil, breaker.CauseConnect},
+		{"a refused connection", func(t *testing.T) string { return fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)) }, nil, breaker.CauseConnect},
 		{"no answer in time", func(t *testing.T) string { return "http://" + silentServer(t) },
 			func(e *httpcall.Endpoint) { e.Policy.Retry.Timeout = 50 * time.Millisecond }, breaker.CauseTimeout},
 		{"a body over max_body", func(t *testing.T) string { return serve(t, status(200, "0123456789")).URL },

@@ -172,19 +172,6 @@ func sequence(handlers ...http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// closedPort returns the address of a port that refuses connections: it was
-// listened on, then closed.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // silentServer accepts connections and never writes a byte.
 func silentServer(t *testing.T) string {
 	t.Helper()

@@ -2,6 +2,7 @@ package httpcall_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestNetworkFailures(t *testing.T) {
@@ -33,7 +35,7 @@ func TestNetworkFailures(t *testing.T) {
 		timeout    time.Duration
 		wantReason string
 	}{
-		{"connection refused", "http://" + closedPort(t), time.Second, "attempts exhausted after 3 attempts: connection refused"},
+		{"connection refused", fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)), time.Second, "attempts exhausted after 3 attempts: connection refused"},
 		{"connection reset", reset.URL, time.Second, "attempts exhausted after 3 attempts: connection reset"},
 		{"server never answers", "http://" + silentServer(t), 50 * time.Millisecond, "attempts exhausted after 3 attempts: timeout after 50ms: no response"},
 	}

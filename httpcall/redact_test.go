@@ -3,6 +3,7 @@ package httpcall_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -45,7 +46,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		w.WriteHeader(code)
 		_, _ = w.Write([]byte(`{"ok":true}`))
 	})
-	closed := "http://" + closedPort(t)
+	closed := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t))
 	secretEndpoint := func(name, base, path string, mods ...func(*httpcall.Endpoint)) *httpcall.Endpoint {
 		e := endpoint(name, base+"/bot"+secretCanary+path+"?q=1&appid="+queryCanary, mods...)
 		e.Headers = map[string]string{"Authorization": "Bearer " + headerCanary, "X-Extra": redactorCanary}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -218,7 +220,7 @@ func TestTransportFailures(t *testing.T) {
 	tests := []struct {
 		name, url, want string
 	}{
-		{"connection refused", "http://" + closedPort(t), "attempts exhausted after 3 attempts: connection refused"},
+		{"connection refused", fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)), "attempts exhausted after 3 attempts: connection refused"},
 		{"no response", "http://" + silentServer(t), "attempts exhausted after 3 attempts: timeout after 100ms: no response"},
 	}
 	for _, tt := range tests {

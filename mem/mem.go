@@ -107,6 +107,12 @@ func (s *Store) Load(_ context.Context, name string) (breaker.State, error) {
 	return st, nil
 }
 
+// Peek is Load: memory holds no record that could be damaged, and a Load
+// changes nothing.
+func (s *Store) Peek(ctx context.Context, name string) (breaker.State, error) {
+	return s.Load(ctx, name)
+}
+
 // Update applies fn under the Store's lock.
 func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	s.mu.Lock()

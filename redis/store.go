@@ -32,11 +32,14 @@ const (
 	DefaultPrefix         = "fusebox:"
 	DefaultDialTimeout    = 2 * time.Second
 	DefaultCommandTimeout = 5 * time.Second
-	DefaultUpdateTimeout  = 5 * time.Second
 	DefaultLockTimeout    = 5 * time.Second
 	DefaultLockLease      = time.Minute
 	DefaultMaxEvents      = 1000
 )
+
+// updateTimeout is how long Update keeps retrying conflicting writes
+// before it fails with ErrConflict.
+const updateTimeout = 5 * time.Second
 
 // ErrConflict is returned by Update when other writers kept winning the
 // compare-and-set for the whole update timeout: Redis answered every time.
@@ -49,7 +52,6 @@ type Store struct {
 	ttl    time.Duration
 
 	dialTimeout, commandTimeout time.Duration
-	updateTimeout               time.Duration
 	lockTimeout, lockLease      time.Duration
 	maxEvents                   int
 	logger                      *slog.Logger
@@ -87,21 +89,6 @@ func WithTimeouts(dial, command time.Duration) Option {
 	return func(s *Store) { s.dialTimeout, s.commandTimeout = dial, command }
 }
 
-// WithUpdateTimeout sets how long Update keeps retrying conflicting writes
-// before it fails (default 5s).
-func WithUpdateTimeout(d time.Duration) Option { return func(s *Store) { s.updateTimeout = d } }
-
-// WithLockTimeout sets how long Exclusive waits for a busy key (default 5s).
-func WithLockTimeout(d time.Duration) Option { return func(s *Store) { s.lockTimeout = d } }
-
-// WithLockLease sets how long Exclusive's lock lives when its holder dies
-// without releasing it (default 1m).
-func WithLockLease(d time.Duration) Option { return func(s *Store) { s.lockLease = d } }
-
-// WithMaxEvents caps each circuit's event stream, approximately (default
-// 1000).
-func WithMaxEvents(n int) Option { return func(s *Store) { s.maxEvents = n } }
-
 // WithLogger sets where the store's own trouble (a damaged key) is logged.
 // go-redis's own log lines are dropped (Open sets its logger, once for the
 // process): every failure reaches the caller as an error instead.
@@ -132,7 +119,7 @@ func Open(rawURL string, opts ...Option) (*Store, error) {
 	s := &Store{
 		prefix: DefaultPrefix, ttl: fusebox.DefaultGCAfter,
 		dialTimeout: DefaultDialTimeout, commandTimeout: DefaultCommandTimeout,
-		updateTimeout: DefaultUpdateTimeout, lockTimeout: DefaultLockTimeout, lockLease: DefaultLockLease,
+		lockTimeout: DefaultLockTimeout, lockLease: DefaultLockLease,
 		maxEvents: DefaultMaxEvents, newEpoch: randomToken(),
 	}
 	for _, o := range opts {
@@ -393,7 +380,7 @@ return {redis.call('HMGET', KEYS[5], 'id', 'changed', 'mended'), bad}
 // Update reads, runs fn and writes back with a compare-and-set, retrying
 // from a fresh read when another writer came first (see the package doc).
 func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
-	deadline := time.Now().Add(s.updateTimeout)
+	deadline := time.Now().Add(updateTimeout)
 	for attempt := 0; ; attempt++ {
 		version, st, err := s.read(ctx, name)
 		if err != nil {
@@ -412,7 +399,7 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State)
 		}
 		s.retries.Add(1)
 		if time.Now().After(deadline) {
-			return breaker.State{}, fmt.Errorf("redis update %s: %w (%w): %d in %s", name, ErrConflict, fusebox.ErrLockTimeout, attempt+1, s.updateTimeout)
+			return breaker.State{}, fmt.Errorf("redis update %s: %w (%w): %d in %s", name, ErrConflict, fusebox.ErrLockTimeout, attempt+1, updateTimeout)
 		}
 		// Spread contending writers: a random wait up to 1, 2, 4 ... 16 ms.
 		wait := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 4)))

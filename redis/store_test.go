@@ -305,3 +305,42 @@ func TestAnsweredTellsARecordsErrorsFromAnOutage(t *testing.T) {
 		t.Error("a conflict that outlasted the update timeout counts as an outage")
 	}
 }
+
+// Peek is what explain reads: a damaged record is reported and left where
+// it is, and nothing at all is written.
+func TestPeekReportsDamageAndWritesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	var log strings.Builder
+	s := open(t, srv, redis.WithPrefix("pk:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	defer s.Close()
+	for _, c := range []struct {
+		name string
+		set  []string
+	}{
+		{"a state that is not JSON", []string{"HSET", "pk:s:api", "v", "3", "state", "{not json"}},
+		{"a state of another circuit", []string{"HSET", "pk:s:api", "v", "3", "state", `{"name":"other"}`}},
+		{"a version longer than a number", []string{"HSET", "pk:s:api", "v", strings.Repeat("9", 30), "state", `{"name":"api"}`}},
+		{"a state over 1 MiB", []string{"HSET", "pk:s:api", "v", "3", "state", strings.Repeat(" ", 2<<20)}},
+		{"a key of the wrong type", []string{"SET", "pk:s:api", "hand-written"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv.Do("DEL", "pk:s:api")
+			srv.Do(c.set...)
+			typ := srv.Do("TYPE", "pk:s:api")
+			writes := srv.Info("rdb_changes_since_last_save")
+			st, err := s.Peek(ctx, "api")
+			if !errors.Is(err, fusebox.ErrDamaged) || !strings.Contains(err.Error(), "pk:s:api") || st.Name != "api" || st.Phase != "" {
+				t.Fatalf("Peek = %+v, %v; want a fresh state and ErrDamaged naming the key", st, err)
+			}
+			if got := srv.Do("TYPE", "pk:s:api"); got != typ || srv.Do("EXISTS", "pk:damaged:s:api") != ":0" {
+				t.Errorf("after Peek the key is a %s, want it in place and nothing moved aside", got)
+			}
+			if got := srv.Info("rdb_changes_since_last_save"); got != writes {
+				t.Errorf("Redis counts writes %s before Peek and %s after, want none", writes, got)
+			}
+		})
+	}
+	if log.Len() != 0 {
+		t.Errorf("Peek logged:\n%s", log.String())
+	}
+}

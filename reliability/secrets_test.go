@@ -62,7 +62,7 @@ func upstreamForSecrets(t *testing.T, closed string) *httptest.Server {
 func TestSecretsNeverLeak(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
-	closed := listen(t, nil)
+	closed := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	srv := upstreamForSecrets(t, closed)
 	writeFile := func(name, content string) string {
 		p := filepath.Join(dir, name)

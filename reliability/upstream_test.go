@@ -219,18 +219,9 @@ func checkFault(t *testing.T, p testenv.Proc, limit time.Duration, codes []int, 
 }
 
 // listen serves each connection to 127.0.0.1:PORT with serve, until the test
-// ends; a nil serve returns a port nothing listens on.
+// ends.
 func listen(t *testing.T, serve func(net.Conn, <-chan struct{})) string {
 	t.Helper()
-	if serve == nil {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		return addr
-	}
 	addr, _ := testenv.ServeConns(t, serve)
 	return addr
 }

@@ -97,7 +97,7 @@ type Spec struct {
 // *ExitError when the command ran and failed.
 func Run(ctx context.Context, c *fusebox.Circuits, name string, s Spec) error {
 	if len(s.Argv) == 0 {
-		return errors.New("command: Spec.Argv is empty: nothing to run")
+		return errors.New("runner.Run: Spec.Argv is empty: nothing to run")
 	}
 	interrupt := s.Interrupt
 	if interrupt == nil {

@@ -248,7 +248,7 @@ func TestCallersThatNeverReadShareOneAnswer(t *testing.T) {
 		fmt.Fprintf(c, "GET /call/big HTTP/1.1\r\nHost: %s\r\n\r\n", d.addr)
 		conns = append(conns, c)
 	}
-	testenv.WaitFor(t, "every caller to wait for the one call", func() bool { return d.Waiting("big") == callers-1 })
+	testenv.WaitFor(t, "every caller to join the one call", func() bool { return sharing() == callers })
 	before := heapInUse()
 	close(release)
 	testenv.WaitFor(t, "every caller's answer to be under way", func() bool { return d.Answered() == callers })

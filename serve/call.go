@@ -124,14 +124,20 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		// it: the same parameters in another order make a call of their
 		// own, which is only less sharing.
 		// Callers that wait for as long share it: the call has that long.
+		// Its result is every sharer's, read-only. Only the callers that
+		// did not run it are told so: singleflight's shared flag is set
+		// for the one that ran it too.
 		key := flightKey(name, opt.Subpath, r.URL.RawQuery, budget)
-		var shared bool
-		res, err, shared = s.flights.do(key, func() (*httpcall.Result, error) {
+		var v any
+		ran := false
+		v, err, _ = s.calls.Do(key, func() (any, error) {
+			ran = true
 			ctx, cancel := context.WithTimeout(context.Background(), budget)
 			defer cancel()
 			return call(ctx)
 		})
-		if shared {
+		res, _ = v.(*httpcall.Result)
+		if !ran {
 			w.Header().Set(HeaderShared, "true")
 		}
 	} else {

@@ -2,12 +2,6 @@ package serve
 
 import "github.com/fusebox-hq/fusebox/httpcall"
 
-// Waiting returns how many callers wait for the shared GET call of name
-// (without subpath or query, by callers that declare no wait) under way.
-func (s *Server) Waiting(name string) int {
-	return s.flights.waiting(flightKey(name, "", "", CallBudget(s.o.Wait)))
-}
-
 // HopHeaders are the response headers an answer does not pass on.
 var HopHeaders = hopHeaders
 

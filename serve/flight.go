@@ -1,57 +1,6 @@
 package serve
 
-import (
-	"errors"
-	"sync"
-
-	"github.com/fusebox-hq/fusebox/httpcall"
-)
-
-// flights lets callers asking for the same thing at the same moment share
-// one call: the first runs it, those arriving while it runs wait for its
-// result. It is safe for concurrent use.
-type flights struct {
-	mu sync.Mutex
-	m  map[string]*flight
-}
-
-var errCallPanicked = errors.New("the shared call failed unexpectedly")
-
-type flight struct {
-	waiters int            // callers waiting for it, besides the one running it; under flights.mu
-	done    sync.WaitGroup // done when res and err are set
-	res     *httpcall.Result
-	err     error
-}
-
-// do runs fn under key, or waits for the run already under way; shared
-// says the result came from another caller's run. Results are read-only.
-func (f *flights) do(key string, fn func() (*httpcall.Result, error)) (res *httpcall.Result, err error, shared bool) {
-	f.mu.Lock()
-	if fl, ok := f.m[key]; ok {
-		fl.waiters++
-		f.mu.Unlock()
-		fl.done.Wait()
-		return fl.res, fl.err, true
-	}
-	if f.m == nil {
-		f.m = map[string]*flight{}
-	}
-	fl := &flight{}
-	fl.done.Add(1)
-	f.m[key] = fl
-	f.mu.Unlock()
-
-	defer func() {
-		f.mu.Lock()
-		delete(f.m, key)
-		f.mu.Unlock()
-		fl.done.Done()
-	}()
-	fl.err = errCallPanicked // until fn returns: waiters of a run that panicked get it
-	fl.res, fl.err = fn()
-	return fl.res, fl.err, false
-}
+import "sync"
 
 // inFlight counts the calls running on each endpoint with a max_in_flight.
 // It is safe for concurrent use.
@@ -98,13 +47,3 @@ func (f *inFlight) acquire(names []string, limits map[string]int) (full string, 
 }
 
 func noRelease() {}
-
-// waiting returns how many callers wait for key's run.
-func (f *flights) waiting(key string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if fl, ok := f.m[key]; ok {
-		return fl.waiters
-	}
-	return 0
-}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
+	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/redact"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -89,7 +89,7 @@ type Options struct {
 	// Subscribe has fn hear every message of a health: mqtt: watch's
 	// topic, retained ones at each connection included, until stop; it is
 	// required when the targets hold a watch. fn must be quick.
-	Subscribe func(w mqtt.Watch, fn func(payload []byte)) (stop func(), err error)
+	Subscribe func(w notify.Watch, fn func(payload []byte)) (stop func(), err error)
 }
 
 // Server is the daemon. It is safe for concurrent use; Reload may be called
@@ -100,7 +100,7 @@ type Server struct {
 	world      atomic.Pointer[world]
 	log        *slog.Logger
 	counters   *counters
-	flights    flights
+	calls      singleflight.Group // GET calls callers share (see handleCall)
 	reads      singleflight.Group // readings of the store callers share (see shared)
 	inFlight   inFlight
 	slots      *slots               // the connections Serve holds, within MaxConns
@@ -369,7 +369,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // withDeadlines sets each request's read and write deadlines around next.
 //
 // The server's ReadTimeout bounds reading a request, its body included;
-// once the body is read (handlers that read one call bodyRead), and at once
+// once the body is read (handlers that read one call clearReadDeadline), and at once
 // for a request without one, the read deadline is cleared: a call may run
 // for longer than a body takes to arrive, and net/http ends the request's
 // context when a read on its connection fails, a deadline included. The

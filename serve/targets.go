@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/fusebox-hq/fusebox/httpcall"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
+	"github.com/fusebox-hq/fusebox/notify"
 )
 
 // Targets are what the daemon serves: the endpoints and chains a caller may
@@ -15,7 +15,7 @@ import (
 type Targets struct {
 	Endpoints []*httpcall.Endpoint // sorted by name
 	Chains    []*httpcall.Chain    // sorted by name
-	Watches   []mqtt.Watch         // sorted by circuit
+	Watches   []notify.Watch       // sorted by circuit
 	Circuits  []string             // sorted
 }
 

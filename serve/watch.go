@@ -7,17 +7,17 @@ import (
 
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
-	"github.com/fusebox-hq/fusebox/notify/mqtt"
+	"github.com/fusebox-hq/fusebox/notify"
 )
 
 // watch is one circuit's health: mqtt: block, its condition compiled.
 type watch struct {
-	cfg    mqtt.Watch
+	cfg    notify.Watch
 	up     *httpcall.Condition
 	policy breaker.Policy
 }
 
-func compileWatches(ws []mqtt.Watch) ([]watch, error) {
+func compileWatches(ws []notify.Watch) ([]watch, error) {
 	var out []watch
 	for _, w := range ws {
 		up, err := httpcall.CompileCondition(w.Up)

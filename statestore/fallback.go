@@ -130,13 +130,6 @@ func (f *Fallback) Primary() fusebox.Admin {
 	return f.primary
 }
 
-// OnLocal reports whether the Fallback is using its local replica.
-func (f *Fallback) OnLocal() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.route == onLocal
-}
-
 // Down returns why the Fallback is on its local replica, nil while it uses
 // the primary: what a daemon's fusebox_state_store_up reports.
 func (f *Fallback) Down() error {
@@ -199,9 +192,9 @@ func (f *Fallback) healthLocked() fusebox.Admin {
 // outage reports whether err, from the primary, says it is unavailable: not
 // the caller's own doing (ctx ended; a socket deadline set from it can fire a
 // moment before ctx reports it ended), nor a busy lock, nor an error of a
-// primary that answered.
+// primary that answered (a damaged record it reported is one).
 func (f *Fallback) outage(ctx context.Context, err error) bool {
-	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) || f.o.Answered(err) {
+	if err == nil || ctx.Err() != nil || errors.Is(err, fusebox.ErrLockTimeout) || errors.Is(err, fusebox.ErrDamaged) || f.o.Answered(err) {
 		return false
 	}
 	d, ok := ctx.Deadline()
@@ -239,6 +232,29 @@ func (f *Fallback) Load(ctx context.Context, name string) (st breaker.State, err
 		st = f.observe(ctx, name, st)
 	}
 	return st, err
+}
+
+// Peek reads the state as Load would and changes nothing anywhere: from
+// the primary unless this host's availability circuit has it away, and
+// from the replica then or when the primary fails now. Nothing is recorded
+// of the primary's availability, nothing replicated, nothing merged.
+func (f *Fallback) Peek(ctx context.Context, name string) (breaker.State, error) {
+	if err := fusebox.ValidateName(name); err != nil {
+		return breaker.State{}, err
+	}
+	f.mu.Lock()
+	away, primary := f.awayLocked(ctx), f.primary
+	f.mu.Unlock()
+	if !away {
+		st, err := primary.Peek(ctx, name)
+		if !f.outage(ctx, err) {
+			return st, err
+		}
+	}
+	f.mu.Lock()
+	replica := f.replicaLocked()
+	f.mu.Unlock()
+	return replica.Peek(ctx, name)
 }
 
 func (f *Fallback) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (st breaker.State, err error) {
@@ -315,7 +331,7 @@ func (f *Fallback) AllEvents(ctx context.Context, since time.Time) (evs []breake
 }
 
 // GC collects the store in use: the primary, or, while it is away, the
-// local replica (OnLocal says which).
+// local replica (Down says which).
 func (f *Fallback) GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (r fusebox.GCReport, err error) {
 	_, err = f.use(ctx, func(s fusebox.Admin) (err error) { r, err = s.GC(ctx, now, unusedFor, eventsFor); return err })
 	return r, err

@@ -126,12 +126,45 @@ func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 			return statestore.Local{Store: s}, err
 		}, statestore.FallbackOptions{Logger: log.logger(), Answered: redis.Answered})
 		t.Cleanup(func() {
-			if f.OnLocal() || log.count(warning) != 0 {
+			if f.Down() != nil || log.count(warning) != 0 {
 				t.Errorf("a healthy primary fell back:\n%s", log.String())
 			}
 		})
 		return f
 	})
+}
+
+// Peek is what fusebox explain reads: a damaged record in Redis is
+// reported and left there (the primary answered: no fallback), and with
+// Redis down the replica answers without the outage being recorded: no
+// warning, no availability circuit written, the process not moved.
+func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv, 10*time.Second)
+	h.run("bridge", true)
+	h.run("bridge", true) // open for an hour, in Redis and its replica
+	srv.Do("HSET", "fusebox:s:nas", "v", "1", "state", "{garbage")
+
+	s := h.open()
+	if st, err := s.Peek(ctx, "nas"); !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" {
+		t.Errorf("Peek of a damaged key = %+v, %v; want a fresh state and ErrDamaged", st, err)
+	}
+	if got := srv.Do("EXISTS", "fusebox:s:nas"); got != ":1" {
+		t.Errorf("after Peek the damaged key exists: %s, want it in place", got)
+	}
+
+	srv.Kill()
+	s = h.open()
+	st, err := s.Peek(ctx, "bridge")
+	if err != nil || st.Phase != breaker.Open {
+		t.Errorf("Peek with Redis down = %+v, %v; want the replica's open state", st, err)
+	}
+	if s.Down() != nil || h.log.count(warning) != 0 {
+		t.Errorf("Peek recorded the outage: down %v\n%s", s.Down(), h.log.String())
+	}
+	if _, err := os.Stat(filepath.Join(h.replica(), statestore.HealthDir, "primary.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Peek wrote the availability circuit: %v", err)
+	}
 }
 
 // A hundred cron runs while Redis is down: the first finds it refused and
@@ -344,7 +377,7 @@ func TestRedisSlowerThanTheOldBudgetIsWaitedFor(t *testing.T) {
 		t.Fatalf("CLIENT PAUSE = %s", got)
 	}
 	h.circuits(s).Do(ctx, "api", func(context.Context) error { return nil })
-	if s.OnLocal() || h.log.count(warning) != 0 {
+	if s.Down() != nil || h.log.count(warning) != 0 {
 		t.Errorf("a Redis paused for 300 ms, within the bound, was left:\n%s", h.log.String())
 	}
 }
@@ -448,7 +481,7 @@ func TestADamagedKeyIsThatCircuitsProblemOnly(t *testing.T) {
 			t.Fatalf("the other circuit's trip after a damaged key: %v, want it skipped", err)
 		}
 	}
-	if s.OnLocal() || h.log.count(warning) != 0 {
+	if s.Down() != nil || h.log.count(warning) != 0 {
 		t.Errorf("a damaged key took the process off Redis:\n%s", h.log.String())
 	}
 	if n := h.log.count("level=ERROR"); n != 2 || h.log.count("circuit=api") != 2 {

@@ -105,6 +105,23 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 	}
 }
 
+// awayLocked reports, writing nothing, whether the primary is away: this
+// process is on the replica until its next look, or the availability
+// circuit is open. A half-open circuit is not away: a Peek tries the primary.
+func (f *Fallback) awayLocked(ctx context.Context) bool {
+	now := f.o.Clock.Now()
+	if f.route == onLocal && now.Wall.Before(f.lookAgain) {
+		return true
+	}
+	st, err := f.healthLocked().Peek(ctx, healthCircuit)
+	if err != nil {
+		return false
+	}
+	_, err = st.Decide(now)
+	var oe *breaker.OpenError
+	return errors.As(err, &oe)
+}
+
 // probeLocked asks the primary whether it is back, holding the availability
 // circuit's probe lease: it pings, merges what this host recorded while the
 // primary was away, and closes the circuit (one notice); or, failing, opens it

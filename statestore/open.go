@@ -221,6 +221,10 @@ func (u Unavailable) Load(context.Context, string) (breaker.State, error) {
 	return breaker.State{}, u.Err
 }
 
+func (u Unavailable) Peek(context.Context, string) (breaker.State, error) {
+	return breaker.State{}, u.Err
+}
+
 func (u Unavailable) Update(context.Context, string, func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	return breaker.State{}, u.Err
 }

@@ -47,6 +47,7 @@ var cases = []struct {
 }{
 	{"an unknown circuit loads as a zero state with its name", testLoadUnknown},
 	{"update stores the state fn changed and returns it", testUpdateStores},
+	{"peek reads what load reads and stores nothing", testPeek},
 	{"every field of a state survives the store", testRoundTrip},
 	{"update stores nothing when fn reports no change", testUpdateUnchanged},
 	{"update hands fn the stored state", testUpdateSeesStored},
@@ -98,6 +99,22 @@ func testUpdateStores(t *testing.T, s fusebox.Admin) {
 		t.Errorf("Update returned %+v, want db open with 3 failures", got)
 	}
 	sameState(t, load(t, s, "db"), got)
+}
+
+func testPeek(t *testing.T, s fusebox.Admin) {
+	st, err := s.Peek(ctx, "never-stored")
+	if err != nil {
+		t.Fatalf("Peek of a circuit never stored: %v", err)
+	}
+	sameState(t, st, breaker.State{Name: "never-stored"})
+	if n := names(t, s); len(n) != 0 {
+		t.Errorf("after a Peek the store lists %q, want no circuit", n)
+	}
+	update(t, s, "db", func(st *breaker.State) { st.Phase, st.ConsecutiveFailures = breaker.Open, 3 })
+	if st, err = s.Peek(ctx, "db"); err != nil {
+		t.Fatalf("Peek: %v", err)
+	}
+	sameState(t, st, load(t, s, "db"))
 }
 
 func testRoundTrip(t *testing.T, s fusebox.Admin) {

@@ -152,7 +152,7 @@ itself, at most once an hour, so there is rarely a need to run it.`,
 				return fmt.Errorf("gc: %w", err)
 			}
 			where := "" // the store named; said only when it was not the one used
-			if f, ok := store.(*statestore.Fallback); ok && f.OnLocal() {
+			if statestore.Down(store) != nil {
 				where = " in the local replica " + statestore.ReplicaDir(a.localDir(), a.stateDir(cfg), "") + " (the shared state store is unreachable)"
 			}
 			fmt.Fprintf(a.stdout, "removed %d circuit(s), %d answer(s), %d event(s)%s\n", len(r.Circuits), len(r.Answers), r.Events, where)

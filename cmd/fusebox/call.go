@@ -163,7 +163,9 @@ func (a *app) call(ctx context.Context, client *httpcall.Client, o *callOptions,
 		if jerr != nil {
 			return jerr
 		}
-		a.stdout.Write(append(env, '\n'))
+		if _, werr := a.stdout.Write(append(env, '\n')); werr != nil {
+			return werr // the envelope is the answer, failure included: its reader went away
+		}
 		return err
 	}
 	if err != nil {

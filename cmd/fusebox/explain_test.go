@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	cfgexplain "github.com/fusebox-hq/fusebox/config/explain"
+	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -257,5 +258,25 @@ func TestExplainChangesNothingOnADamagedStateFile(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "{garbage" {
 		t.Errorf("the damaged file after explain: %q, %v; want it untouched", b, err)
+	}
+}
+
+// On Redis too explain writes nothing: a damaged state key is reported and
+// left in place, not moved aside, and Redis counts no write.
+func TestExplainChangesNothingOnADamagedRedisKey(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Do("HSET", "fusebox:s:nas", "v", "3", "state", "{garbage")
+	srv.Do("ZADD", "fusebox:names", "1", "nas")
+	writes := srv.Info("rdb_changes_since_last_save")
+	h := newHost(t, srv)
+	p := inprocEnv(t, h.local, h.env, "explain", "nas")
+	if p.Code != 0 || !strings.Contains(p.Stdout, "would run: redis key fusebox:s:nas is damaged") || !strings.Contains(p.Stdout, "a run moves it aside") {
+		t.Errorf("explain: exit %d\n%s%s\nwant 0 and the damage reported", p.Code, p.Stdout, p.Stderr)
+	}
+	if typ, aside := srv.Do("TYPE", "fusebox:s:nas"), srv.Do("EXISTS", "fusebox:damaged:s:nas"); typ != "+hash" || aside != ":0" {
+		t.Errorf("after explain the key is a %s and %s moved aside; want it in place", typ, aside)
+	}
+	if got := srv.Info("rdb_changes_since_last_save"); got != writes {
+		t.Errorf("Redis counts writes %s before explain and %s after, want none", writes, got)
 	}
 }

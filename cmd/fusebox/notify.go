@@ -203,15 +203,11 @@ func (d *daemonNotifier) control(srv *serve.Server) {
 			}
 			return mqtt.StatusOf(st, now, reason), nil
 		},
-		Press: func(ctx context.Context, cfg notify.MQTT, c mqtt.Command) error {
-			if !controlled(c.Circuit, cfg) {
+		Press: func(ctx context.Context, cfg notify.MQTT, circuit string, tripFor time.Duration) error {
+			if !controlled(circuit, cfg) {
 				return mqtt.ErrUnknown
 			}
-			tripFor := cfg.TripFor()
-			if c.Press == mqtt.PressReset {
-				tripFor = 0
-			}
-			err := srv.Press(ctx, c.Circuit, tripFor, "MQTT")
+			err := srv.Press(ctx, circuit, tripFor, "MQTT")
 			if errors.Is(err, serve.ErrUnknownCircuit) {
 				return mqtt.ErrUnknown
 			}
@@ -242,7 +238,7 @@ func latest(ctx context.Context, srv *serve.Server, circuit string) (breaker.Eve
 
 // subscribe is serve.Options.Subscribe: a health watch's topic, on the
 // connection the daemon holds to its broker.
-func (d *daemonNotifier) subscribe(w mqtt.Watch, fn func([]byte)) (func(), error) {
+func (d *daemonNotifier) subscribe(w notify.Watch, fn func([]byte)) (func(), error) {
 	return d.pool.Subscribe(w.Broker, w.Topic, fn)
 }
 

@@ -28,8 +28,9 @@ func BenchmarkFailFastProcess(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build hello: %v\n%s", err, out)
 	}
-	// Timed as installed: a process of the file the Go linker wrote starts
-	// about 1 ms slower here than one of a copy written with write(2).
+	// Timed as installed: a process of the file the Go linker wrote started
+	// 0.8-1 ms slower here than one of a copy written with write(2) (the run
+	// of 2026-12-07, docs/benchmarks.md).
 	hello = installCopy(b, hello, dir)
 	fusebox := installCopy(b, fuseboxBin, dir)
 	state := filepath.Join(dir, "state")

@@ -14,7 +14,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
-	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
@@ -182,7 +181,7 @@ func explainCircuit(ctx context.Context, x *Explanation, r Request, store fusebo
 	}
 	p = p.WithDefaults()
 	st, err := store.Load(ctx, x.Name)
-	damaged := errors.Is(err, file.ErrDamaged)
+	damaged := errors.Is(err, fusebox.ErrDamaged)
 	if err != nil && !damaged {
 		return fmt.Errorf("read the state of %s: %w", x.Name, err)
 	}
@@ -212,9 +211,8 @@ func explainCircuit(ctx context.Context, x *Explanation, r Request, store fusebo
 	return nil
 }
 
-// ReadOnly is s as explain reads it: a store that can read a state without
-// repairing it (file.Store.Peek) does so, so that nothing changes and a
-// damaged state file is reported instead of moved aside.
+// ReadOnly is s as explain reads it: its Load is the store's Peek, so that
+// nothing changes and a damaged record is reported instead of moved aside.
 func ReadOnly(s fusebox.Admin) fusebox.Admin {
 	if _, ok := s.(readOnly); ok {
 		return s
@@ -225,10 +223,5 @@ func ReadOnly(s fusebox.Admin) fusebox.Admin {
 type readOnly struct{ fusebox.Admin }
 
 func (r readOnly) Load(ctx context.Context, name string) (breaker.State, error) {
-	if p, ok := r.Admin.(interface {
-		Peek(context.Context, string) (breaker.State, error)
-	}); ok {
-		return p.Peek(ctx, name)
-	}
-	return r.Admin.Load(ctx, name)
+	return r.Admin.Peek(ctx, name)
 }

@@ -38,7 +38,7 @@ func Start(t testing.TB) *Server {
 	s := &Server{t: t, bin: bin}
 	var last error
 	for range 5 { // a free port may be taken before the server binds it
-		s.Port = freePort(t)
+		s.Port = testenv.FreePort(t)
 		if last = s.start(); last == nil {
 			t.Cleanup(s.Kill)
 			return s
@@ -160,14 +160,4 @@ func (s *Server) try(args ...string) (string, error) {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return strings.TrimRight(line, "\r\n"), err
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -7,6 +7,19 @@ import (
 	"testing"
 )
 
+// FreePort returns a TCP port of 127.0.0.1 that was free a moment ago:
+// nothing listens there, so a connection to it is refused, until a test
+// starts a server on it.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 // ServeConns listens on a free port of 127.0.0.1 and serves each connection
 // with serve, on a goroutine of its own, until the test ends: then done is
 // closed, the listener and every connection are closed, and every serve is

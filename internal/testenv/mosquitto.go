@@ -115,14 +115,3 @@ func StartMosquittoWith(t testing.TB, port int, lines string) *Broker {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
-// FreePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}

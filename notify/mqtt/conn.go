@@ -64,15 +64,10 @@ type Conn struct {
 
 var _ notify.Sink = (*Conn)(nil)
 
-// Dial starts connecting to cfg's broker, its discovery messages naming o,
+// dial starts connecting to cfg's broker, its discovery messages naming o,
 // and returns at once; logger hears the connection come and go (nil: not
-// at all). Close ends it.
-func Dial(cfg notify.MQTT, o Origin, logger *slog.Logger) (*Conn, error) {
-	return dial(cfg, o, logger, nil)
-}
-
-// dial is Dial with the circuits of ctl, and its controls when cfg asks
-// for them, when ctl is not nil.
+// at all), and ctl, when not nil, gives the circuits to publish and, when
+// cfg asks for them, their controls. Close ends it.
 func dial(cfg notify.MQTT, o Origin, logger *slog.Logger, ctl *Controller) (*Conn, error) {
 	u, err := url.Parse(cfg.Broker)
 	if err != nil {

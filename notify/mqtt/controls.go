@@ -92,6 +92,15 @@ func ParseCommand(payload []byte) (Command, error) {
 	return c, nil
 }
 
+// TripFor is what the press asks of the circuit, pressed on cfg's broker:
+// a trip for cfg.TripFor(), or 0, a reset.
+func (c Command) TripFor(cfg notify.MQTT) time.Duration {
+	if c.Press == PressReset {
+		return 0
+	}
+	return cfg.TripFor()
+}
+
 func (c Command) payload() string {
 	b, _ := json.Marshal(c)
 	return string(b)

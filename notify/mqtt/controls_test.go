@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
@@ -125,6 +126,23 @@ func FuzzParseCommand(f *testing.F) {
 			t.Fatalf("%q read as %+v", payload, c)
 		}
 	})
+}
+
+func TestAPressAsksATripForControlsTripForOrAReset(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		press mqtt.Press
+		cfg   notify.MQTT
+		want  time.Duration
+	}{
+		{"reset", mqtt.PressReset, notify.MQTT{ControlsTripFor: 10 * time.Minute}, 0},
+		{"trip, controls_trip_for unset", mqtt.PressTrip, notify.MQTT{}, notify.DefaultControlsTripFor},
+		{"trip, controls_trip_for: 10m", mqtt.PressTrip, notify.MQTT{ControlsTripFor: 10 * time.Minute}, 10 * time.Minute},
+	} {
+		if got := (mqtt.Command{Circuit: "weather", Press: c.press}).TripFor(c.cfg); got != c.want {
+			t.Errorf("%s: TripFor = %s, want %s", c.name, got, c.want)
+		}
+	}
 }
 
 func TestPhaseOf(t *testing.T) {

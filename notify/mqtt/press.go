@@ -29,10 +29,11 @@ type Controller struct {
 	// Status reads a circuit's status; its Reason is reason, or, when
 	// reason is "", its last transition's.
 	Status func(ctx context.Context, circuit, reason string) (Status, error)
-	// Press resets the circuit, or trips it for cfg.TripFor(), pressed on
-	// cfg's broker; ErrUnknown when the daemon knows no such circuit with
+	// Press applies a press on cfg's broker: it trips the circuit for
+	// tripFor, or resets it when tripFor is 0 (Command.TripFor says which
+	// a press asks); ErrUnknown when the daemon knows no such circuit with
 	// controls there.
-	Press func(ctx context.Context, cfg notify.MQTT, c Command) error
+	Press func(ctx context.Context, cfg notify.MQTT, circuit string, tripFor time.Duration) error
 	// PressEvery is the least time between two presses applied to one
 	// circuit (default DefaultPressEvery): the others are dropped.
 	PressEvery time.Duration
@@ -125,7 +126,7 @@ func (c *Conn) apply(ctx context.Context, ps *presses, every time.Duration, payl
 	}
 	pctx, cancel := context.WithTimeout(ctx, pressTimeout)
 	defer cancel()
-	err = c.ctl.Press(pctx, c.p.cfg, cmd)
+	err = c.ctl.Press(pctx, c.p.cfg, cmd.Circuit, cmd.TripFor(c.p.cfg))
 	switch {
 	case errors.Is(err, ErrUnknown):
 		ps.refuse(c, "unknown", now, "mqtt: a press for a circuit the daemon does not know changes nothing", "circuit", cmd.Circuit)
