@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
@@ -101,19 +105,32 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 
 	began := time.Now()
-	call := func(ctx context.Context) (*httpcall.Result, error) {
+	// Whatever the call, or a store after it, takes, the answer is written
+	// by then: the last quarter of the margin writes it.
+	actx, cancel := context.WithTimeout(r.Context(), answerBy(wait))
+	defer cancel()
+	call := func(ctx context.Context) (res *httpcall.Result, err error) {
+		defer func() {
+			// A bug below must not take the daemon down with it: the call
+			// runs on a goroutine of its own, where a panic would.
+			if p := recover(); p != nil {
+				s.log.Error("a call panicked", "name", name, "panic", p, "stack", string(debug.Stack()))
+				res, err = nil, errCallPanicked
+			}
+		}()
 		full, release := s.inFlight.acquire(wd.endpointsOf(name), wd.limits)
 		if full != "" {
 			return nil, &busyError{endpoint: full}
 		}
 		defer release()
-		res, err := wd.client.Call(ctx, name, opt)
+		res, err = wd.client.Call(ctx, name, opt)
 		if s.o.OnCall != nil {
 			s.o.OnCall(name, err)
 		}
 		return res, err
 	}
-	var res *httpcall.Result
+	var got <-chan singleflight.Result
+	ran := true // false for a GET until its shared call runs here
 	if r.Method == http.MethodGet && opt.Body == nil {
 		// Callers asking for the same at the same moment share one call,
 		// which goes on when the caller that started it leaves: it runs
@@ -128,22 +145,48 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		// did not run it are told so: singleflight's shared flag is set
 		// for the one that ran it too.
 		key := flightKey(name, opt.Subpath, r.URL.RawQuery, budget)
-		var v any
-		ran := false
-		v, err, _ = s.calls.Do(key, func() (any, error) {
-			ran = true
+		ran = false
+		got = s.calls.DoChan(key, func() (any, error) {
+			ran = true // read only after the result, which comes after this
 			ctx, cancel := context.WithTimeout(context.Background(), budget)
 			defer cancel()
 			return call(ctx)
 		})
-		res, _ = v.(*httpcall.Result)
+	} else {
+		ch := make(chan singleflight.Result, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(r.Context(), budget)
+			defer cancel()
+			res, err := call(ctx)
+			ch <- singleflight.Result{Val: res, Err: err}
+		}()
+		got = ch
+	}
+	var res *httpcall.Result
+	select {
+	case out := <-got:
+		res, _ = out.Val.(*httpcall.Result)
+		err = out.Err
 		if !ran {
 			w.Header().Set(HeaderShared, "true")
 		}
-	} else {
-		ctx, cancel := context.WithTimeout(r.Context(), budget)
-		res, err = call(ctx)
-		cancel()
+	case <-actx.Done():
+		// The call goes on without this caller, and records its outcome:
+		// a shutdown waits for it (Serve).
+		s.gaveUp.Add(1)
+		go func() {
+			<-got
+			s.gaveUp.Done()
+		}()
+		if r.Context().Err() != nil {
+			s.counters.observe(name, name, "", 499, time.Since(began))
+			return // the caller was let go; the call goes on, and records
+		}
+		s.log.Warn("no answer within the caller's wait: the call, or a store after it, is slow", "name", name, "wait", wait)
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
+		writeJSON(w, http.StatusServiceUnavailable, problem{Error: fmt.Sprintf("no answer within the caller's wait of %s", wait), Name: name})
+		s.counters.observe(name, name, "", http.StatusServiceUnavailable, time.Since(began))
+		return
 	}
 	first := name
 	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
@@ -154,13 +197,17 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		if time.Since(began) >= budget {
 			waited = wait // the caller's wait ran out: nothing came in time
 		}
-		code := s.failed(w, r, wd, name, res, err, waited)
+		code := s.failed(actx, w, r, wd, name, res, err, waited)
 		s.counters.observe(name, first, "", code, time.Since(began))
 		return
 	}
 	s.counters.observe(name, first, res.Source, res.Status, time.Since(began))
 	s.answer(w, res)
 }
+
+// errCallPanicked is the error of a call that panicked (logged with its
+// stack): the callers sharing it get a 500, and the daemon goes on.
+var errCallPanicked = errors.New("the call failed unexpectedly")
 
 // flightKey is the key under which GET callers share a call: the same
 // name, subpath and query as written, and the same budget.
@@ -288,7 +335,7 @@ func (s *Server) answer(w http.ResponseWriter, res *httpcall.Result) {
 // as long as it waited; a call whose connection the daemon closed (at the
 // end of the shutdown grace) gets nothing. It returns the status it
 // answered with.
-func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error, waited time.Duration) int {
+func (s *Server) failed(ctx context.Context, w http.ResponseWriter, r *http.Request, wd *world, name string, res *httpcall.Result, err error, waited time.Duration) int {
 	if r.Context().Err() != nil {
 		return 499 // the caller was let go; nginx's name for a caller gone
 	}
@@ -321,7 +368,7 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name 
 	if res != nil {
 		w.Header().Set(HeaderAttempts, strconv.Itoa(res.Attempts))
 	}
-	if d, ok := s.retryAfter(r, ce.Errors); ok {
+	if d, ok := s.retryAfter(ctx, ce.Errors); ok {
 		w.Header().Set("Retry-After", strconv.Itoa(d))
 	} else if waited > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((waited+time.Second-1)/time.Second))))
@@ -333,11 +380,11 @@ func (s *Server) failed(w http.ResponseWriter, r *http.Request, wd *world, name 
 // retryAfter returns, in whole seconds rounded up, how long until the first
 // of the endpoints' open circuits may be probed; at least 1 when one is
 // half-open with its probe taken. It reports false when none is open.
-func (s *Server) retryAfter(r *http.Request, errs []httpcall.EndpointError) (int, bool) {
+func (s *Server) retryAfter(ctx context.Context, errs []httpcall.EndpointError) (int, bool) {
 	now := s.o.Clock.Now()
 	best, found := time.Duration(math.MaxInt64), false
 	for _, e := range errs {
-		st, err := s.o.Store.Load(r.Context(), e.Name)
+		st, err := s.o.Store.Load(ctx, e.Name)
 		if err != nil {
 			continue
 		}

@@ -85,7 +85,11 @@ func startIn(t testing.TB, dir string, targets serve.Targets, o serve.Options) *
 		_, p, _ := net.SplitHostPort(ln.Addr().String())
 		o.Listen = net.JoinHostPort(h, p)
 	}
-	o.Store = store
+	if o.Store == nil {
+		o.Store = store
+	} else {
+		store.Close()
+	}
 	srv, err := serve.New(targets, o)
 	if err != nil {
 		ln.Close()

@@ -101,6 +101,7 @@ type Server struct {
 	log        *slog.Logger
 	counters   *counters
 	calls      singleflight.Group // GET calls callers share (see handleCall)
+	gaveUp     sync.WaitGroup     // calls going on after their callers were answered (see handleCall)
 	reads      singleflight.Group // readings of the store callers share (see shared)
 	inFlight   inFlight
 	slots      *slots               // the connections Serve holds, within MaxConns
@@ -359,6 +360,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err != nil {
 		s.log.Warn("calls still running at the end of the shutdown grace; closing them", "grace", grace)
 		hs.Close()
+	}
+	// Calls whose callers had their answer at the wait's end go on to
+	// record their outcomes; every handler has returned, so none is added.
+	ended := make(chan struct{})
+	go func() {
+		s.gaveUp.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-sctx.Done():
+		s.log.Warn("calls past their callers' wait still running at the end of the shutdown grace", "grace", grace)
 	}
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -76,3 +76,12 @@ func parseWait(v string) (time.Duration, error) {
 func CallBudget(wait time.Duration) time.Duration {
 	return wait - min(wait/10, time.Second)
 }
+
+// answerBy returns when, after the request came, its answer is written
+// whatever the call or a store is doing: the call has CallBudget, a stale
+// answer read after it half the margin more (httpcall.CallOptions.StoreGrace),
+// the answer's own reads (Retry-After) a quarter, and the last quarter
+// writes it.
+func answerBy(wait time.Duration) time.Duration {
+	return wait - min(wait/10, time.Second)/4
+}
