@@ -8,7 +8,7 @@
 # of the CPU time (user and system) A and B used in all, read in clock
 # ticks from /proc, too coarse to pair one run with another. The load
 # average before and after is printed with it: quote it with the figure.
-# Each command is one string split as a shell splits words, its output
+# Each command is one string split at blanks (no quoting), its output
 # thrown away; its exit status is not acted on (a fail-fast run exits 75).
 #
 #   bench/scripts/paired.sh 100 'fusebox run open-circuit -- true' bench/hello/hello
