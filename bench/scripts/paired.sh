@@ -11,7 +11,8 @@
 # Each command is one string split at blanks (no quoting), its output
 # thrown away; its exit status is not acted on (a fail-fast run exits 75).
 #
-#   bench/scripts/paired.sh 100 'fusebox run open-circuit -- true' bench/hello/hello
+#   (cd bench && CGO_ENABLED=0 go build -o /tmp/hello ./hello)
+#   bench/scripts/paired.sh 100 'fusebox run open-circuit -- true' /tmp/hello
 set -u
 runs=${1:?runs}
 a=${2:?command A}
