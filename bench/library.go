@@ -274,11 +274,14 @@ func libraryReport(t *tools, benchtime time.Duration) (string, error) {
 	par := pairedRatio(memPar, get("gobreaker v2 Execute", true))
 	openRatio := pairedRatio(get("fusebox Do, mem store, open", false), get("gobreaker v2 Execute, open", false))
 	allocs := max(memSerial.AllocsPerOp, memPar.AllocsPerOp)
-	fmt.Fprintf(&b, "\nTargets, in-memory Do with the default policy (its 10 s attempt timeout; issue 29 set the 2x and the "+
-		"0 allocations for a Do without one, §4b): within 2x of gobreaker's Execute, serial %s (%s) and parallel %s (%s); "+
-		"within 3x on an open circuit, %s (%s); 0 allocations on the success path, %d (%s).\n",
-		fmtRatio(serial), verdict(serial <= 2), fmtRatio(par), verdict(par <= 2),
-		fmtRatio(openRatio), verdict(openRatio <= 3), allocs, verdict(allocs == 0))
+	b.WriteString("\nTargets, in-memory Do with the default policy (its 10 s attempt timeout; issue 29 set the 2x and the " +
+		"0 allocations for a Do without one, §4b):\n\n")
+	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", [][]string{
+		{"in-memory Do within 2x of gobreaker's Execute, serial", fmtRatio(serial), verdict(serial <= 2)},
+		{"in-memory Do within 2x of gobreaker's Execute, parallel", fmtRatio(par), verdict(par <= 2)},
+		{"in-memory Do within 3x on an open circuit", fmtRatio(openRatio), verdict(openRatio <= 3)},
+		{"0 allocations on the success path", fmt.Sprint(allocs), verdict(allocs == 0)},
+	}))
 	return b.String(), nil
 }
 

@@ -61,6 +61,15 @@ func otherWork() string {
 	return fmt.Sprintf("other work used %.0f%% of the CPU in the half second before it", busy*100)
 }
 
+// loadAverage is the one-minute load average, as uptime prints it: with
+// others' work on the machine, the figure to quote beside a timing.
+func loadAverage() string {
+	if f := strings.Fields(readFile("/proc/loadavg")); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
 // fuseboxVersion names the checkout fusebox was built from.
 func fuseboxVersion(ctx context.Context, repo string) string {
 	return output(ctx, repo, "git", "describe", "--always", "--dirty")

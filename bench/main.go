@@ -160,7 +160,7 @@ func run(ctx context.Context, o *options) error {
 	names := append([]string{"machine"}, o.scenarios...)
 	for _, s := range runOrder(o.scenarios) {
 		var body string
-		before := otherWork()
+		before, load := otherWork(), loadAverage()
 		switch s {
 		case "storm":
 			body, err = stormReport(ctx, t, defaultStorm(o.tick), o.out)
@@ -180,8 +180,8 @@ func run(ctx context.Context, o *options) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s, err)
 		}
-		sections[s] = body + fmt.Sprintf("\n_Measured %s on fusebox %s; %s; %s._\n",
-			time.Now().UTC().Format("2006-01-02 15:04 MST"), version, before, niceness())
+		sections[s] = body + fmt.Sprintf("\n_Measured %s on fusebox %s; %s; load average %s at its start, %s at its end; %s._\n",
+			time.Now().UTC().Format("2006-01-02 15:04 MST"), version, before, load, loadAverage(), niceness())
 	}
 	sections["machine"] = machineReport(ctx, t, o.quick)
 	report := filepath.Join(o.out, "benchmarks.md")

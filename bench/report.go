@@ -34,7 +34,8 @@ func replaceSection(doc, name, body string) string {
 }
 
 // updateReport rewrites path with each of sections (name → markdown body)
-// replaced, creating the file when it is missing.
+// replaced, and its glance section, when it has one, gathered anew from
+// the sections as they then stand; it creates the file when it is missing.
 func updateReport(path string, names []string, sections map[string]string) error {
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -48,6 +49,9 @@ func updateReport(path string, names []string, sections map[string]string) error
 		if body, ok := sections[name]; ok {
 			doc = replaceSection(doc, name, body)
 		}
+	}
+	if _, ok := sectionBody(doc, "glance"); ok {
+		doc = replaceSection(doc, "glance", glance(doc, allScenarios))
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(doc), 0o644); err != nil {

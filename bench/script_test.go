@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -50,5 +52,33 @@ func TestClassicScriptFollowsTheIssue(t *testing.T) {
 	healthy.Store(true)
 	if code := run(); code != 0 || hits.Load() != 4 || len(files()) != 0 {
 		t.Fatalf("recovered: exit %d after %d requests, files %v; want 0, 4, none", code, hits.Load(), files())
+	}
+}
+
+// TestPairedScriptPrintsTheRatioOfTwoCommands runs scripts/paired.sh on two
+// commands whose times differ by far more than this machine's noise: the
+// ratio it prints says which is slower, and every figure has its line.
+func TestPairedScriptPrintsTheRatioOfTwoCommands(t *testing.T) {
+	for _, tool := range []string{"bash", "awk", "sleep", "true"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	out, err := exec.Command("bash", "scripts/paired.sh", "3", "sleep 0.05", "true").CombinedOutput()
+	if err != nil {
+		t.Fatalf("paired.sh: %v\n%s", err, out)
+	}
+	var ratio float64
+	for _, want := range []string{"load before: ", "load after: ", "A median wall: ", "B median wall: "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q line in:\n%s", want, out)
+		}
+	}
+	i := strings.Index(string(out), "paired ratios: ")
+	if i < 0 {
+		t.Fatalf("no ratio in:\n%s", out)
+	}
+	if _, err := fmt.Sscanf(string(out[i:]), "paired ratios: %gx", &ratio); err != nil || ratio < 5 {
+		t.Errorf("sleep 0.05 against true: ratio %v (%v), want well above 5, in:\n%s", ratio, err, out)
 	}
 }

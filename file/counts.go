@@ -115,8 +115,7 @@ func (s *Store) withCounts(ctx context.Context, name string, fn func(*[countWord
 	cm := s.maps.m[name]
 	if cm != nil {
 		var st unix.Stat_t
-		// countsPath, put together without allocating
-		if lstatJoin(&st, s.prefix, ".counts/", name, ".counts") != nil || uint64(st.Dev) != cm.dev || st.Ino != cm.ino || st.Size < countsSize {
+		if unix.Lstat(s.countsPath(name), &st) != nil || uint64(st.Dev) != cm.dev || st.Ino != cm.ino || st.Size < countsSize {
 			s.unmapLocked(name)
 			cm = nil
 		}

@@ -144,7 +144,8 @@ func (d *damage) Error() string { return d.problem }
 // is a fresh state; an unparsable file or a symlink is a *damage.
 func (s *Store) readState(name string) (breaker.State, error) {
 	var lst unix.Stat_t
-	lerr := lstatJoin(&lst, s.prefix, name, ".json") // statePath, unallocated
+	path := s.statePath(name)
+	lerr := unix.Lstat(path, &lst)
 	switch lerr {
 	case nil:
 		if st, ok := s.states.lookup(name, &lst); ok {
@@ -154,7 +155,6 @@ func (s *Store) readState(name string) (breaker.State, error) {
 		s.states.drop(name)
 		return breaker.State{Name: name}, nil
 	}
-	path := s.statePath(name)
 	fd, err := openFile(path, readFlags)
 	if errors.Is(err, fs.ErrPermission) && lerr == nil { // another user's file, or FIFO
 		if lst.Mode&unix.S_IFMT != unix.S_IFREG {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -24,11 +23,6 @@ const (
 	appendFlags = unix.O_WRONLY | unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	tempFlags   = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 )
-
-// lstatJoined is lstatJoin the plain way.
-func lstatJoined(st *unix.Stat_t, parts []string) error {
-	return unix.Lstat(strings.Join(parts, ""), st)
-}
 
 func openFile(path string, flags int) (int, error) {
 	for {

@@ -69,7 +69,7 @@ func (c *child) run(ctx context.Context) childResult {
 	if err != nil {
 		return startFailure(c.argv[0], err)
 	}
-	pgid := p.pid
+	pgid := p.process.Pid
 	// The child is waited for here, not in a goroutine of its own (a
 	// goroutine started wakes another thread of the runtime's); the end of
 	// ctx stops it from a callback instead.

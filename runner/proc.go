@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,17 +15,16 @@ import (
 
 // proc is a started attempt: a child in its own process group, and the
 // goroutines copying its pipes. It is what os/exec's Cmd does for fusebox,
-// without the pidfd probe os.StartProcess makes at its first use in a
-// process (on Linux, a clone of a throwaway child: about a quarter of a
-// millisecond of every run). The group is signalled with kill(2) on -pid,
-// as before; pidfds would only guard the signal to the child itself.
+// with a drain that silence ends (see wait) rather than Cmd's fixed
+// WaitDelay. The group is signalled with kill(2) on -pid; the process's
+// pidfd would only guard the signal to the child itself.
 type proc struct {
-	pid    int
-	parent []*os.File     // fusebox's ends of the pipes: closed when the drain runs out
-	copies sync.WaitGroup // one per pipe
-	read   atomic.Int64   // bytes read from the child's stdout and stderr: the drain's progress
-	mu     sync.Mutex
-	ioErr  error // the first error copying a pipe
+	process *os.Process
+	parent  []*os.File     // fusebox's ends of the pipes: closed when the drain runs out
+	copies  sync.WaitGroup // one per pipe
+	read    atomic.Int64   // bytes read from the child's stdout and stderr: the drain's progress
+	mu      sync.Mutex
+	ioErr   error // the first error copying a pipe
 }
 
 // progressReader counts what is read through it into n.
@@ -78,19 +76,15 @@ func startProc(argv []string, stdin io.Reader, stdout, stderr io.Writer) (*proc,
 	if err != nil {
 		return fail(err)
 	}
-	attr := &syscall.ProcAttr{
+	process, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Env:   os.Environ(),
-		Files: []uintptr{in.Fd(), out.Fd(), errf.Fd()},
+		Files: []*os.File{in, out, errf},
 		Sys:   procAttr(),
-	}
-	pid, err := syscall.ForkExec(path, argv, attr)
-	runtime.KeepAlive(in)
-	runtime.KeepAlive(out)
-	runtime.KeepAlive(errf)
+	})
 	if err != nil {
-		return fail(&os.PathError{Op: "fork/exec", Path: path, Err: err}) // as os.StartProcess words it
+		return fail(err)
 	}
-	p.pid = pid
+	p.process = process
 	return p, nil
 }
 
@@ -180,14 +174,9 @@ func (p *proc) closePipes() {
 // waited for (err says why); else err is the first error copying its pipes
 // (none when the drain ran out).
 func (p *proc) wait(drain time.Duration) (ws syscall.WaitStatus, reaped bool, err error) {
-	for {
-		_, err = syscall.Wait4(p.pid, &ws, 0, nil)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		err = os.NewSyscallError("wait", err)
+	state, err := p.process.Wait()
+	if err == nil {
+		ws = state.Sys().(syscall.WaitStatus)
 	}
 	reaped = err == nil
 	// Waited for here, with a timer to cut the drain short, rather than in a

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/serve"
 )
@@ -55,8 +57,17 @@ func processCPU(b *testing.B) time.Duration {
 // sockets: the handler (guard, mux, circuit, count, answer) in front of an
 // upstream that is a RoundTripper answering from memory. It is what the
 // daemon costs beyond Go's HTTP server and client, which
-// BenchmarkCallThroughTheDaemon and the bench's proxy scenario include.
-func BenchmarkDaemonOwnWork(b *testing.B) {
+// BenchmarkCallThroughTheDaemon and the bench's proxy scenario include. A
+// circuit that has only succeeded has no state file.
+func BenchmarkDaemonOwnWork(b *testing.B) { daemonOwnWork(b, false) }
+
+// BenchmarkDaemonOwnWorkTripped is the same on a circuit tripped by hand:
+// every call reads its state file (through the store's state cache) and is
+// answered 503 without an upstream request (docs/benchmarks.md, "Speed
+// mechanisms against the plain path").
+func BenchmarkDaemonOwnWorkTripped(b *testing.B) { daemonOwnWork(b, true) }
+
+func daemonOwnWork(b *testing.B, tripped bool) {
 	body := []byte(`{"temp":21.5,"unit":"C"}`)
 	up := roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: 200, ProtoMajor: 1, ProtoMinor: 1, Request: r, ContentLength: int64(len(body)),
@@ -64,6 +75,13 @@ func BenchmarkDaemonOwnWork(b *testing.B) {
 	})
 	d := start(b, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", "http://upstream.test/", func(e *httpcall.Endpoint) { e.PassQuery = true })}},
 		serve.Options{ClientOptions: []httpcall.Option{httpcall.WithTransport(up)}})
+	want := http.StatusOK
+	if tripped {
+		if _, err := fusebox.New(d.store).Trip(context.Background(), "u", 24*time.Hour); err != nil {
+			b.Fatal(err)
+		}
+		want = http.StatusServiceUnavailable
+	}
 	h := d.Handler()
 	b.ReportAllocs()
 	cpu0 := processCPU(b)
@@ -74,7 +92,7 @@ func BenchmarkDaemonOwnWork(b *testing.B) {
 		r.Host = d.addr
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
-		if w.Code != 200 {
+		if w.Code != want {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}
