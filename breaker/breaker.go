@@ -182,7 +182,7 @@ func (s *State) Record(p Policy, now Instant, permit Permit, o Outcome) []Event 
 	case o.OpenFor > 0:
 		return append(events, s.open(now, min(o.OpenFor, p.OpenMax), "asked to wait: "+o.Reason))
 	case s.tripped(p):
-		return append(events, s.open(now, s.openPeriod(p, 0), s.tripReason(p)))
+		return append(events, s.open(now, s.openPeriod(p, 0), s.TripReason(p)))
 	}
 	return events
 }
@@ -291,7 +291,10 @@ func (s *State) tripped(p Policy) bool {
 	return float64(strings.Count(s.Recent, "f"))/float64(n) >= fr.Threshold
 }
 
-func (s *State) tripReason(p Policy) string {
+// TripReason says what opens, or opened, the circuit under p, from its
+// failures so far: "3 consecutive failures", "5 of the last 10 attempts
+// failed".
+func (s *State) TripReason(p Policy) string {
 	if fr := p.FailureRate; fr != nil {
 		return fmt.Sprintf("%d of the last %d attempts failed", strings.Count(s.Recent, "f"), len(s.Recent))
 	}
