@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Admission: whether an attempt may run, asked of the retry budget and then
@@ -155,11 +156,11 @@ func isOpen(err error) bool {
 
 func reopensIn(err error) time.Duration {
 	if oe, ok := err.(*breaker.OpenError); ok { // as Decide and Acquire return it
-		return breaker.Round(oe.ReopensIn)
+		return human.Round(oe.ReopensIn)
 	}
 	var oe *breaker.OpenError
 	if errors.As(err, &oe) {
-		return breaker.Round(oe.ReopensIn)
+		return human.Round(oe.ReopensIn)
 	}
 	return 0
 }

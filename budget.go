@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Defaults of a RetryBudget's zero fields.
@@ -128,7 +128,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("retry budget exhausted: %d retr%s for %d first attempt%s in %s",
-		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), breaker.Round(e.Window))
+		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), human.Round(e.Window))
 }
 
 func pluralY(n int) string {

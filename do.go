@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Do calls fn under the named circuit's policy: each attempt asks the breaker
@@ -115,7 +116,7 @@ func (k *call) attempts(parent context.Context, fn func(context.Context) error) 
 		if err != nil {
 			return err
 		}
-		k.info("waiting before retry", "wait", breaker.Round(wait))
+		k.info("waiting before retry", "wait", human.Round(wait))
 		if !sleep(parent, wait) {
 			return k.stopped(parent, attempt, last)
 		}

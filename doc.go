@@ -27,6 +27,6 @@
 //
 // This package is the domain: policies, the [Store] contract and the Do
 // loop. The breaker's state machine is package breaker; stores live in
-// subpackages (mem, file, redis). It imports only the standard library and
-// package breaker.
+// subpackages (mem, file, redis). It imports only the standard library,
+// package breaker and internal/human (durations as people read them).
 package fusebox

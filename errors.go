@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // ErrLockTimeout is matched by the error of a Store that gave up waiting for
@@ -82,7 +83,7 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 	case StopTooClose:
 		why = "deadline too close to retry"
 	case StopRetryAfter:
-		why = fmt.Sprintf("server asked to wait %s, past the deadline", breaker.Round(e.RetryAfter))
+		why = fmt.Sprintf("server asked to wait %s, past the deadline", human.Round(e.RetryAfter))
 	case StopOpened:
 		why = "circuit opened"
 	case StopBudget:

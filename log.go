@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // LevelNotice is the level of a circuit closing: good news, worth one line
@@ -95,9 +96,9 @@ func (k *call) logTransition(e breaker.Event) {
 	switch e.To {
 	case breaker.Open:
 		if e.From == breaker.HalfOpen { // a failed probe: the opening was told already
-			k.info("circuit reopened", "for", breaker.Round(time.Duration(e.For)), "reason", e.Reason)
+			k.info("circuit reopened", "for", human.Round(time.Duration(e.For)), "reason", e.Reason)
 		} else {
-			k.warn("circuit opened", "for", breaker.Round(time.Duration(e.For)), "reason", e.Reason)
+			k.warn("circuit opened", "for", human.Round(time.Duration(e.For)), "reason", e.Reason)
 		}
 	case breaker.Closed:
 		k.notice("circuit closed", "reason", e.Reason)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // ErrOpen is matched (errors.Is) by every error that means a call was not run
@@ -29,9 +31,9 @@ func (e *OpenError) Error() string {
 	case e.Phase == ForcedOpen && e.ReopensIn == 0:
 		return fmt.Sprintf("circuit %s is forced open until reset", e.Name)
 	case e.Phase == ForcedOpen:
-		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, Round(e.ReopensIn))
+		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, human.Round(e.ReopensIn))
 	}
-	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, Round(e.ReopensIn))
+	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, human.Round(e.ReopensIn))
 }
 
 // Is makes errors.Is(err, ErrOpen) true.
@@ -49,15 +51,3 @@ const (
 	CauseTimeout Cause = "timeout" // an attempt timeout or a deadline cut it
 	CauseOther   Cause = "other"
 )
-
-// Round trims d to the precision a person reads at a glance: whole
-// seconds from a minute, tenths from a second, else milliseconds.
-func Round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
-}
