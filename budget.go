@@ -1,6 +1,7 @@
 package fusebox
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -11,16 +12,16 @@ import (
 
 // Defaults of a RetryBudget's zero fields.
 const (
-	DefaultBudgetMin    = 3
-	DefaultBudgetWindow = 10 * time.Second
+	defaultBudgetMin    = 3
+	defaultBudgetWindow = 10 * time.Second
 )
 
 // RetryBudget caps a circuit's retries, across every process sharing its
 // store, at Percent of its first attempts in the last Window plus Min: when
 // an upstream is down, a storm of callers then sends about one request each
 // instead of one per attempt. First attempts are never refused. Zero Min and
-// Window mean DefaultBudgetMin and DefaultBudgetWindow; a Percent of 0 with a
-// Min allows Min retries a window and no more.
+// Window mean 3 and 10s (WithDefaults); a Percent of 0 with a Min allows Min
+// retries a window and no more.
 type RetryBudget struct {
 	Percent float64 // share of first attempts, 0.2 for 20% (config: retry_budget or retry_budget.percent)
 	Min     int     // retries allowed on top (config: retry_budget.min)
@@ -29,8 +30,8 @@ type RetryBudget struct {
 
 // WithDefaults returns b with its zero Min and Window set to the defaults.
 func (b RetryBudget) WithDefaults() RetryBudget {
-	setDefault(&b.Min, DefaultBudgetMin)
-	setDefault(&b.Window, DefaultBudgetWindow)
+	b.Min = cmp.Or(b.Min, defaultBudgetMin)
+	b.Window = cmp.Or(b.Window, defaultBudgetWindow)
 	return b
 }
 
@@ -45,7 +46,7 @@ func (b RetryBudget) Allowed(firsts int) int {
 // when Min or Window is not the default.
 func (b RetryBudget) String() string {
 	pct := fmt.Sprintf("%g%%", b.Percent*100)
-	if b.Min == DefaultBudgetMin && b.Window == DefaultBudgetWindow {
+	if b.Min == defaultBudgetMin && b.Window == defaultBudgetWindow {
 		return pct
 	}
 	return fmt.Sprintf("{percent: %s, min: %d, window: %s}", pct, b.Min, b.Window)

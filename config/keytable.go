@@ -77,6 +77,7 @@ func table() *keyTable {
 
 // newKeyTable builds the table, each block after the blocks it holds.
 func newKeyTable() *keyTable {
+	defaults, budget := fusebox.DefaultPolicy(), fusebox.RetryBudget{}.WithDefaults()
 	// sharedMQTTKeys are the keys a top-level mqtt: block and notify: mqtt: share.
 	sharedMQTTKeys := []key{
 		{name: "broker", doc: "The MQTT broker, tcp://host:port (mqtt:// is the same).", is: text(), example: "tcp://127.0.0.1:1883"},
@@ -105,8 +106,8 @@ func newKeyTable() *keyTable {
 		keys: []key{
 			{name: "percent", doc: "The share of first attempts that may be retried.",
 				is: share(&schema{AnyOf: []*schema{{Minimum: num(0), Maximum: num(1)}, {ExclusiveMinimum: num(100)}}}), example: "10%"},
-			{name: "min", doc: "Retries allowed in each window whatever the share.", is: integer(num(1), nil), def: fusebox.DefaultBudgetMin, example: 1},
-			{name: "window", doc: "The window retries and first attempts are counted in.", is: positive(), def: formatDuration(fusebox.DefaultBudgetWindow), example: "30s"},
+			{name: "min", doc: "Retries allowed in each window whatever the share.", is: integer(num(1), nil), def: budget.Min, example: 1},
+			{name: "window", doc: "The window retries and first attempts are counted in.", is: positive(), def: formatDuration(budget.Window), example: "30s"},
 		},
 		required: []string{"percent"},
 	}
@@ -120,33 +121,33 @@ func newKeyTable() *keyTable {
 
 	policyBlock := &block{keys: []key{
 		{name: "attempts", doc: "Attempts of a call, the first included.",
-			is: integer(num(1), nil), def: fusebox.DefaultAttempts, example: 3},
+			is: integer(num(1), nil), def: defaults.Retry.Attempts, example: 3},
 		{name: "backoff", doc: "The wait before the second attempt, before jitter.",
-			is: duration(), def: formatDuration(fusebox.DefaultBackoff), example: "2s"},
+			is: duration(), def: formatDuration(defaults.Retry.Backoff.First), example: "2s"},
 		{name: "multiplier", doc: "How much each wait grows on the one before: at least 1 (0 means the default).",
-			is: &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}}, def: fusebox.DefaultMultiplier, example: 2},
+			is: &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}}, def: defaults.Retry.Backoff.Multiplier, example: 2},
 		{name: "max_delay", doc: "The longest single wait; at least backoff.",
-			is: duration(), def: formatDuration(fusebox.DefaultMaxDelay), example: "30s"},
+			is: duration(), def: formatDuration(defaults.Retry.Backoff.Max), example: "30s"},
 		{name: "jitter", doc: "How a wait is randomised (AWS's \"Exponential Backoff And Jitter\").",
 			is: oneOfNames(jitters), def: string(fusebox.JitterFull), example: "full"},
 		{name: "timeout", doc: "The longest one attempt may take.",
-			is: duration(), def: formatDuration(fusebox.DefaultTimeout), example: "10s"},
+			is: duration(), def: formatDuration(defaults.Retry.Timeout), example: "10s"},
 		{name: "deadline", doc: "The longest the whole call may take, waits included.",
-			is: duration(), def: formatDuration(fusebox.DefaultDeadline), example: "60s"},
+			is: duration(), def: formatDuration(defaults.Retry.Deadline), example: "60s"},
 		{name: "retry_budget", doc: "Retries, across every process, at most this share of first attempts; null turns off one set in defaults:.",
 			is: share(&schema{AnyOf: []*schema{{Minimum: num(0), Maximum: num(1)}, {ExclusiveMinimum: num(100)}}}), block: retryBudgetBlock, example: "20%"},
 		{name: "trip_after", doc: "Consecutive failed attempts that open the circuit.",
-			is: integer(num(0), nil), def: fusebox.DefaultTripAfter, example: 3},
+			is: integer(num(0), nil), def: defaults.Breaker.TripAfter, example: 3},
 		{name: "failure_rate", doc: "Open the circuit on a share of failures instead of trip_after; null turns off one set in defaults:.",
 			block: failureRateBlock},
 		{name: "open_for", doc: "How long the circuit stays open before a probe, or auto: learned from the circuit's own outages.",
-			is: &schema{AnyOf: []*schema{duration(), {Type: "string", Pattern: "^" + space() + "*auto" + space() + "*$"}}}, def: formatDuration(fusebox.DefaultOpenFor), example: "30s"},
+			is: &schema{AnyOf: []*schema{duration(), {Type: "string", Pattern: "^" + space() + "*auto" + space() + "*$"}}}, def: formatDuration(defaults.Breaker.OpenFor), example: "30s"},
 		{name: "open_multiplier", doc: "How much the open period grows after each failed probe: at least 1 (0 means the default).",
-			is: &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}}, def: fusebox.DefaultOpenMultiplier, example: 2},
+			is: &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}}, def: defaults.Breaker.OpenMultiplier, example: 2},
 		{name: "open_max", doc: "The longest open period; at least open_for.",
-			is: duration(), def: formatDuration(fusebox.DefaultOpenMax), example: "5m"},
+			is: duration(), def: formatDuration(defaults.Breaker.OpenMax), example: "5m"},
 		{name: "probes", doc: "Callers let through a half-open circuit at once, across every process.",
-			is: integer(num(0), nil), def: fusebox.DefaultProbes, example: 1},
+			is: integer(num(0), nil), def: defaults.Breaker.Probes, example: 1},
 		{name: "probe_lease", doc: "How long a probe's claim lasts, so that a killed probe frees the circuit (default: timeout + 2s).",
 			is: duration(), example: "15s"},
 	}}

@@ -151,14 +151,14 @@ func (l *loader) retryBudget(e entry, refs keyRefs) *fusebox.RetryBudget {
 		case "min":
 			n, ok := l.integer(f.value, f.path)
 			if ok && n == 0 { // the zero value means the default: say so
-				l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.DefaultBudgetMin)
+				l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.RetryBudget{}.WithDefaults().Min)
 				ok = false
 			}
 			set(&rb.Min)(n, ok)
 		case "window":
 			d, ok := l.duration(f.value, f.path)
 			if ok && d == 0 {
-				l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.DefaultBudgetWindow)
+				l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.RetryBudget{}.WithDefaults().Window)
 				ok = false
 			}
 			set(&rb.Window)(d, ok)
