@@ -1,25 +1,13 @@
 package fusebox
 
-import (
-	"time"
+import "github.com/fusebox-hq/fusebox/breaker"
 
-	"github.com/fusebox-hq/fusebox/breaker"
-)
-
-// RecordRetry returns p as an event records it.
-func RecordRetry(p RetryPolicy) breaker.RetryRecord {
+// recordRetry returns p as an event records it; package history reads it
+// back.
+func recordRetry(p RetryPolicy) breaker.RetryRecord {
 	return breaker.RetryRecord{
 		Attempts: p.Attempts, Timeout: breaker.Duration(p.Timeout), Deadline: breaker.Duration(p.Deadline),
 		Backoff: breaker.Duration(p.Backoff.First), Multiplier: p.Backoff.Multiplier, MaxDelay: breaker.Duration(p.Backoff.Max), Jitter: string(p.Backoff.Jitter),
-	}
-}
-
-// RecordedRetry returns the retry policy r records (zero fields mean
-// defaults).
-func RecordedRetry(r breaker.RetryRecord) RetryPolicy {
-	return RetryPolicy{
-		Attempts: r.Attempts, Timeout: time.Duration(r.Timeout), Deadline: time.Duration(r.Deadline),
-		Backoff: Backoff{First: time.Duration(r.Backoff), Multiplier: r.Multiplier, Max: time.Duration(r.MaxDelay), Jitter: Jitter(r.Jitter)},
 	}
 }
 
@@ -28,7 +16,7 @@ func RecordedRetry(r breaker.RetryRecord) RetryPolicy {
 func stampRetry(events []breaker.Event, p RetryPolicy) {
 	for i := range events {
 		if events[i].Kind == breaker.EventTransition {
-			events[i].Retry = RecordRetry(p)
+			events[i].Retry = recordRetry(p)
 		}
 	}
 }
