@@ -12,7 +12,7 @@ import "time"
 func (s *State) BoundOpen(p Policy) bool {
 	longest := max(p.OpenMax, p.OpenFor)
 	if p.LearnOpenFor {
-		longest = max(longest, MinLearnedOpenFor)
+		longest = max(longest, minLearnedOpenFor)
 	}
 	if s.Phase != Open || longest <= 0 || time.Duration(s.OpenPeriod) <= longest {
 		return false

@@ -29,7 +29,7 @@ type Policy struct {
 	OpenMax        time.Duration
 	// LearnOpenFor (open_for: auto) learns an outage's first open period
 	// from how the circuit's recent outages recovered (State.LearnedOpenFor),
-	// between MinLearnedOpenFor and OpenMax; OpenFor is the period until
+	// between 5s and OpenMax; OpenFor is the period until
 	// there is anything to learn from.
 	LearnOpenFor bool
 	// Probes is how many callers, across all processes sharing the store,
