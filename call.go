@@ -140,12 +140,12 @@ func (k *call) setDeadline(parent context.Context, now time.Time) {
 	k.noDeadline = r.Deadline == NoDeadline && !k.callersDeadline
 }
 
-// deadlineStop is the Stop of a call that reached its deadline.
-func (k *call) deadlineStop() Stop {
+// deadlineStop is the stopReason of a call that reached its deadline.
+func (k *call) deadlineStop() stopReason {
 	if k.callersDeadline {
-		return StopCallersDeadline
+		return stopCallersDeadline
 	}
-	return StopDeadline
+	return stopDeadline
 }
 
 // attempt runs fn once, under the attempt's deadline: its timeout, or the
@@ -153,7 +153,7 @@ func (k *call) deadlineStop() Stop {
 // short, if one did. When parent carries the attempt's deadline already (the
 // caller's), or there is none, fn runs with parent itself: an attempt's
 // context of its own is the only allocation of a successful call.
-func (k *call) attempt(parent context.Context, fn func(context.Context) error, now time.Time) (Cut, error) {
+func (k *call) attempt(parent context.Context, fn func(context.Context) error, now time.Time) (attemptCut, error) {
 	r := k.policy.Retry
 	deadline := now.Add(r.Timeout)
 	byCall := !deadline.Before(k.deadline)
@@ -169,27 +169,27 @@ func (k *call) attempt(parent context.Context, fn func(context.Context) error, n
 	err := fn(ctx)
 	switch {
 	case err == nil || ctx.Err() != context.DeadlineExceeded:
-		return NotCut, err
+		return notCut, err
 	case byCall && k.callersDeadline:
-		return CutCallersDeadline, err
+		return cutCallersDeadline, err
 	case byCall:
-		return CutDeadline, err
+		return cutDeadline, err
 	}
-	return CutTimeout, err
+	return cutTimeout, err
 }
 
 // failure reads a failed attempt's error: the *Failure that steers the
 // retry, and the *AttemptError the call reports.
-func (k *call) failure(err error, cut Cut, attempt int) (*Failure, *AttemptError) {
+func (k *call) failure(err error, cut attemptCut, attempt int) (*Failure, *AttemptError) {
 	var f *Failure
 	if !errors.As(err, &f) {
 		f = &Failure{Err: err}
 	}
-	ae := &AttemptError{Attempt: attempt, Reason: f.Error(), Err: err, Cut: cut}
+	ae := &AttemptError{Attempt: attempt, Reason: f.Error(), Err: err, cut: cut}
 	switch cut {
-	case CutDeadline:
+	case cutDeadline:
 		ae.Limit = k.policy.Retry.Deadline
-	case CutTimeout:
+	case cutTimeout:
 		ae.Limit = k.policy.Retry.Timeout
 	}
 	return f, ae
@@ -200,28 +200,28 @@ func (k *call) failure(err error, cut Cut, attempt int) (*Failure, *AttemptError
 // whether the circuit is open now, and for how long.
 func (k *call) decide(attempt int, prev time.Duration, f *Failure, reopensIn time.Duration, opened bool, last error) (time.Duration, error) {
 	r := k.policy.Retry
-	var stop Stop
+	var stop stopReason
 	switch {
 	case f.Permanent:
-		stop = StopPermanent
+		stop = stopPermanent
 	case attempt >= r.Attempts:
-		stop = StopAttempts
+		stop = stopAttempts
 	case !time.Now().Before(k.deadline):
 		stop = k.deadlineStop()
 	}
 	if stop != 0 {
-		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, Stop: stop, Err: last}
+		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stop, Err: last}
 	}
 	wait, ok := r.Wait(attempt, prev, k.c.draw(), f.RetryAfter, time.Until(k.deadline))
 	switch {
 	case !ok && f.RetryAfter > 0:
-		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, Stop: StopRetryAfter, RetryAfter: f.RetryAfter, Err: last}
+		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stopRetryAfter, RetryAfter: f.RetryAfter, Err: last}
 	case !ok:
-		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, Stop: StopTooClose, Err: last}
+		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stopTooClose, Err: last}
 	case opened && reopensIn > wait:
 		// Opened by this very failure, or while it ran: the next attempt
 		// would be refused, so waiting for it would be for nothing.
-		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, Stop: StopOpened, Err: last}
+		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stopOpened, Err: last}
 	}
 	return wait, nil
 }
@@ -235,7 +235,7 @@ func (k *call) stopped(parent context.Context, attempts int, last error) error {
 	if last == nil {
 		last = context.DeadlineExceeded
 	}
-	return &ExhaustedError{Name: k.name, Attempts: attempts, Stop: k.deadlineStop(), Err: last}
+	return &ExhaustedError{Name: k.name, Attempts: attempts, stop: k.deadlineStop(), Err: last}
 }
 
 // sleep waits for d or until ctx is done, reporting whether it slept fully.
@@ -263,7 +263,7 @@ func (k *call) admit(parent context.Context, attempt int, now time.Time, instant
 		// lease and records nothing against the circuit.
 		if be := k.spendBudget(parent, now, true); be != nil {
 			k.info("retry budget exhausted; giving up", "retries", be.Retries, "first_attempts", be.Firsts)
-			return breaker.Permit{}, &ExhaustedError{Name: k.name, Attempts: attempt - 1, Stop: StopBudget, Budget: be, Err: last}
+			return breaker.Permit{}, &ExhaustedError{Name: k.name, Attempts: attempt - 1, stop: stopBudget, Budget: be, Err: last}
 		}
 	}
 	permit, err := k.acquire(parent, k.deadline, instant)
@@ -278,7 +278,7 @@ func (k *call) admit(parent context.Context, attempt int, now time.Time, instant
 	case err != nil:
 		k.open = true
 		k.info("circuit opened while waiting to retry; giving up", "reopens_in", reopensIn(err))
-		return breaker.Permit{}, &ExhaustedError{Name: k.name, Attempts: attempt - 1, Stop: StopOpened, Err: last}
+		return breaker.Permit{}, &ExhaustedError{Name: k.name, Attempts: attempt - 1, stop: stopOpened, Err: last}
 	}
 	if permit.Lease != "" {
 		k.info("probing half-open circuit", "attempt", attempt)
@@ -430,7 +430,7 @@ func (k *call) recordFailure(parent context.Context, permit breaker.Permit, f *F
 	reason := ae.Error()
 	k.info("attempt failed", "attempt", ae.Attempt, "attempts", k.policy.Retry.Attempts, "reason", reason)
 	reopensIn, opened = k.record(parent, permit, breaker.Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: ae.Attempt,
-		Reason: reason, TimedOut: ae.Cut != NotCut, Cause: cause(f, ae), OpenFor: f.OpenFor})
+		Reason: reason, TimedOut: ae.cut != notCut, Cause: cause(f, ae), OpenFor: f.OpenFor})
 	k.reopened = k.reopened || opened && permit.Lease != ""
 	k.open = opened && !f.Neutral && !f.Local
 	return reopensIn, opened
@@ -440,7 +440,7 @@ func (k *call) recordFailure(parent context.Context, permit breaker.Permit, f *F
 // deadline cut it, else what its failure says.
 func cause(f *Failure, ae *AttemptError) breaker.Cause {
 	switch {
-	case ae.Cut != NotCut:
+	case ae.cut != notCut:
 		return breaker.CauseTimeout
 	case f.Cause != "":
 		return f.Cause

@@ -14,7 +14,7 @@
 // processes open the circuit while a call waits out its backoff, the call stops
 // there instead of adding to a retry storm. A retry asks the circuit's
 // [RetryBudget] (when it has one) before the breaker: a retry the budget
-// refuses ends the call with StopBudget, takes no probe lease and records no
+// refuses ends the call (ExhaustedError.Budget), takes no probe lease and records no
 // failure; first attempts are only counted. Each attempt's result is recorded in
 // the store, which moves the circuit between closed, open and half-open
 // (package breaker).
