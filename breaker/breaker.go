@@ -205,9 +205,6 @@ func StampSkips(events []Event, total uint64) {
 	}
 }
 
-// Trip forces the circuit open, for d or (d == 0) until Reset.
-func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, "") }
-
 // byHand is who trips or resets a circuit when no one is named: the
 // command line or the daemon's API ("tripped by hand").
 func byHand(by string) string {
@@ -217,9 +214,10 @@ func byHand(by string) string {
 	return by
 }
 
-// TripBy is Trip, its event's reason saying by whom ("tripped by MQTT";
-// "" is by hand): the event log records where a trip came from.
-func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
+// Trip forces the circuit open, for d or (d == 0) until Reset, its event's
+// reason saying by whom ("tripped by MQTT"; "" is by hand): the event log
+// records where a trip came from.
+func (s *State) Trip(now Instant, d time.Duration, by string) []Event {
 	events := s.settle(now)
 	by = byHand(by)
 	reason := "tripped by " + by
@@ -235,12 +233,9 @@ func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
 	return append(events, e)
 }
 
-// Reset closes the circuit and forgets its failures; totals are kept.
-func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, "") }
-
-// ResetBy is Reset, its event's reason saying by whom ("reset by MQTT"; ""
-// is by hand).
-func (s *State) ResetBy(now Instant, by string) []Event {
+// Reset closes the circuit and forgets its failures, its event's reason
+// saying by whom ("reset by MQTT"; "" is by hand); totals are kept.
+func (s *State) Reset(now Instant, by string) []Event {
 	events := s.settle(now)
 	return append(events, s.transition(now, Closed, "reset by "+byHand(by)))
 }

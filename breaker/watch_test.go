@@ -54,7 +54,7 @@ func TestWatchVerdicts(t *testing.T) {
 	})
 	t.Run("down leaves a circuit tripped by hand", func(t *testing.T) {
 		st := breaker.State{Name: "api"}
-		st.Trip(bootA, 0)
+		st.Trip(bootA, 0, "")
 		if events, changed := st.WatchDown(p, bootA, down); changed || len(events) != 0 || st.Phase != breaker.ForcedOpen {
 			t.Fatalf("changed %v, events %+v, phase %s: want the trip kept", changed, events, st.Phase)
 		}

@@ -31,9 +31,9 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 			var ev []breaker.Event
 			switch action := rapid.SampledFrom([]string{"fail", "fail", "succeed", "trip", "reset"}).Draw(t, "action"); action {
 			case "trip":
-				ev = st.Trip(now, time.Duration(rapid.IntRange(0, 300).Draw(t, "trip"))*time.Second)
+				ev = st.Trip(now, time.Duration(rapid.IntRange(0, 300).Draw(t, "trip"))*time.Second, "")
 			case "reset":
-				ev = st.Reset(now)
+				ev = st.Reset(now, "")
 			default:
 				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i))
 				ev = acq

@@ -64,13 +64,13 @@ func (s *Server) handleTrip(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (breaker.View, error) {
-		return c.Trip(ctx, name, d)
+		return c.Trip(ctx, name, d, "")
 	})
 }
 
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (breaker.View, error) {
-		return c.Reset(ctx, name)
+		return c.Reset(ctx, name, "")
 	})
 }
 

@@ -143,7 +143,7 @@ func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 	}
 
 	// A trip from anywhere shows at the next scrape.
-	if _, err := cron.Trip(context.Background(), "backup", 0); err != nil {
+	if _, err := cron.Trip(context.Background(), "backup", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	fams = scrape(t, d)

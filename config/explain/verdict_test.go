@@ -58,9 +58,9 @@ func TestJudgeSaysWhatACallWouldDo(t *testing.T) {
 	st.Record(p, now, permit("probe-2"), breaker.Outcome{Attempt: 1})
 	check("a probe that succeeded", actionRun, time.Time{}, "closed")
 
-	st.Trip(now, 0)
+	st.Trip(now, 0, "")
 	check("tripped until reset", actionSkip, time.Time{}, "tripped for maintenance", "until reset")
-	st.Trip(now, time.Minute)
+	st.Trip(now, time.Minute, "")
 	check("tripped for a minute", actionSkip, now.Wall.Add(time.Minute), "tripped for maintenance")
 	now = now.Add(2 * time.Minute)
 	check("the trip over", actionRun, time.Time{}, "the trip for maintenance has ended")
