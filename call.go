@@ -487,12 +487,11 @@ func (k *call) update(ctx context.Context, permit breaker.Permit, o breaker.Outc
 	}
 	var events []breaker.Event
 	var now breaker.Instant
-	clock, bp, retry := k.c.clock, k.policy.Breaker, k.policy.Retry // not k: see acquireLocked
+	clock, bp, retry := k.c.clock, k.policy.Breaker, recordRetry(k.policy.Retry) // not k: see acquireLocked
 	st, err := s.Update(ctx, k.name, func(st *breaker.State) ([]breaker.Event, bool) {
 		now = clock.Now()
 		events = st.Record(bp, now, permit, o)
-		breaker.StampSkips(events, skips)
-		stampRetry(events, retry)
+		stamp(events, skips, retry)
 		return events, true
 	})
 	if err != nil {
@@ -526,7 +525,7 @@ func (k *call) update(ctx context.Context, permit breaker.Permit, o breaker.Outc
 	return 0, false
 }
 
-// skipTotal reads the circuit's skip count for stampSkips; 0 when it cannot
+// skipTotal reads the circuit's skip count for stamp; 0 when it cannot
 // be read (the Update that follows reports a broken store).
 func skipTotal(ctx context.Context, s Store, name string) uint64 {
 	c, err := s.Counts(ctx, name)

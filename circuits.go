@@ -181,7 +181,7 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.S
 		now = c.clock.Now()
 		var changed bool
 		events, changed = apply(st, now)
-		breaker.StampSkips(events, skips)
+		stamp(events, skips, breaker.RetryRecord{})
 		return events, changed
 	})
 	if err != nil {

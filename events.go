@@ -11,12 +11,14 @@ func recordRetry(p RetryPolicy) breaker.RetryRecord {
 	}
 }
 
-// stampRetry sets Retry on the transitions among events to p, the policy of
-// the call that made them.
-func stampRetry(events []breaker.Event, p RetryPolicy) {
+// stamp sets, on the transitions among events, the circuit's skip total
+// read just before they were made (breaker.Event.Skips), and the retry
+// policy of the call that made them: the zero record for a trip, reset or
+// watch, which no call made.
+func stamp(events []breaker.Event, skips uint64, retry breaker.RetryRecord) {
 	for i := range events {
 		if events[i].Kind == breaker.EventTransition {
-			events[i].Retry = recordRetry(p)
+			events[i].Skips, events[i].Retry = skips, retry
 		}
 	}
 }

@@ -195,16 +195,6 @@ func (s *State) failed(now Instant) {
 	s.ConsecutiveFailures++
 }
 
-// StampSkips sets Skips on the transitions among events to total, the
-// circuit's skip count read before they were made.
-func StampSkips(events []Event, total uint64) {
-	for i := range events {
-		if events[i].Kind == EventTransition {
-			events[i].Skips = total
-		}
-	}
-}
-
 // byHand is who trips or resets a circuit when no one is named: the
 // command line or the daemon's API ("tripped by hand").
 func byHand(by string) string {
