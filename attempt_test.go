@@ -50,12 +50,12 @@ func TestDoCutsAnAttemptAtItsDeadline(t *testing.T) {
 					<-actx.Done()
 					return actx.Err()
 				})
-				var ae *fusebox.AttemptError
-				if !errors.As(err, &ae) {
-					t.Fatalf("Do = %v, want an *AttemptError inside", err)
+				var ee *fusebox.ExhaustedError
+				if !errors.As(err, &ee) || ee.Err == nil {
+					t.Fatalf("Do = %v, want an *ExhaustedError with the attempt's error", err)
 				}
-				if ae.Error() != tc.want {
-					t.Errorf("the attempt's error is %q, want %q (%v)", ae.Error(), tc.want, err)
+				if ee.Err.Error() != tc.want {
+					t.Errorf("the attempt's error is %q, want %q (%v)", ee.Err.Error(), tc.want, err)
 				}
 			})
 		})

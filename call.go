@@ -179,13 +179,13 @@ func (k *call) attempt(parent context.Context, fn func(context.Context) error, n
 }
 
 // failure reads a failed attempt's error: the *Failure that steers the
-// retry, and the *AttemptError the call reports.
-func (k *call) failure(err error, cut attemptCut, attempt int) (*Failure, *AttemptError) {
+// retry, and the *attemptError the call reports.
+func (k *call) failure(err error, cut attemptCut, attempt int) (*Failure, *attemptError) {
 	var f *Failure
 	if !errors.As(err, &f) {
 		f = &Failure{Err: err}
 	}
-	ae := &AttemptError{Attempt: attempt, Reason: f.Error(), Err: err, cut: cut}
+	ae := &attemptError{Attempt: attempt, Reason: f.Error(), Err: err, cut: cut}
 	switch cut {
 	case cutDeadline:
 		ae.Limit = k.policy.Retry.Deadline
@@ -426,7 +426,7 @@ func (k *call) recordSuccess(parent context.Context, permit breaker.Permit, star
 
 // recordFailure logs and records a failed attempt, and reports whether the
 // circuit is now open, and for how long.
-func (k *call) recordFailure(parent context.Context, permit breaker.Permit, f *Failure, ae *AttemptError) (reopensIn time.Duration, opened bool) {
+func (k *call) recordFailure(parent context.Context, permit breaker.Permit, f *Failure, ae *attemptError) (reopensIn time.Duration, opened bool) {
 	reason := ae.Error()
 	k.info("attempt failed", "attempt", ae.Attempt, "attempts", k.policy.Retry.Attempts, "reason", reason)
 	reopensIn, opened = k.record(parent, permit, breaker.Outcome{Failed: true, Neutral: f.Neutral || f.Local, Attempt: ae.Attempt,
@@ -438,7 +438,7 @@ func (k *call) recordFailure(parent context.Context, permit breaker.Permit, f *F
 
 // cause is the kind of a failed attempt: a timeout when its timeout or a
 // deadline cut it, else what its failure says.
-func cause(f *Failure, ae *AttemptError) breaker.Cause {
+func cause(f *Failure, ae *attemptError) breaker.Cause {
 	switch {
 	case ae.cut != notCut:
 		return breaker.CauseTimeout

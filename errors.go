@@ -37,7 +37,9 @@ type ExhaustedError struct {
 	// Budget is the retry budget's refusal, when it ended the call: the
 	// circuit's retries and first attempts in its budget's window.
 	Budget *BudgetError
-	Err    error // the last attempt's error: an *AttemptError, or the deadline's
+	// Err is the last attempt's error as Do logged it, which says what cut
+	// it short and unwraps to what the attempt returned; or the deadline's.
+	Err error
 }
 
 // Told reports whether the call failed within an outage that was told
@@ -96,7 +98,7 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 		why = "failed"
 	}
 	last := "no attempt"
-	var ae *AttemptError
+	var ae *attemptError
 	switch {
 	case errors.As(e.Err, &ae) && ae.cut == cutCallersDeadline && e.stop == stopCallersDeadline:
 		last = ae.Reason // the caller's deadline cut it: named once, in why
@@ -111,9 +113,9 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 // Unwrap returns the last attempt's error.
 func (e *ExhaustedError) Unwrap() error { return e.Err }
 
-// AttemptError is a failed attempt's error as Do logged it: the attempt's own
+// attemptError is a failed attempt's error as Do logged it: the attempt's own
 // reason, and whether a timeout or a deadline cut it short.
-type AttemptError struct {
+type attemptError struct {
 	Attempt int
 	Reason  string        // the Failure's Reason, else the error's text
 	cut     attemptCut    // what cut it short, as Error says it
@@ -132,9 +134,9 @@ const (
 	cutCallersDeadline            // the caller's context deadline
 )
 
-func (e *AttemptError) Error() string { return e.describe("") }
+func (e *attemptError) Error() string { return e.describe("") }
 
-func (e *AttemptError) describe(callersDeadline string) string {
+func (e *attemptError) describe(callersDeadline string) string {
 	switch e.cut {
 	case cutTimeout:
 		return fmt.Sprintf("timeout after %s: %s", e.Limit, e.Reason)
@@ -150,7 +152,7 @@ func (e *AttemptError) describe(callersDeadline string) string {
 }
 
 // Unwrap returns what the attempt returned.
-func (e *AttemptError) Unwrap() error { return e.Err }
+func (e *attemptError) Unwrap() error { return e.Err }
 
 // Failure wraps an attempt's error to tell Do how to treat it. An error that is
 // not a *Failure is a retryable failure that counts against the breaker.

@@ -24,8 +24,8 @@ func TestExhaustedErrorWrapsTheLastError(t *testing.T) {
 }
 
 func TestExhaustedErrorDescribesWhyWithTypedReasons(t *testing.T) {
-	attempt := func(cut attemptCut, limit time.Duration) *AttemptError {
-		return &AttemptError{Attempt: 2, Reason: "no response", cut: cut, Limit: limit, Err: io.EOF}
+	attempt := func(cut attemptCut, limit time.Duration) *attemptError {
+		return &attemptError{Attempt: 2, Reason: "no response", cut: cut, Limit: limit, Err: io.EOF}
 	}
 	tests := []struct {
 		name            string
