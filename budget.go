@@ -76,50 +76,6 @@ type BudgetStore interface {
 	SpendBudget(ctx context.Context, name string, b RetryBudget, now time.Time, retry bool) (BudgetSpend, error)
 }
 
-// BudgetLog is the attempts of one circuit's retry budget, oldest first, as
-// Unix nanoseconds: the record a store keeps for SpendBudget and decides on
-// with Spend. It holds at most the attempts of one window.
-type BudgetLog struct {
-	Firsts  []int64
-	Retries []int64
-}
-
-// Spend decides an attempt at now under b (defaults filled in) as
-// BudgetStore.SpendBudget describes, dropping attempts that left the window
-// and appending this one when it is allowed. An attempt dated after now (a
-// clock that was ahead, then stepped back) counts as made now, so that it
-// leaves the window one Window later instead of holding the budget until
-// the clock catches up with it.
-func (l *BudgetLog) Spend(b RetryBudget, now time.Time, retry bool) BudgetSpend {
-	t := now.UnixNano()
-	since := t - int64(b.Window)
-	l.Firsts = inWindow(l.Firsts, since, t)
-	l.Retries = inWindow(l.Retries, since, t)
-	switch {
-	case !retry:
-		l.Firsts = append(l.Firsts, t)
-	case len(l.Retries)+1 <= b.Allowed(len(l.Firsts)):
-		l.Retries = append(l.Retries, t)
-	default:
-		return BudgetSpend{Firsts: len(l.Firsts), Retries: len(l.Retries)}
-	}
-	return BudgetSpend{Allowed: true, Firsts: len(l.Firsts), Retries: len(l.Retries)}
-}
-
-// inWindow keeps the times of ts in the window (since, now], in place and
-// in their order, a time after now clamped to now. Every time is looked at,
-// not only the leading ones: a log written under a stepped clock need not
-// be sorted.
-func inWindow(ts []int64, since, now int64) []int64 {
-	kept := ts[:0]
-	for _, x := range ts {
-		if x = min(x, now); x > since {
-			kept = append(kept, x)
-		}
-	}
-	return kept
-}
-
 // BudgetError is the error of a retry a circuit's RetryBudget refused:
 // the last attempt's error, with the budget's counts.
 type BudgetError struct {
