@@ -1,6 +1,8 @@
-// Package human writes durations as a person reads them at a glance, in
-// every message fusebox prints or logs. It imports only the standard
-// library, so that the domain (the root and breaker) may use it too.
+// Package human reads durations as people write them (ParseDuration: the
+// config, flags and the daemon's API) and writes them as a person reads
+// them at a glance, in every message fusebox prints or logs. It imports
+// only the standard library, so that the domain (the root and breaker) may
+// use it too.
 package human
 
 import (
