@@ -17,14 +17,14 @@ func TestDoCutsAnAttemptAtItsDeadline(t *testing.T) {
 		name              string
 		timeout, deadline time.Duration
 		callers           time.Duration // the caller's context's timeout; 0: none
-		wantCut           fusebox.Cut
-		wantCallersCtx    bool // fn runs with the caller's context itself
+		want              string        // the attempt's error: what cut it, if anything did
+		wantCallersCtx    bool          // fn runs with the caller's context itself
 	}{
-		{"the attempt timeout cuts it", time.Second, time.Minute, 0, fusebox.CutTimeout, false},
-		{"the policy's deadline cuts it", time.Minute, time.Second, 0, fusebox.CutDeadline, false},
-		{"the caller's sooner deadline cuts it, in the caller's own context", time.Minute, time.Hour, time.Second, fusebox.CutCallersDeadline, true},
-		{"a sooner timeout than the caller's deadline cuts it", time.Second, time.Hour, time.Minute, fusebox.CutTimeout, false},
-		{"without any deadline, fn runs in the caller's own context", fusebox.NoDeadline, fusebox.NoDeadline, 0, fusebox.NotCut, true},
+		{"the attempt timeout cuts it", time.Second, time.Minute, 0, "timeout after 1s: context deadline exceeded", false},
+		{"the policy's deadline cuts it", time.Minute, time.Second, 0, "deadline of 1s reached: context deadline exceeded", false},
+		{"the caller's sooner deadline cuts it, in the caller's own context", time.Minute, time.Hour, time.Second, "deadline reached: context deadline exceeded", true},
+		{"a sooner timeout than the caller's deadline cuts it", time.Second, time.Hour, time.Minute, "timeout after 1s: context deadline exceeded", false},
+		{"without any deadline, fn runs in the caller's own context", fusebox.NoDeadline, fusebox.NoDeadline, 0, "refused", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -44,18 +44,18 @@ func TestDoCutsAnAttemptAtItsDeadline(t *testing.T) {
 					if actx.Value(ctxKey{}) != "caller" {
 						t.Error("fn's context lost the caller's values")
 					}
-					if tc.wantCut == fusebox.NotCut {
+					if tc.want == "refused" {
 						return errors.New("refused")
 					}
 					<-actx.Done()
 					return actx.Err()
 				})
-				var ae *fusebox.AttemptError
-				if !errors.As(err, &ae) {
-					t.Fatalf("Do = %v, want an *AttemptError inside", err)
+				var ee *fusebox.ExhaustedError
+				if !errors.As(err, &ee) || ee.Err == nil {
+					t.Fatalf("Do = %v, want an *ExhaustedError with the attempt's error", err)
 				}
-				if ae.Cut != tc.wantCut {
-					t.Errorf("Cut = %v, want %v (%v)", ae.Cut, tc.wantCut, err)
+				if ee.Err.Error() != tc.want {
+					t.Errorf("the attempt's error is %q, want %q (%v)", ee.Err.Error(), tc.want, err)
 				}
 			})
 		})

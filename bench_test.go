@@ -69,7 +69,7 @@ func openCircuits(tb testing.TB, how string) *fusebox.Circuits {
 		Breaker: breaker.Policy{TripAfter: 1, OpenFor: time.Hour},
 	}))
 	if how == "tripped" {
-		if _, err := c.Trip(ctx, "bench", 0); err != nil {
+		if _, err := c.Trip(ctx, "bench", 0, ""); err != nil {
 			tb.Fatal(err)
 		}
 		return c

@@ -1,26 +1,27 @@
 package fusebox
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Defaults of a RetryBudget's zero fields.
 const (
-	DefaultBudgetMin    = 3
-	DefaultBudgetWindow = 10 * time.Second
+	defaultBudgetMin    = 3
+	defaultBudgetWindow = 10 * time.Second
 )
 
 // RetryBudget caps a circuit's retries, across every process sharing its
 // store, at Percent of its first attempts in the last Window plus Min: when
 // an upstream is down, a storm of callers then sends about one request each
 // instead of one per attempt. First attempts are never refused. Zero Min and
-// Window mean DefaultBudgetMin and DefaultBudgetWindow; a Percent of 0 with a
-// Min allows Min retries a window and no more.
+// Window mean 3 and 10s (WithDefaults); a Percent of 0 with a Min allows Min
+// retries a window and no more.
 type RetryBudget struct {
 	Percent float64 // share of first attempts, 0.2 for 20% (config: retry_budget or retry_budget.percent)
 	Min     int     // retries allowed on top (config: retry_budget.min)
@@ -29,8 +30,8 @@ type RetryBudget struct {
 
 // WithDefaults returns b with its zero Min and Window set to the defaults.
 func (b RetryBudget) WithDefaults() RetryBudget {
-	setDefault(&b.Min, DefaultBudgetMin)
-	setDefault(&b.Window, DefaultBudgetWindow)
+	b.Min = cmp.Or(b.Min, defaultBudgetMin)
+	b.Window = cmp.Or(b.Window, defaultBudgetWindow)
 	return b
 }
 
@@ -45,7 +46,7 @@ func (b RetryBudget) Allowed(firsts int) int {
 // when Min or Window is not the default.
 func (b RetryBudget) String() string {
 	pct := fmt.Sprintf("%g%%", b.Percent*100)
-	if b.Min == DefaultBudgetMin && b.Window == DefaultBudgetWindow {
+	if b.Min == defaultBudgetMin && b.Window == defaultBudgetWindow {
 		return pct
 	}
 	return fmt.Sprintf("{percent: %s, min: %d, window: %s}", pct, b.Min, b.Window)
@@ -75,50 +76,6 @@ type BudgetStore interface {
 	SpendBudget(ctx context.Context, name string, b RetryBudget, now time.Time, retry bool) (BudgetSpend, error)
 }
 
-// BudgetLog is the attempts of one circuit's retry budget, oldest first, as
-// Unix nanoseconds: the record a store keeps for SpendBudget and decides on
-// with Spend. It holds at most the attempts of one window.
-type BudgetLog struct {
-	Firsts  []int64
-	Retries []int64
-}
-
-// Spend decides an attempt at now under b (defaults filled in) as
-// BudgetStore.SpendBudget describes, dropping attempts that left the window
-// and appending this one when it is allowed. An attempt dated after now (a
-// clock that was ahead, then stepped back) counts as made now, so that it
-// leaves the window one Window later instead of holding the budget until
-// the clock catches up with it.
-func (l *BudgetLog) Spend(b RetryBudget, now time.Time, retry bool) BudgetSpend {
-	t := now.UnixNano()
-	since := t - int64(b.Window)
-	l.Firsts = inWindow(l.Firsts, since, t)
-	l.Retries = inWindow(l.Retries, since, t)
-	switch {
-	case !retry:
-		l.Firsts = append(l.Firsts, t)
-	case len(l.Retries)+1 <= b.Allowed(len(l.Firsts)):
-		l.Retries = append(l.Retries, t)
-	default:
-		return BudgetSpend{Firsts: len(l.Firsts), Retries: len(l.Retries)}
-	}
-	return BudgetSpend{Allowed: true, Firsts: len(l.Firsts), Retries: len(l.Retries)}
-}
-
-// inWindow keeps the times of ts in the window (since, now], in place and
-// in their order, a time after now clamped to now. Every time is looked at,
-// not only the leading ones: a log written under a stepped clock need not
-// be sorted.
-func inWindow(ts []int64, since, now int64) []int64 {
-	kept := ts[:0]
-	for _, x := range ts {
-		if x = min(x, now); x > since {
-			kept = append(kept, x)
-		}
-	}
-	return kept
-}
-
 // BudgetError is the error of a retry a circuit's RetryBudget refused:
 // the last attempt's error, with the budget's counts.
 type BudgetError struct {
@@ -128,7 +85,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("retry budget exhausted: %d retr%s for %d first attempt%s in %s",
-		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), breaker.Round(e.Window))
+		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), human.Round(e.Window))
 }
 
 func pluralY(n int) string {

@@ -143,22 +143,18 @@ func (c *Circuits) Flush(ctx context.Context) error {
 }
 
 // Trip forces the named circuit open, for d or (d == 0) until Reset: every
-// call skips it meanwhile. It returns the circuit's view afterwards.
-func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration) (breaker.View, error) {
-	return c.TripBy(ctx, name, d, "")
-}
-
-// TripBy is Trip, the event recording by whom (breaker.State.TripBy).
-func (c *Circuits) TripBy(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
+// call skips it meanwhile. Its event records by whom ("" is by hand,
+// breaker.State.Trip). It returns the circuit's view afterwards.
+func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
 	if d < 0 {
 		return breaker.View{}, fmt.Errorf("trip %s: negative duration %s", name, d)
 	}
 	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) {
-		return st.TripBy(now, d, by), true
+		return st.Trip(now, d, by), true
 	})
 }
 
-// PressTrip is TripBy for a press (an MQTT button): it never shortens a
+// PressTrip is Trip for a press (an MQTT button): it never shortens a
 // trip in force, and then changes nothing (breaker.State.PressTrip).
 func (c *Circuits) PressTrip(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
 	if d <= 0 {
@@ -168,14 +164,10 @@ func (c *Circuits) PressTrip(ctx context.Context, name string, d time.Duration, 
 }
 
 // Reset closes the named circuit and forgets its failures; its counts are
-// kept. It returns the circuit's view afterwards.
-func (c *Circuits) Reset(ctx context.Context, name string) (breaker.View, error) {
-	return c.ResetBy(ctx, name, "")
-}
-
-// ResetBy is Reset, the event recording by whom (breaker.State.ResetBy).
-func (c *Circuits) ResetBy(ctx context.Context, name, by string) (breaker.View, error) {
-	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) { return st.ResetBy(now, by), true })
+// kept. Its event records by whom ("" is by hand, breaker.State.Reset). It
+// returns the circuit's view afterwards.
+func (c *Circuits) Reset(ctx context.Context, name, by string) (breaker.View, error) {
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) { return st.Reset(now, by), true })
 }
 
 func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.State, breaker.Instant) ([]breaker.Event, bool)) (breaker.View, error) {
@@ -189,7 +181,7 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.S
 		now = c.clock.Now()
 		var changed bool
 		events, changed = apply(st, now)
-		breaker.StampSkips(events, skips)
+		stamp(events, skips, breaker.RetryRecord{})
 		return events, changed
 	})
 	if err != nil {

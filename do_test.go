@@ -755,7 +755,7 @@ func TestCircuitsCheck(t *testing.T) {
 		}
 		broken := fusebox.New(&brokenStore{Store: e.mem, load: true})
 		e.mem.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
-			return st.Trip(fusebox.WallClock{}.Now(), 0), true
+			return st.Trip(fusebox.WallClock{}.Now(), 0, ""), true
 		})
 		if err := broken.Check(ctx, "api"); err != nil {
 			t.Errorf("Check with an unreadable store = %v, want nil (fail open)", err)

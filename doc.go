@@ -14,7 +14,7 @@
 // processes open the circuit while a call waits out its backoff, the call stops
 // there instead of adding to a retry storm. A retry asks the circuit's
 // [RetryBudget] (when it has one) before the breaker: a retry the budget
-// refuses ends the call with StopBudget, takes no probe lease and records no
+// refuses ends the call (ExhaustedError.Budget), takes no probe lease and records no
 // failure; first attempts are only counted. Each attempt's result is recorded in
 // the store, which moves the circuit between closed, open and half-open
 // (package breaker).
@@ -27,6 +27,6 @@
 //
 // This package is the domain: policies, the [Store] contract and the Do
 // loop. The breaker's state machine is package breaker; stores live in
-// subpackages (mem, file, redis). It imports only the standard library and
-// package breaker.
+// subpackages (mem, file, redis). It imports only the standard library,
+// package breaker and internal/human (durations as people read them).
 package fusebox

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // ErrLockTimeout is matched by the error of a Store that gave up waiting for
@@ -19,9 +20,10 @@ var ErrLockTimeout = errors.New("timed out")
 // attempt, or the circuit opened while the call waited to retry.
 type ExhaustedError struct {
 	Name     string
-	Attempts int  // attempts that ran
-	Stop     Stop // why no further attempt was made
-	// RetryAfter is the server's requested wait, with StopRetryAfter.
+	Attempts int        // attempts that ran
+	stop     stopReason // why no further attempt was made, as Describe says it
+	// RetryAfter is the server's requested wait, when it was past the
+	// deadline.
 	RetryAfter time.Duration
 	// Reopened says the call was the probe of a half-open circuit and its
 	// failure opened the circuit again: the outage goes on, and was told
@@ -32,10 +34,12 @@ type ExhaustedError struct {
 	// ended with a failure that counted: the outage was told by the call
 	// that opened it.
 	Overtaken bool
-	// Budget is the refusal, with StopBudget: the circuit's retries and
-	// first attempts in its budget's window.
+	// Budget is the retry budget's refusal, when it ended the call: the
+	// circuit's retries and first attempts in its budget's window.
 	Budget *BudgetError
-	Err    error // the last attempt's error: an *AttemptError, or the deadline's
+	// Err is the last attempt's error as Do logged it, which says what cut
+	// it short and unwraps to what the attempt returned; or the deadline's.
+	Err error
 }
 
 // Told reports whether the call failed within an outage that was told
@@ -44,19 +48,19 @@ type ExhaustedError struct {
 // prints each failed call where people see it can keep this one below.
 func (e *ExhaustedError) Told() bool { return e.Reopened || e.Overtaken }
 
-// Stop says why Do made no further attempt.
-type Stop int
+// stopReason says why Do made no further attempt.
+type stopReason int
 
 // The reasons to stop.
 const (
-	StopAttempts        Stop = iota + 1 // every attempt the policy allows failed
-	StopPermanent                       // the failure was not retryable
-	StopDeadline                        // the call's deadline (the policy's or the caller's) was reached
-	StopCallersDeadline                 // the caller's context deadline, earlier than the policy's, was reached
-	StopTooClose                        // the deadline left no time for the next wait and attempt
-	StopRetryAfter                      // the server asked to wait past the deadline
-	StopOpened                          // the circuit opened while the call waited to retry
-	StopBudget                          // the circuit's retry budget refused the retry (see Budget)
+	stopAttempts        stopReason = iota + 1 // every attempt the policy allows failed
+	stopPermanent                             // the failure was not retryable
+	stopDeadline                              // the call's deadline (the policy's or the caller's) was reached
+	stopCallersDeadline                       // the caller's context deadline, earlier than the policy's, was reached
+	stopTooClose                              // the deadline left no time for the next wait and attempt
+	stopRetryAfter                            // the server asked to wait past the deadline
+	stopOpened                                // the circuit opened while the call waited to retry
+	stopBudget                                // the circuit's retry budget refused the retry (see Budget)
 )
 
 func (e *ExhaustedError) Error() string { return e.Name + ": " + e.Describe("") }
@@ -67,25 +71,25 @@ func (e *ExhaustedError) Error() string { return e.Name + ": " + e.Describe("") 
 // ended the call or an attempt ("chain deadline of 15s").
 func (e *ExhaustedError) Describe(callersDeadline string) string {
 	why := ""
-	switch e.Stop {
-	case StopAttempts:
+	switch e.stop {
+	case stopAttempts:
 		why = "attempts exhausted"
-	case StopPermanent:
+	case stopPermanent:
 		why = "not retryable"
-	case StopDeadline:
+	case stopDeadline:
 		why = "deadline reached"
-	case StopCallersDeadline:
+	case stopCallersDeadline:
 		why = "deadline reached"
 		if callersDeadline != "" {
 			why = callersDeadline + " reached"
 		}
-	case StopTooClose:
+	case stopTooClose:
 		why = "deadline too close to retry"
-	case StopRetryAfter:
-		why = fmt.Sprintf("server asked to wait %s, past the deadline", breaker.Round(e.RetryAfter))
-	case StopOpened:
+	case stopRetryAfter:
+		why = fmt.Sprintf("server asked to wait %s, past the deadline", human.Round(e.RetryAfter))
+	case stopOpened:
 		why = "circuit opened"
-	case StopBudget:
+	case stopBudget:
 		why = "retry budget exhausted"
 		if e.Budget != nil {
 			why = e.Budget.Error()
@@ -94,9 +98,9 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 		why = "failed"
 	}
 	last := "no attempt"
-	var ae *AttemptError
+	var ae *attemptError
 	switch {
-	case errors.As(e.Err, &ae) && ae.Cut == CutCallersDeadline && e.Stop == StopCallersDeadline:
+	case errors.As(e.Err, &ae) && ae.cut == cutCallersDeadline && e.stop == stopCallersDeadline:
 		last = ae.Reason // the caller's deadline cut it: named once, in why
 	case ae != nil:
 		last = ae.describe(callersDeadline)
@@ -109,36 +113,36 @@ func (e *ExhaustedError) Describe(callersDeadline string) string {
 // Unwrap returns the last attempt's error.
 func (e *ExhaustedError) Unwrap() error { return e.Err }
 
-// AttemptError is a failed attempt's error as Do logged it: the attempt's own
+// attemptError is a failed attempt's error as Do logged it: the attempt's own
 // reason, and whether a timeout or a deadline cut it short.
-type AttemptError struct {
+type attemptError struct {
 	Attempt int
-	Reason  string // the Failure's Reason, else the error's text
-	Cut     Cut
-	Limit   time.Duration // the timeout or the policy's deadline that cut it
+	Reason  string        // the Failure's Reason, else the error's text
+	cut     attemptCut    // what cut it short, as Error says it
+	Limit   time.Duration // the timeout or the policy's deadline that cut it, else 0
 	Err     error         // what the attempt returned
 }
 
-// Cut says what ended an attempt before it finished by itself.
-type Cut int
+// attemptCut says what ended an attempt before it finished by itself.
+type attemptCut int
 
 // The ways an attempt is cut short.
 const (
-	NotCut             Cut = iota
-	CutTimeout             // the policy's attempt timeout
-	CutDeadline            // the policy's deadline for the whole call
-	CutCallersDeadline     // the caller's context deadline
+	notCut             attemptCut = iota
+	cutTimeout                    // the policy's attempt timeout
+	cutDeadline                   // the policy's deadline for the whole call
+	cutCallersDeadline            // the caller's context deadline
 )
 
-func (e *AttemptError) Error() string { return e.describe("") }
+func (e *attemptError) Error() string { return e.describe("") }
 
-func (e *AttemptError) describe(callersDeadline string) string {
-	switch e.Cut {
-	case CutTimeout:
+func (e *attemptError) describe(callersDeadline string) string {
+	switch e.cut {
+	case cutTimeout:
 		return fmt.Sprintf("timeout after %s: %s", e.Limit, e.Reason)
-	case CutDeadline:
+	case cutDeadline:
 		return fmt.Sprintf("deadline of %s reached: %s", e.Limit, e.Reason)
-	case CutCallersDeadline:
+	case cutCallersDeadline:
 		if callersDeadline != "" {
 			return callersDeadline + " reached: " + e.Reason
 		}
@@ -148,7 +152,7 @@ func (e *AttemptError) describe(callersDeadline string) string {
 }
 
 // Unwrap returns what the attempt returned.
-func (e *AttemptError) Unwrap() error { return e.Err }
+func (e *attemptError) Unwrap() error { return e.Err }
 
 // Failure wraps an attempt's error to tell Do how to treat it. An error that is
 // not a *Failure is a retryable failure that counts against the breaker.

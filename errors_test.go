@@ -1,7 +1,6 @@
 package fusebox_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"strings"
@@ -34,52 +33,6 @@ func TestOpenErrorReadsWell(t *testing.T) {
 	}
 	if errors.Is(&breaker.OpenError{}, io.EOF) {
 		t.Error("an OpenError matches io.EOF")
-	}
-}
-
-func TestExhaustedErrorWrapsTheLastError(t *testing.T) {
-	last := &fusebox.Failure{Err: io.ErrUnexpectedEOF, Reason: "HTTP 503"}
-	err := error(&fusebox.ExhaustedError{Name: "api", Attempts: 3, Stop: fusebox.StopAttempts, Err: last})
-	if got, want := err.Error(), "api: attempts exhausted after 3 attempts: HTTP 503"; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
-	var f *fusebox.Failure
-	if !errors.Is(err, io.ErrUnexpectedEOF) || !errors.As(err, &f) || f != last {
-		t.Error("the last attempt's error is not reachable through errors.Is/As")
-	}
-}
-
-func TestExhaustedErrorDescribesWhyWithTypedReasons(t *testing.T) {
-	attempt := func(cut fusebox.Cut, limit time.Duration) *fusebox.AttemptError {
-		return &fusebox.AttemptError{Attempt: 2, Reason: "no response", Cut: cut, Limit: limit, Err: io.EOF}
-	}
-	tests := []struct {
-		name            string
-		err             fusebox.ExhaustedError
-		callersDeadline string
-		want            string
-	}{
-		{"attempts exhausted, the last one timed out", fusebox.ExhaustedError{Attempts: 3, Stop: fusebox.StopAttempts, Err: attempt(fusebox.CutTimeout, 5*time.Second)}, "",
-			"attempts exhausted after 3 attempts: timeout after 5s: no response"},
-		{"the policy's deadline cut the attempt", fusebox.ExhaustedError{Attempts: 3, Stop: fusebox.StopAttempts, Err: attempt(fusebox.CutDeadline, 1500*time.Millisecond)}, "chain deadline of 15s",
-			"attempts exhausted after 3 attempts: deadline of 1.5s reached: no response"},
-		{"the caller's deadline is named by the caller", fusebox.ExhaustedError{Attempts: 1, Stop: fusebox.StopCallersDeadline, Err: attempt(fusebox.CutCallersDeadline, 0)}, "chain deadline of 150ms",
-			"chain deadline of 150ms reached after 1 attempt: no response"},
-		{"the caller's deadline, unnamed", fusebox.ExhaustedError{Attempts: 1, Stop: fusebox.StopCallersDeadline, Err: attempt(fusebox.CutCallersDeadline, 0)}, "",
-			"deadline reached after 1 attempt: no response"},
-		{"a Retry-After past the deadline", fusebox.ExhaustedError{Attempts: 1, Stop: fusebox.StopRetryAfter, RetryAfter: 2 * time.Minute, Err: attempt(fusebox.NotCut, 0)}, "",
-			"server asked to wait 2m0s, past the deadline after 1 attempt: no response"},
-		{"the circuit opened", fusebox.ExhaustedError{Attempts: 2, Stop: fusebox.StopOpened, Err: attempt(fusebox.NotCut, 0)}, "",
-			"circuit opened after 2 attempts: no response"},
-		{"a deadline before any attempt", fusebox.ExhaustedError{Attempts: 0, Stop: fusebox.StopDeadline, Err: context.DeadlineExceeded}, "",
-			"deadline reached after 0 attempts: context deadline exceeded"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.err.Describe(tt.callersDeadline); got != tt.want {
-				t.Errorf("Describe(%q) = %q, want %q", tt.callersDeadline, got, tt.want)
-			}
-		})
 	}
 }
 

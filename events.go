@@ -1,34 +1,24 @@
 package fusebox
 
-import (
-	"time"
+import "github.com/fusebox-hq/fusebox/breaker"
 
-	"github.com/fusebox-hq/fusebox/breaker"
-)
-
-// RecordRetry returns p as an event records it.
-func RecordRetry(p RetryPolicy) breaker.RetryRecord {
+// recordRetry returns p as an event records it; package history reads it
+// back.
+func recordRetry(p RetryPolicy) breaker.RetryRecord {
 	return breaker.RetryRecord{
 		Attempts: p.Attempts, Timeout: breaker.Duration(p.Timeout), Deadline: breaker.Duration(p.Deadline),
 		Backoff: breaker.Duration(p.Backoff.First), Multiplier: p.Backoff.Multiplier, MaxDelay: breaker.Duration(p.Backoff.Max), Jitter: string(p.Backoff.Jitter),
 	}
 }
 
-// RecordedRetry returns the retry policy r records (zero fields mean
-// defaults).
-func RecordedRetry(r breaker.RetryRecord) RetryPolicy {
-	return RetryPolicy{
-		Attempts: r.Attempts, Timeout: time.Duration(r.Timeout), Deadline: time.Duration(r.Deadline),
-		Backoff: Backoff{First: time.Duration(r.Backoff), Multiplier: r.Multiplier, Max: time.Duration(r.MaxDelay), Jitter: Jitter(r.Jitter)},
-	}
-}
-
-// stampRetry sets Retry on the transitions among events to p, the policy of
-// the call that made them.
-func stampRetry(events []breaker.Event, p RetryPolicy) {
+// stamp sets, on the transitions among events, the circuit's skip total
+// read just before they were made (breaker.Event.Skips), and the retry
+// policy of the call that made them: the zero record for a trip, reset or
+// watch, which no call made.
+func stamp(events []breaker.Event, skips uint64, retry breaker.RetryRecord) {
 	for i := range events {
 		if events[i].Kind == breaker.EventTransition {
-			events[i].Retry = RecordRetry(p)
+			events[i].Skips, events[i].Retry = skips, retry
 		}
 	}
 }

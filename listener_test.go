@@ -77,7 +77,7 @@ func TestListenerHearsEveryFailureTransitionSuccessAndSkipInOrder(t *testing.T) 
 	if err := c.Do(ctx, "api", func(context.Context) error { return nil }); !errors.Is(err, breaker.ErrOpen) {
 		t.Fatalf("Do on the open circuit = %v", err)
 	}
-	if _, err := c.Reset(ctx, "api"); err != nil {
+	if _, err := c.Reset(ctx, "api", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Flush(ctx); err != nil {
@@ -136,7 +136,7 @@ func TestABlockedListenerDelaysNoCall(t *testing.T) {
 	for range 20 {
 		c.Do(ctx, "api", func(context.Context) error { return errRefused })
 	}
-	if _, err := c.Trip(ctx, "api", time.Hour); err != nil {
+	if _, err := c.Trip(ctx, "api", time.Hour, ""); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -266,7 +266,7 @@ func TestTripAndResetSteerTheCircuit(t *testing.T) {
 	rec := &recorder{}
 	c := fusebox.New(mem.New(), fusebox.WithListener(rec.listen))
 	ctx := context.Background()
-	v, err := c.Trip(ctx, "nas", 10*time.Minute)
+	v, err := c.Trip(ctx, "nas", 10*time.Minute, "")
 	if err != nil || v.Phase != breaker.ForcedOpen || v.ReopensIn != 10*time.Minute {
 		t.Fatalf("Trip = %+v, %v; want forced open for 10m", v, err)
 	}
@@ -274,16 +274,16 @@ func TestTripAndResetSteerTheCircuit(t *testing.T) {
 	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); !errors.Is(err, breaker.ErrOpen) || ran {
 		t.Errorf("Do on a tripped circuit = %v, ran %v", err, ran)
 	}
-	if v, err := c.Reset(ctx, "nas"); err != nil || v.Phase != breaker.Closed {
+	if v, err := c.Reset(ctx, "nas", ""); err != nil || v.Phase != breaker.Closed {
 		t.Errorf("Reset = %+v, %v; want closed", v, err)
 	}
 	if err := c.Do(ctx, "nas", func(context.Context) error { ran = true; return nil }); err != nil || !ran {
 		t.Errorf("Do after Reset = %v, ran %v", err, ran)
 	}
-	if _, err := c.Trip(ctx, "../etc", 0); err == nil {
+	if _, err := c.Trip(ctx, "../etc", 0, ""); err == nil {
 		t.Error("Trip took an invalid name")
 	}
-	if _, err := c.Trip(ctx, "nas", -time.Second); err == nil {
+	if _, err := c.Trip(ctx, "nas", -time.Second, ""); err == nil {
 		t.Error("Trip took a negative duration")
 	}
 	c.Flush(ctx)

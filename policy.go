@@ -1,6 +1,7 @@
 package fusebox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -30,26 +31,16 @@ func ParseJitter(s string) (Jitter, error) {
 	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
 }
 
-// Defaults applied by WithDefaults to zero fields.
+// The defaults WithDefaults gives a RetryPolicy's zero fields (DefaultPolicy
+// shows them; the breaker's are breaker.Policy.WithDefaults').
 const (
-	DefaultAttempts       = 3
-	DefaultBackoff        = 2 * time.Second
-	DefaultMultiplier     = 2.0
-	DefaultMaxDelay       = 30 * time.Second
-	DefaultTimeout        = 10 * time.Second
-	DefaultDeadline       = 60 * time.Second
-	DefaultTripAfter      = 3
-	DefaultOpenFor        = 30 * time.Second
-	DefaultOpenMultiplier = 2.0
-	DefaultOpenMax        = 5 * time.Minute
-	DefaultProbes         = 1
+	defaultAttempts   = 3
+	defaultBackoff    = 2 * time.Second
+	defaultMultiplier = 2.0
+	defaultMaxDelay   = 30 * time.Second
+	defaultTimeout    = 10 * time.Second
+	defaultDeadline   = 60 * time.Second
 )
-
-// probeLeaseSlack is added to the attempt timeout to make the default probe
-// lease: a probe is killed at its timeout (plus a grace), so its lease
-// outlives it, and a probe killed with SIGKILL frees the circuit once its
-// lease ends.
-const probeLeaseSlack = 2 * time.Second
 
 // Backoff is the schedule of waits between attempts. The zero value means the
 // defaults: 2s, doubling, capped at 30s, full jitter.
@@ -84,32 +75,20 @@ func DefaultPolicy() Policy { return Policy{}.WithDefaults() }
 // WithDefaults returns p with every zero field set to its default; the
 // default probe lease is the attempt timeout and 2s.
 func (p Policy) WithDefaults() Policy {
-	r, b := &p.Retry, &p.Breaker
-	setDefault(&r.Attempts, DefaultAttempts)
-	setDefault(&r.Backoff.First, DefaultBackoff)
-	setDefault(&r.Backoff.Multiplier, DefaultMultiplier)
-	setDefault(&r.Backoff.Max, max(DefaultMaxDelay, r.Backoff.First))
-	setDefault(&r.Backoff.Jitter, JitterFull)
-	setDefault(&r.Timeout, DefaultTimeout)
-	setDefault(&r.Deadline, DefaultDeadline)
+	r := &p.Retry
+	r.Attempts = cmp.Or(r.Attempts, defaultAttempts)
+	r.Backoff.First = cmp.Or(r.Backoff.First, defaultBackoff)
+	r.Backoff.Multiplier = cmp.Or(r.Backoff.Multiplier, defaultMultiplier)
+	r.Backoff.Max = cmp.Or(r.Backoff.Max, max(defaultMaxDelay, r.Backoff.First))
+	r.Backoff.Jitter = cmp.Or(r.Backoff.Jitter, JitterFull)
+	r.Timeout = cmp.Or(r.Timeout, defaultTimeout)
+	r.Deadline = cmp.Or(r.Deadline, defaultDeadline)
 	if r.Budget != nil {
 		b := r.Budget.WithDefaults() // a copy: p's caller may share the pointer
 		r.Budget = &b
 	}
-	setDefault(&b.TripAfter, DefaultTripAfter)
-	setDefault(&b.OpenFor, DefaultOpenFor)
-	setDefault(&b.OpenMultiplier, DefaultOpenMultiplier)
-	setDefault(&b.OpenMax, max(DefaultOpenMax, b.OpenFor))
-	setDefault(&b.Probes, DefaultProbes)
-	setDefault(&b.ProbeLease, r.Timeout+probeLeaseSlack)
+	p.Breaker = p.Breaker.WithDefaults(r.Timeout)
 	return p
-}
-
-func setDefault[T comparable](field *T, def T) {
-	var zero T
-	if *field == zero {
-		*field = def
-	}
 }
 
 // FieldError is one impossible value in a Policy. Field is the config key
@@ -189,9 +168,9 @@ func (p Policy) Validate() error {
 		bad("open_max", "must not be negative, got %s", b.OpenMax)
 	} else if b.OpenMax > 0 && b.OpenFor > b.OpenMax {
 		bad("open_max", "must be at least open_for (%s), got %s", b.OpenFor, b.OpenMax)
-	} else if b.OpenMax > 0 && b.OpenFor == 0 && !b.LearnOpenFor && DefaultOpenFor > b.OpenMax {
+	} else if b.OpenMax > 0 && b.OpenFor == 0 && !b.LearnOpenFor && defaultPolicy.Breaker.OpenFor > b.OpenMax {
 		// open_for left out is the default, which open_max would cut short.
-		bad("open_max", "must be at least open_for (%s, the default), got %s", DefaultOpenFor, b.OpenMax)
+		bad("open_max", "must be at least open_for (%s, the default), got %s", defaultPolicy.Breaker.OpenFor, b.OpenMax)
 	}
 	if b.Probes < 0 {
 		bad("probes", "must be at least 1, got %d", b.Probes)

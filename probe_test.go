@@ -81,7 +81,7 @@ func TestProbeOfAnOpenCircuit(t *testing.T) {
 	t.Run("a circuit forced open is not probed", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnv(t, doPolicy(), nil)
-			if _, err := e.c.Trip(context.Background(), "api", time.Hour); err != nil {
+			if _, err := e.c.Trip(context.Background(), "api", time.Hour, ""); err != nil {
 				t.Fatal(err)
 			}
 			s := fails(nil)

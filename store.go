@@ -88,7 +88,7 @@ type Admin interface {
 	// since, oldest first, until fn returns false. Events are decoded one
 	// at a time and none is kept: a reader that keeps a summary of a log
 	// (a daemon's outage timeline, failures by reason) holds the summary
-	// and at most MaxEventsRead bytes of the stored log, never the log
+	// and at most 16 MiB of the stored log (internal/bounds), never the log
 	// decoded, which takes several times the log's size. A store that
 	// fails returns its error before handing fn any event.
 	ScanEvents(ctx context.Context, name string, since time.Time, fn func(breaker.Event) bool) error

@@ -39,7 +39,7 @@ func (c *Circuits) Watched(ctx context.Context, name string, p breaker.Policy, u
 	st, err := c.store.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
 		now = c.clock.Now()
 		events, changed = apply(st, now)
-		breaker.StampSkips(events, skips)
+		stamp(events, skips, breaker.RetryRecord{})
 		return events, changed
 	})
 	if err != nil {

@@ -12,7 +12,7 @@ import "time"
 func (s *State) BoundOpen(p Policy) bool {
 	longest := max(p.OpenMax, p.OpenFor)
 	if p.LearnOpenFor {
-		longest = max(longest, MinLearnedOpenFor)
+		longest = max(longest, minLearnedOpenFor)
 	}
 	if s.Phase != Open || longest <= 0 || time.Duration(s.OpenPeriod) <= longest {
 		return false
@@ -22,13 +22,13 @@ func (s *State) BoundOpen(p Policy) bool {
 	return true
 }
 
-// PressTrip is TripBy for a press (an MQTT button, an automation): it never
+// PressTrip is Trip for a press (an MQTT button, an automation): it never
 // shortens a trip in force. On a circuit forced open until reset, or until
 // later than d from now, it changes nothing and returns no event, and
-// changed is false; otherwise it trips as TripBy does.
+// changed is false; otherwise it trips as Trip does.
 func (s *State) PressTrip(now Instant, d time.Duration, by string) (events []Event, changed bool) {
 	if v := s.View(now); v.Phase == ForcedOpen && d > 0 && (v.OpenUntil.IsZero() || !v.OpenUntil.Before(now.Wall.Add(d))) {
 		return nil, false
 	}
-	return s.TripBy(now, d, by), true
+	return s.Trip(now, d, by), true
 }

@@ -182,7 +182,7 @@ func (s *State) Record(p Policy, now Instant, permit Permit, o Outcome) []Event 
 	case o.OpenFor > 0:
 		return append(events, s.open(now, min(o.OpenFor, p.OpenMax), "asked to wait: "+o.Reason))
 	case s.tripped(p):
-		return append(events, s.open(now, s.openPeriod(p, 0), s.tripReason(p)))
+		return append(events, s.open(now, s.openPeriod(p, 0), s.TripReason(p)))
 	}
 	return events
 }
@@ -195,19 +195,6 @@ func (s *State) failed(now Instant) {
 	s.ConsecutiveFailures++
 }
 
-// StampSkips sets Skips on the transitions among events to total, the
-// circuit's skip count read before they were made.
-func StampSkips(events []Event, total uint64) {
-	for i := range events {
-		if events[i].Kind == EventTransition {
-			events[i].Skips = total
-		}
-	}
-}
-
-// Trip forces the circuit open, for d or (d == 0) until Reset.
-func (s *State) Trip(now Instant, d time.Duration) []Event { return s.TripBy(now, d, "") }
-
 // byHand is who trips or resets a circuit when no one is named: the
 // command line or the daemon's API ("tripped by hand").
 func byHand(by string) string {
@@ -217,9 +204,10 @@ func byHand(by string) string {
 	return by
 }
 
-// TripBy is Trip, its event's reason saying by whom ("tripped by MQTT";
-// "" is by hand): the event log records where a trip came from.
-func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
+// Trip forces the circuit open, for d or (d == 0) until Reset, its event's
+// reason saying by whom ("tripped by MQTT"; "" is by hand): the event log
+// records where a trip came from.
+func (s *State) Trip(now Instant, d time.Duration, by string) []Event {
 	events := s.settle(now)
 	by = byHand(by)
 	reason := "tripped by " + by
@@ -235,12 +223,9 @@ func (s *State) TripBy(now Instant, d time.Duration, by string) []Event {
 	return append(events, e)
 }
 
-// Reset closes the circuit and forgets its failures; totals are kept.
-func (s *State) Reset(now Instant) []Event { return s.ResetBy(now, "") }
-
-// ResetBy is Reset, its event's reason saying by whom ("reset by MQTT"; ""
-// is by hand).
-func (s *State) ResetBy(now Instant, by string) []Event {
+// Reset closes the circuit and forgets its failures, its event's reason
+// saying by whom ("reset by MQTT"; "" is by hand); totals are kept.
+func (s *State) Reset(now Instant, by string) []Event {
 	events := s.settle(now)
 	return append(events, s.transition(now, Closed, "reset by "+byHand(by)))
 }
@@ -291,7 +276,10 @@ func (s *State) tripped(p Policy) bool {
 	return float64(strings.Count(s.Recent, "f"))/float64(n) >= fr.Threshold
 }
 
-func (s *State) tripReason(p Policy) string {
+// TripReason says what opens, or opened, the circuit under p, from its
+// failures so far: "3 consecutive failures", "5 of the last 10 attempts
+// failed".
+func (s *State) TripReason(p Policy) string {
 	if fr := p.FailureRate; fr != nil {
 		return fmt.Sprintf("%d of the last %d attempts failed", strings.Count(s.Recent, "f"), len(s.Recent))
 	}

@@ -405,7 +405,7 @@ func TestBreakerGenerations(t *testing.T) {
 		c.trip()
 		c.wait(10 * time.Second)
 		stale := c.mustPermit("probe")
-		c.events = append(c.events, c.st.Reset(c.now)...)
+		c.events = append(c.events, c.st.Reset(c.now, "")...)
 		c.trip()
 		c.record(stale, breaker.Outcome{})
 		c.wantPhase(breaker.Open)
@@ -415,7 +415,7 @@ func TestBreakerGenerations(t *testing.T) {
 func TestBreakerTripAndReset(t *testing.T) {
 	t.Run("a trip without a duration holds until reset", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
-		c.events = append(c.events, c.st.Trip(c.now, 0)...)
+		c.events = append(c.events, c.st.Trip(c.now, 0, "")...)
 		c.wait(1000 * time.Hour)
 		c.wantPhase(breaker.ForcedOpen)
 		_, err := c.permit("")
@@ -429,7 +429,7 @@ func TestBreakerTripAndReset(t *testing.T) {
 	t.Run("a timed trip ends closed, whatever the circuit was before", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.trip()
-		c.events = append(c.events, c.st.Trip(c.now, 10*time.Minute)...)
+		c.events = append(c.events, c.st.Trip(c.now, 10*time.Minute, "")...)
 		c.wait(10*time.Minute - time.Second)
 		c.wantPhase(breaker.ForcedOpen)
 		c.wantReopensIn(time.Second)
@@ -458,7 +458,7 @@ func TestBreakerTripAndReset(t *testing.T) {
 		c.trip()
 		c.wait(10 * time.Second)
 		probe := c.mustPermit("probe")
-		c.events = append(c.events, c.st.Trip(c.now, 0)...)
+		c.events = append(c.events, c.st.Trip(c.now, 0, "")...)
 		c.record(probe, breaker.Outcome{})
 		c.wantPhase(breaker.ForcedOpen)
 		if c.st.Probes != nil {
@@ -469,7 +469,7 @@ func TestBreakerTripAndReset(t *testing.T) {
 		c := newCircuit(t, testBreaker())
 		c.run("sfff")
 		c.wantPhase(breaker.Open)
-		c.events = append(c.events, c.st.Reset(c.now)...)
+		c.events = append(c.events, c.st.Reset(c.now, "")...)
 		c.wantPhase(breaker.Closed)
 		if e := c.lastTransition(); e.From != breaker.Open || e.To != breaker.Closed || e.Reason != "reset by hand" {
 			t.Errorf("event = %+v", e)
@@ -482,8 +482,8 @@ func TestBreakerTripAndReset(t *testing.T) {
 	})
 	t.Run("reset ends a trip", func(t *testing.T) {
 		c := newCircuit(t, testBreaker())
-		c.events = append(c.events, c.st.Trip(c.now, 0)...)
-		c.events = append(c.events, c.st.Reset(c.now)...)
+		c.events = append(c.events, c.st.Trip(c.now, 0, "")...)
+		c.events = append(c.events, c.st.Reset(c.now, "")...)
 		c.wantPhase(breaker.Closed)
 		c.mustPermit("")
 	})
@@ -496,10 +496,10 @@ func TestTripAndResetRecordWhoDidIt(t *testing.T) {
 		events []breaker.Event
 		want   string
 	}{
-		{st.Trip(bootA, 0), "tripped by hand"},
-		{st.TripBy(bootA, time.Hour, "MQTT"), "tripped by MQTT for 1h0m0s"},
-		{st.ResetBy(bootA, "MQTT"), "reset by MQTT"},
-		{st.Reset(bootA), "reset by hand"},
+		{st.Trip(bootA, 0, ""), "tripped by hand"},
+		{st.Trip(bootA, time.Hour, "MQTT"), "tripped by MQTT for 1h0m0s"},
+		{st.Reset(bootA, "MQTT"), "reset by MQTT"},
+		{st.Reset(bootA, ""), "reset by hand"},
 	} {
 		if got := c.events[len(c.events)-1].Reason; got != c.want {
 			t.Errorf("reason %q, want %q", got, c.want)

@@ -23,5 +23,6 @@
 //
 // Package fusebox runs calls under these states (Circuits.Do) and defines
 // where they are kept (the Store contract). This package imports only the
-// standard library.
+// standard library and internal/human, which writes its durations for
+// people.
 package breaker

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // ErrOpen is matched (errors.Is) by every error that means a call was not run
@@ -29,9 +31,9 @@ func (e *OpenError) Error() string {
 	case e.Phase == ForcedOpen && e.ReopensIn == 0:
 		return fmt.Sprintf("circuit %s is forced open until reset", e.Name)
 	case e.Phase == ForcedOpen:
-		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, Round(e.ReopensIn))
+		return fmt.Sprintf("circuit %s is forced open (closes in %s)", e.Name, human.Round(e.ReopensIn))
 	}
-	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, Round(e.ReopensIn))
+	return fmt.Sprintf("circuit %s is open (probe in %s)", e.Name, human.Round(e.ReopensIn))
 }
 
 // Is makes errors.Is(err, ErrOpen) true.
@@ -39,35 +41,13 @@ func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 
 // Cause is the kind of a failed attempt: a few words a dashboard can group
 // by (fusebox serve's fusebox_failures_by_reason_total). The producers of
-// failures set it (httpcall's judge, package runner); fusebox's Do sets CauseTimeout
-// for an attempt its timeout or deadline cut; "" is CauseOther.
+// failures define and set their own (httpcall's judge, package runner);
+// fusebox's Do sets CauseTimeout for an attempt its timeout or deadline
+// cut, and CauseOther when the failure names none.
 type Cause string
 
-// The causes.
+// The causes every front end shares.
 const (
-	CauseTimeout   Cause = "timeout" // an attempt timeout or a deadline cut it
-	CauseStatus5xx Cause = "status_5xx"
-	CauseStatus429 Cause = "status_429"
-	CauseStatus4xx Cause = "status_4xx"
-	CauseStatus    Cause = "status_other" // a status outside expect.status, a redirect not followed
-	CauseConnect   Cause = "connect"      // refused, reset, closed before the response
-	CauseDNS       Cause = "dns"
-	CauseTLS       Cause = "tls"
-	CauseLocal     Cause = "local_network"
-	CauseBody      Cause = "body"  // too large, cut short, not JSON
-	CauseCheck     Cause = "check" // expect.jq false, extract failed
-	CauseExit      Cause = "exit"  // fusebox run: the command failed
-	CauseOther     Cause = "other"
+	CauseTimeout Cause = "timeout" // an attempt timeout or a deadline cut it
+	CauseOther   Cause = "other"
 )
-
-// Round trims d to the precision a person reads at a glance: whole
-// seconds from a minute, tenths from a second, else milliseconds.
-func Round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
-}

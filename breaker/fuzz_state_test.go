@@ -88,7 +88,7 @@ func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant
 	st.Decide(now)
 
 	s := clone()
-	s.Reset(now)
+	s.Reset(now, "")
 	if v := s.View(now); v.Phase != breaker.Closed {
 		t.Fatalf("after Reset: %s", v.Phase)
 	}
@@ -97,7 +97,7 @@ func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant
 	}
 
 	s = clone()
-	s.Trip(now, 0)
+	s.Trip(now, 0, "")
 	if _, err := s.Decide(now); !errors.Is(err, breaker.ErrOpen) {
 		t.Fatalf("after Trip, Decide = %v, want ErrOpen", err)
 	}

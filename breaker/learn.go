@@ -18,8 +18,8 @@ type Recovery struct {
 
 // Learning open periods.
 const (
-	// MinLearnedOpenFor is the shortest open period open_for: auto learns.
-	MinLearnedOpenFor = 5 * time.Second
+	// minLearnedOpenFor is the shortest open period open_for: auto learns.
+	minLearnedOpenFor = 5 * time.Second
 	// keptRecoveries is how many outages open_for: auto learns from.
 	keptRecoveries = 5
 )
@@ -71,7 +71,7 @@ func keepRecoveries(rs []Recovery) []Recovery {
 // next outage is probed halfway between them, and each outage narrows the
 // range; when they do not (the endpoint took longer once than it did
 // another time), it is probed an eighth past the latest Down. Either way
-// never before MinLearnedOpenFor nor after OpenMax, nor before the longest
+// never before minLearnedOpenFor nor after OpenMax, nor before the longest
 // Down seen, which is kept past the last outages (keepRecoveries). With
 // nothing recorded it is OpenFor. A bridge that takes four minutes to
 // restart is so probed once, at a little past four minutes, after a few
@@ -92,7 +92,7 @@ func (s *State) LearnedOpenFor(p Policy) (time.Duration, string) {
 	if down < up {
 		d = max(d, down+(up-down)/2)
 	}
-	d = min(max(d, MinLearnedOpenFor), max(p.OpenMax, MinLearnedOpenFor))
+	d = min(max(d, minLearnedOpenFor), max(p.OpenMax, minLearnedOpenFor))
 	from := fmt.Sprintf("the last %d outage(s)", min(len(s.Recoveries), keptRecoveries))
 	if len(s.Recoveries) > keptRecoveries {
 		from += " and the longest seen"

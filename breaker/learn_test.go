@@ -60,8 +60,8 @@ func TestLearnedOpenForIsBounded(t *testing.T) {
 		t.Errorf("nothing learned: %s, want open_for", d)
 	}
 	st.Recoveries = []breaker.Recovery{{Down: 0, Up: breaker.Duration(time.Second)}}
-	if d, _ := st.LearnedOpenFor(p); d != breaker.MinLearnedOpenFor {
-		t.Errorf("a one-second recovery: %s, want the floor", d)
+	if d, _ := st.LearnedOpenFor(p); d != 5*time.Second {
+		t.Errorf("a one-second recovery: %s, want the floor of 5s", d)
 	}
 	st.Recoveries = []breaker.Recovery{{Down: breaker.Duration(time.Hour), Up: breaker.Duration(2 * time.Hour)}}
 	if d, _ := st.LearnedOpenFor(p); d != 2*time.Minute {

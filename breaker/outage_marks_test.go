@@ -78,7 +78,7 @@ func TestEveryTransitionOfAnOutageSaysWhenItBegan(t *testing.T) {
 	if e := c.lastTransition(); e.To != breaker.Closed || !e.Since.Equal(start) {
 		t.Errorf("closing = %+v, want Since %s", e, start)
 	}
-	c.events = c.st.Reset(c.now)
+	c.events = c.st.Reset(c.now, "")
 	if e := c.lastTransition(); !e.Since.IsZero() {
 		t.Errorf("a reset of a circuit with no failures has Since %s", e.Since)
 	}

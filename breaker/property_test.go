@@ -306,12 +306,12 @@ func (m *model) trip(t *rapid.T) {
 	if rapid.Bool().Draw(t, "timed") {
 		d = time.Duration(rapid.Int64Range(1, int64(m.p.OpenMax)).Draw(t, "for"))
 	}
-	m.apply(gen, m.st.Trip(m.now, d))
+	m.apply(gen, m.st.Trip(m.now, d, ""))
 }
 
 func (m *model) reset(t *rapid.T) {
 	gen := m.st.Generation
-	m.apply(gen, m.st.Reset(m.now))
+	m.apply(gen, m.st.Reset(m.now, ""))
 }
 
 func (m *model) check(t *rapid.T) {

@@ -1,9 +1,9 @@
 package breaker
 
-// CauseWatch is the cause of a failure a watch reported: something the
+// causeWatch is the cause of a failure a watch reported: something the
 // circuit's health is read from (an MQTT topic, for fusebox serve) said
 // it is down.
-const CauseWatch Cause = "watch"
+const causeWatch Cause = "watch"
 
 // WatchDown applies a watch's verdict that the circuit is down, for reason:
 // a closed circuit records the failure and opens at once for p.OpenMax; an
@@ -25,7 +25,7 @@ func (s *State) WatchDown(p Policy, now Instant, reason string) (events []Event,
 		s.OpenedAt, s.OpenPeriod, s.OpenUntil = now, Duration(period), now.Wall.Add(period)
 		return events, true
 	}
-	events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: EventFailure, Reason: reason, Cause: CauseWatch})
+	events = append(events, Event{Time: now.Wall, Circuit: s.Name, Kind: EventFailure, Reason: reason, Cause: causeWatch})
 	s.LastFailureAt, s.LastFailure = now.Wall, reason
 	s.failed(now)
 	return append(events, s.open(now, period, reason)), true

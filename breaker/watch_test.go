@@ -16,7 +16,7 @@ func TestWatchVerdicts(t *testing.T) {
 		if !changed || st.Phase != breaker.Open || time.Duration(st.OpenPeriod) != time.Minute {
 			t.Fatalf("changed %v, state %+v: want open for a minute", changed, st)
 		}
-		if len(events) != 2 || events[0].Kind != breaker.EventFailure || events[0].Cause != breaker.CauseWatch ||
+		if len(events) != 2 || events[0].Kind != breaker.EventFailure || events[0].Cause != "watch" ||
 			events[1].Kind != breaker.EventTransition || events[1].To != breaker.Open || events[1].Reason != down {
 			t.Fatalf("events %+v: want the failure and the transition to open", events)
 		}
@@ -54,7 +54,7 @@ func TestWatchVerdicts(t *testing.T) {
 	})
 	t.Run("down leaves a circuit tripped by hand", func(t *testing.T) {
 		st := breaker.State{Name: "api"}
-		st.Trip(bootA, 0)
+		st.Trip(bootA, 0, "")
 		if events, changed := st.WatchDown(p, bootA, down); changed || len(events) != 0 || st.Phase != breaker.ForcedOpen {
 			t.Fatalf("changed %v, events %+v, phase %s: want the trip kept", changed, events, st.Phase)
 		}

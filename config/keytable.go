@@ -39,6 +39,7 @@ func table() *keyTable {
 
 // newKeyTable builds the table, each block after the blocks it holds.
 func newKeyTable() *keyTable {
+	defaults, budget := fusebox.DefaultPolicy(), fusebox.RetryBudget{}.WithDefaults()
 	// sharedMQTTKeys are the keys a top-level mqtt: block and notify: mqtt:
 	// share, read into a *notify.MQTT.
 	sharedMQTTKeys := []key{
@@ -75,9 +76,9 @@ func newKeyTable() *keyTable {
 					return share(&schema{AnyOf: []*schema{{Minimum: num(0), Maximum: num(1)}, {ExclusiveMinimum: num(100)}}})
 				}, example: "10%", sourced: true,
 				decode: into(func(l *loader, f entry, rb *fusebox.RetryBudget) { set(&rb.Percent)(l.threshold(f)) })},
-			{name: "min", doc: "Retries allowed in each window whatever the share.", is: func() *schema { return integer(num(1), nil) }, def: fusebox.DefaultBudgetMin, example: 1, sourced: true,
+			{name: "min", doc: "Retries allowed in each window whatever the share.", is: func() *schema { return integer(num(1), nil) }, def: budget.Min, example: 1, sourced: true,
 				decode: into(func(l *loader, f entry, rb *fusebox.RetryBudget) { set(&rb.Min)(l.budgetMin(f)) })},
-			{name: "window", doc: "The window retries and first attempts are counted in.", is: positive, def: formatDuration(fusebox.DefaultBudgetWindow), example: "30s", sourced: true,
+			{name: "window", doc: "The window retries and first attempts are counted in.", is: positive, def: formatDuration(budget.Window), example: "30s", sourced: true,
 				decode: into(func(l *loader, f entry, rb *fusebox.RetryBudget) { set(&rb.Window)(l.budgetWindow(f)) })},
 		},
 		required: []string{"percent"},
@@ -97,27 +98,27 @@ func newKeyTable() *keyTable {
 	// circuit are.
 	policyBlock := &block{keys: []key{
 		{name: "attempts", doc: "Attempts of a call, the first included.",
-			is: func() *schema { return integer(num(1), nil) }, def: fusebox.DefaultAttempts, example: 3, sourced: true,
+			is: func() *schema { return integer(num(1), nil) }, def: defaults.Retry.Attempts, example: 3, sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Retry.Attempts)(l.attempts(f)) })},
 		{name: "backoff", doc: "The wait before the second attempt, before jitter.",
-			is: duration, def: formatDuration(fusebox.DefaultBackoff), example: "2s", sourced: true,
+			is: duration, def: formatDuration(defaults.Retry.Backoff.First), example: "2s", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Retry.Backoff.First)(l.duration(f.value, f.path)) })},
 		{name: "multiplier", doc: "How much each wait grows on the one before: at least 1 (0 means the default).",
-			is: func() *schema { return &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}} }, def: fusebox.DefaultMultiplier, example: 2, sourced: true,
+			is: func() *schema { return &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}} }, def: defaults.Retry.Backoff.Multiplier, example: 2, sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) {
 				set(&r.p.Retry.Backoff.Multiplier)(l.number(f.value, f.path))
 			})},
 		{name: "max_delay", doc: "The longest single wait; at least backoff.",
-			is: duration, def: formatDuration(fusebox.DefaultMaxDelay), example: "30s", sourced: true,
+			is: duration, def: formatDuration(defaults.Retry.Backoff.Max), example: "30s", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Retry.Backoff.Max)(l.duration(f.value, f.path)) })},
 		{name: "jitter", doc: "How a wait is randomised (AWS's \"Exponential Backoff And Jitter\").",
 			is: func() *schema { return oneOfNames(jitters) }, def: string(fusebox.JitterFull), example: "full", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Retry.Backoff.Jitter)(l.jitter(f)) })},
 		{name: "timeout", doc: "The longest one attempt may take.",
-			is: duration, def: formatDuration(fusebox.DefaultTimeout), example: "10s", sourced: true,
+			is: duration, def: formatDuration(defaults.Retry.Timeout), example: "10s", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Retry.Timeout)(l.duration(f.value, f.path)) })},
 		{name: "deadline", doc: "The longest the whole call may take, waits included.",
-			is: duration, def: formatDuration(fusebox.DefaultDeadline), example: "60s", sourced: true,
+			is: duration, def: formatDuration(defaults.Retry.Deadline), example: "60s", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Retry.Deadline)(l.duration(f.value, f.path)) })},
 		{name: "retry_budget", doc: "Retries, across every process, at most this share of first attempts; null turns off one set in defaults:.",
 			is: func() *schema {
@@ -127,7 +128,7 @@ func newKeyTable() *keyTable {
 				r.p.Retry.Budget = l.retryBudget(f, retryBudgetBlock, r.refs)
 			})},
 		{name: "trip_after", doc: "Consecutive failed attempts that open the circuit.",
-			is: func() *schema { return integer(num(0), nil) }, def: fusebox.DefaultTripAfter, example: 3, sourced: true,
+			is: func() *schema { return integer(num(0), nil) }, def: defaults.Breaker.TripAfter, example: 3, sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Breaker.TripAfter)(l.integer(f.value, f.path)) })},
 		{name: "failure_rate", doc: "Open the circuit on a share of failures instead of trip_after; null turns off one set in defaults:.",
 			block: failureRateBlock, sourced: true,
@@ -137,16 +138,16 @@ func newKeyTable() *keyTable {
 		{name: "open_for", doc: "How long the circuit stays open before a probe, or auto: learned from the circuit's own outages.",
 			is: func() *schema {
 				return &schema{AnyOf: []*schema{duration(), {Type: "string", Pattern: "^" + space() + "*auto" + space() + "*$"}}}
-			}, def: formatDuration(fusebox.DefaultOpenFor), example: "30s", sourced: true,
+			}, def: formatDuration(defaults.Breaker.OpenFor), example: "30s", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { l.openFor(f, &r.p.Breaker) })},
 		{name: "open_multiplier", doc: "How much the open period grows after each failed probe: at least 1 (0 means the default).",
-			is: func() *schema { return &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}} }, def: fusebox.DefaultOpenMultiplier, example: 2, sourced: true,
+			is: func() *schema { return &schema{Type: "number", AnyOf: []*schema{{Const: 0}, {Minimum: num(1)}}} }, def: defaults.Breaker.OpenMultiplier, example: 2, sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Breaker.OpenMultiplier)(l.number(f.value, f.path)) })},
 		{name: "open_max", doc: "The longest open period; at least open_for.",
-			is: duration, def: formatDuration(fusebox.DefaultOpenMax), example: "5m", sourced: true,
+			is: duration, def: formatDuration(defaults.Breaker.OpenMax), example: "5m", sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Breaker.OpenMax)(l.duration(f.value, f.path)) })},
 		{name: "probes", doc: "Callers let through a half-open circuit at once, across every process.",
-			is: func() *schema { return integer(num(0), nil) }, def: fusebox.DefaultProbes, example: 1, sourced: true,
+			is: func() *schema { return integer(num(0), nil) }, def: defaults.Breaker.Probes, example: 1, sourced: true,
 			decode: into(func(l *loader, f entry, r *circuitRead) { set(&r.p.Breaker.Probes)(l.integer(f.value, f.path)) })},
 		{name: "probe_lease", doc: "How long a probe's claim lasts, so that a killed probe frees the circuit (default: timeout + 2s).",
 			is: duration, example: "15s", sourced: true,

@@ -108,7 +108,7 @@ func (l *loader) retryBudget(e entry, b *block, refs keyRefs) *fusebox.RetryBudg
 func (l *loader) budgetMin(f entry) (int, bool) {
 	n, ok := l.integer(f.value, f.path)
 	if ok && n == 0 {
-		l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.DefaultBudgetMin)
+		l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.RetryBudget{}.WithDefaults().Min)
 		return 0, false
 	}
 	return n, ok
@@ -119,7 +119,7 @@ func (l *loader) budgetMin(f entry) (int, bool) {
 func (l *loader) budgetWindow(f entry) (time.Duration, bool) {
 	d, ok := l.duration(f.value, f.path)
 	if ok && d == 0 {
-		l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.DefaultBudgetWindow)
+		l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.RetryBudget{}.WithDefaults().Window)
 		return 0, false
 	}
 	return d, ok

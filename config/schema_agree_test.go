@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/human"
 	"pgregory.net/rapid"
 )
 
@@ -234,7 +234,7 @@ func TestDurationPatternIsParseDuration(t *testing.T) {
 			rapid.StringMatching(`[ \t\x{a0}]?[+-]?([0-9]{0,3}\.?[0-9]{0,3}(ns|us|µs|μs|ms|s|m|h|d|x)?){1,3}[ \t]?`),
 			rapid.StringOfN(rapid.SampledFrom([]rune("0123456789.+- \t\u00a0dhmsnuµ")), 0, 12, -1),
 		).Draw(t, "s")
-		_, err := fusebox.ParseDuration(strings.TrimSpace(s))
+		_, err := human.ParseDuration(strings.TrimSpace(s))
 		if re.MatchString(s) != (err == nil) && !overflows(s) && !negative(s) {
 			t.Fatalf("%q: pattern matches %v, ParseDuration's error %v", s, re.MatchString(s), err)
 		}
@@ -248,7 +248,7 @@ func overflows(s string) bool { return regexp.MustCompile(`[0-9]{5}`).MatchStrin
 // negative reports whether s is a negative duration the schema lets
 // through and ParseDuration refuses: under one of each unit, but not 0.
 func negative(s string) bool {
-	_, err := fusebox.ParseDuration(strings.TrimSpace(s))
+	_, err := human.ParseDuration(strings.TrimSpace(s))
 	return strings.HasPrefix(strings.TrimSpace(s), "-") && err != nil && strings.Contains(err.Error(), "negative")
 }
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // CircuitNames returns the names of the config's circuits, sorted: its
@@ -82,8 +82,8 @@ func (c *Config) Warnings() []string {
 			where = fmt.Sprintf("%s:%d", s.File, s.Line)
 		}
 		out = append(out, fmt.Sprintf("%s: chains.%s: a deadline of %s leaves %s, the last endpoint, %s when the ones before it hang: less than its %s timeout (a deadline of %s gives it one whole attempt)",
-			where, name, breaker.Round(ch.TotalDeadline(c.Policy)), last, breaker.Round(share), breaker.Round(timeout),
-			breaker.Round(timeout*time.Duration(len(ch.Endpoints)))))
+			where, name, human.Round(ch.TotalDeadline(c.Policy)), last, human.Round(share), human.Round(timeout),
+			human.Round(timeout*time.Duration(len(ch.Endpoints)))))
 	}
 	return out
 }

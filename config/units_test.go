@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -39,12 +39,12 @@ func TestParseDuration(t *testing.T) {
 		{"106751d1000h", 0, "invalid duration"},
 	}
 	for _, tt := range tests {
-		got, err := fusebox.ParseDuration(tt.in)
+		got, err := human.ParseDuration(tt.in)
 		switch {
 		case tt.err == "" && (err != nil || got != tt.want):
-			t.Errorf("fusebox.ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			t.Errorf("human.ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-			t.Errorf("fusebox.ParseDuration(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.err)
+			t.Errorf("human.ParseDuration(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.err)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/human"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
@@ -368,7 +368,7 @@ func (d *yamlDoc) duration(n ast.Node, path string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := fusebox.ParseDuration(strings.TrimSpace(s))
+	v, err := human.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
 		d.errorf(n, path, "%v", err)
 		return 0, false

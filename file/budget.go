@@ -10,12 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/budgetlog"
 )
 
 var _ fusebox.BudgetStore = (*Store)(nil)
 
 // A circuit's retry budget lives in .counts/NAME.budget: the first attempts'
-// and the retries' times in the window (a fusebox.BudgetLog), as two 32-bit
+// and the retries' times in the window (a budgetlog.Log), as two 32-bit
 // lengths and then the times in Unix nanoseconds, little-endian. It is
 // changed in place under an flock on the file itself: it is never replaced
 // by rename, so the lock is on the file every process sees, and a spend
@@ -102,27 +103,27 @@ func (s *Store) lockBudget(ctx context.Context, name string) (fd int, unlock fun
 }
 
 // readBudget reads the budget file open at fd; a damaged one reads as empty.
-func readBudget(fd int, path string) (fusebox.BudgetLog, error) {
+func readBudget(fd int, path string) (budgetlog.Log, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fusebox.BudgetLog{}, &fs.PathError{Op: "fstat", Path: path, Err: err}
+		return budgetlog.Log{}, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Size < budgetHeader || st.Size > maxBudgetSize {
-		return fusebox.BudgetLog{}, nil
+		return budgetlog.Log{}, nil
 	}
 	buf := make([]byte, st.Size)
 	n, err := unix.Pread(fd, buf, 0)
 	if err != nil {
-		return fusebox.BudgetLog{}, &fs.PathError{Op: "read", Path: path, Err: err}
+		return budgetlog.Log{}, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	buf = buf[:n]
 	if len(buf) < budgetHeader {
-		return fusebox.BudgetLog{}, nil
+		return budgetlog.Log{}, nil
 	}
 	firsts := int64(binary.LittleEndian.Uint32(buf))
 	retries := int64(binary.LittleEndian.Uint32(buf[4:]))
 	if int64(len(buf)) != budgetHeader+8*(firsts+retries) {
-		return fusebox.BudgetLog{}, nil
+		return budgetlog.Log{}, nil
 	}
 	times := func(n int64, at []byte) []int64 {
 		ts := make([]int64, n)
@@ -131,14 +132,14 @@ func readBudget(fd int, path string) (fusebox.BudgetLog, error) {
 		}
 		return ts
 	}
-	return fusebox.BudgetLog{
+	return budgetlog.Log{
 		Firsts:  times(firsts, buf[budgetHeader:]),
 		Retries: times(retries, buf[budgetHeader+8*firsts:]),
 	}, nil
 }
 
 // writeBudget replaces the content of the budget file open at fd with l.
-func writeBudget(fd int, path string, l fusebox.BudgetLog) error {
+func writeBudget(fd int, path string, l budgetlog.Log) error {
 	buf := make([]byte, budgetHeader, budgetHeader+8*(len(l.Firsts)+len(l.Retries)))
 	binary.LittleEndian.PutUint32(buf, uint32(len(l.Firsts)))
 	binary.LittleEndian.PutUint32(buf[4:], uint32(len(l.Retries)))

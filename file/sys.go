@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/bounds"
 )
 
 // File access goes through raw system calls so that the hot paths (Load,
@@ -105,10 +105,10 @@ func createShared(path string, euid int) error {
 // answer at most an endpoint's max_body; a damaged file larger than these is
 // refused from its size, before anything is read.
 const (
-	maxStateSize  = fusebox.MaxStateSize  // a state file
-	maxAnswerSize = fusebox.MaxAnswerSize // a stored answer, its body base64-encoded in JSON
-	maxEventsRead = fusebox.MaxEventsRead // of an event log, the newest part is read
-	maxEventLine  = fusebox.MaxEventSize  // an event line longer than this is skipped undecoded
+	maxStateSize  = bounds.MaxStateSize  // a state file
+	maxAnswerSize = bounds.MaxAnswerSize // a stored answer, its body base64-encoded in JSON
+	maxEventsRead = bounds.MaxEventsRead // of an event log, the newest part is read
+	maxEventLine  = bounds.MaxEventSize  // an event line longer than this is skipped undecoded
 )
 
 // symlinkRefused reports whether err is an open's refusal, under

@@ -83,7 +83,7 @@ func TestSavedIsEstimatedFromThePolicyTheRunsUsed(t *testing.T) {
 				t.Fatalf("Do on the open circuit: %v, want a skip", err)
 			}
 		}
-		time.Sleep(fusebox.DefaultOpenFor)
+		time.Sleep(fusebox.DefaultPolicy().Breaker.OpenFor)
 		c.Do(ctx, "bridge", func(context.Context) error { return nil })
 		events, _ := store.AllEvents(ctx, time.Time{})
 		out, _ := history.Outages(events, nil, time.Now()) // the config's default: 3 attempts, 2 s backoff
@@ -106,8 +106,8 @@ func TestSavedIsEstimatedFromThePolicyTheRunsUsed(t *testing.T) {
 func TestSkipsOfEachOpenPeriodUseItsOwnPolicy(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 15, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	slow := fusebox.RecordRetry(fusebox.RetryPolicy{Attempts: 2, Timeout: 10 * time.Second, Backoff: fusebox.Backoff{First: 2 * time.Second, Jitter: fusebox.JitterNone}})
-	quick := fusebox.RecordRetry(fusebox.RetryPolicy{Attempts: 1, Timeout: 4 * time.Second})
+	slow := breaker.RetryRecord{Attempts: 2, Timeout: breaker.Duration(10 * time.Second), Backoff: breaker.Duration(2 * time.Second), Jitter: "none"}
+	quick := breaker.RetryRecord{Attempts: 1, Timeout: breaker.Duration(4 * time.Second)}
 	fail := func(s int) breaker.Event {
 		return breaker.Event{Time: at(s), Circuit: "api", Kind: breaker.EventFailure, Reason: "timeout", TimedOut: true}
 	}

@@ -212,8 +212,11 @@ func (t *tracker) open(e placed) *Outage {
 // policyOf is the policy the calls skipped after transition e are taken to
 // have run under: the retry policy e records, else the circuit's.
 func policyOf(e placed, circuit fusebox.Policy) fusebox.Policy {
-	if e.Retry != (breaker.RetryRecord{}) {
-		circuit.Retry = fusebox.RecordedRetry(e.Retry)
+	if r := e.Retry; r != (breaker.RetryRecord{}) { // zero fields mean defaults
+		circuit.Retry = fusebox.RetryPolicy{
+			Attempts: r.Attempts, Timeout: time.Duration(r.Timeout), Deadline: time.Duration(r.Deadline),
+			Backoff: fusebox.Backoff{First: time.Duration(r.Backoff), Multiplier: r.Multiplier, Max: time.Duration(r.MaxDelay), Jitter: fusebox.Jitter(r.Jitter)},
+		}
 	}
 	return circuit.WithDefaults()
 }

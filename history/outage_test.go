@@ -182,12 +182,12 @@ func TestTripByHandIsNoOutageButResetEndsOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		s := newSim(t)
-		s.c.Trip(ctx, "nas", time.Hour)
-		s.c.Reset(ctx, "nas")
+		s.c.Trip(ctx, "nas", time.Hour, "")
+		s.c.Reset(ctx, "nas", "")
 		api := s.upstream("api")
 		api.down = true
 		s.run(time.Minute, 10*time.Second)
-		s.c.Reset(ctx, "api")
+		s.c.Reset(ctx, "api", "")
 		out := s.outages()
 		if len(out) != 1 || out[0].Circuit != "api" || out[0].EndedBy != "reset by hand" {
 			t.Fatalf("outages = %+v, want api's, ended by a reset", out)

@@ -31,9 +31,9 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 			var ev []breaker.Event
 			switch action := rapid.SampledFrom([]string{"fail", "fail", "succeed", "trip", "reset"}).Draw(t, "action"); action {
 			case "trip":
-				ev = st.Trip(now, time.Duration(rapid.IntRange(0, 300).Draw(t, "trip"))*time.Second)
+				ev = st.Trip(now, time.Duration(rapid.IntRange(0, 300).Draw(t, "trip"))*time.Second, "")
 			case "reset":
-				ev = st.Reset(now)
+				ev = st.Reset(now, "")
 			default:
 				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i))
 				ev = acq
@@ -154,7 +154,7 @@ func drawEvents(t *rapid.T, now time.Time) []breaker.Event {
 			e.Since = at.Add(-time.Duration(rapid.IntRange(-60, 3600).Draw(t, "since")) * time.Second)
 		}
 		if rapid.Bool().Draw(t, "retry") {
-			e.Retry = fusebox.RecordRetry(fusebox.RetryPolicy{Attempts: rapid.IntRange(1, 5).Draw(t, "attempts"), Timeout: time.Duration(rapid.IntRange(0, 30).Draw(t, "timeout")) * time.Second})
+			e.Retry = breaker.RetryRecord{Attempts: rapid.IntRange(1, 5).Draw(t, "attempts"), Timeout: breaker.Duration(rapid.IntRange(0, 30).Draw(t, "timeout")) * breaker.Duration(time.Second)}
 		}
 		events[i] = e
 	}

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // WriteTable writes outages as a table, one row each, in the order given,
@@ -28,7 +28,7 @@ func WriteTable(w io.Writer, outages []Outage, loc *time.Location) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", o.Circuit, o.Start.In(loc).Format("2006-01-02 15:04:05"), back,
-			between(breaker.Round(o.DownAtLeast()).String(), breaker.Round(o.Duration).String()), o.Failures, o.Skips, breaker.Round(o.Saved), reasons(o.Reasons))
+			between(human.Round(o.DownAtLeast()).String(), human.Round(o.Duration).String()), o.Failures, o.Skips, human.Round(o.Saved), reasons(o.Reasons))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Epoch is the earliest event time Outages believes: fusebox wrote no event
@@ -86,9 +87,9 @@ func doubt(t, reached, now time.Time) string {
 	case t.Before(Epoch):
 		return "before " + Epoch.Format("2006")
 	case t.Sub(now) > FarFuture:
-		return "more than " + breaker.Round(FarFuture).String() + " after now"
+		return "more than " + human.Round(FarFuture).String() + " after now"
 	case !reached.IsZero() && reached.Sub(t) > ClockStep:
-		return fmt.Sprintf("%s before the event stored before it", breaker.Round(reached.Sub(t)))
+		return fmt.Sprintf("%s before the event stored before it", human.Round(reached.Sub(t)))
 	}
 	return ""
 }

@@ -147,7 +147,7 @@ func (c *Client) judgeStatus(ep *endpoint, resp *http.Response) *fusebox.Failure
 		return nil
 	}
 	if reason := ep.refusedRedirect(resp, c.red.URL); reason != "" {
-		return c.judged(ep, ep.rules().fail(breaker.CauseStatus, errors.New(reason), reason, false, false)) // following it is a config change, not a retry
+		return c.judged(ep, ep.rules().fail(CauseStatus, errors.New(reason), reason, false, false)) // following it is a config change, not a retry
 	}
 	if len(ep.Expect.Status) > 0 && code < 400 {
 		v.failure.Reason = fmt.Sprintf("status %d not in %v", code, ep.Expect.Status)
@@ -177,18 +177,18 @@ func (ep *endpoint) statusOK(code int) bool {
 func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response) (_ []byte, _ *bodyShare, f *fusebox.Failure) {
 	limit := ep.MaxBody
 	tooLarge := func() *fusebox.Failure {
-		return c.failure(ep, breaker.CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
+		return c.failure(ep, CauseBody, fmt.Sprintf("body larger than %d bytes", limit), false, false)
 	}
 	src, err := decoded(resp)
 	if err != nil {
-		return nil, nil, c.failure(ep, breaker.CauseBody, "reading the body: "+err.Error(), false, false)
+		return nil, nil, c.failure(ep, CauseBody, "reading the body: "+err.Error(), false, false)
 	}
 	if resp.ContentLength > limit {
 		return nil, nil, tooLarge()
 	}
 	share, err := c.bodyMemory.take(src, resp.ContentLength, limit)
 	if err != nil {
-		f := c.failure(ep, breaker.CauseLocal, err.Error(), true, false)
+		f := c.failure(ep, CauseLocal, err.Error(), true, false)
 		f.Local = true
 		return nil, nil, f
 	}
@@ -204,7 +204,7 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 		body, err = io.ReadAll(io.LimitReader(src, min(limit, math.MaxInt64-1)+1))
 	}
 	if errors.Is(err, errNoBodyMemory) {
-		f := c.failure(ep, breaker.CauseLocal, err.Error(), true, false)
+		f := c.failure(ep, CauseLocal, err.Error(), true, false)
 		f.Local = true
 		return nil, share, f
 	}
@@ -220,9 +220,9 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 		case kindLocal:
 			retryable = true
 		}
-		cause := breaker.CauseBody
+		cause := CauseBody
 		if tf.kind == kindLocal {
-			cause = breaker.CauseLocal
+			cause = CauseLocal
 		}
 		f := c.failure(ep, cause, reason, retryable, false)
 		f.Local = tf.kind == kindLocal
@@ -269,15 +269,15 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	defer j.letGo()
 	first := cmp.Or(ep.expect, ep.extract)
 	if _, err := j.value(ctx, first.inProcessShare()); err != nil {
-		return nil, c.failure(ep, breaker.CauseBody, err.Error(), true, false)
+		return nil, c.failure(ep, CauseBody, err.Error(), true, false)
 	}
 	if ep.expect != nil {
 		ok, err := evaluate(ctx, j, ep.expect, false, jqMaxCondition)
 		switch {
 		case err != nil:
-			return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
+			return nil, c.failure(ep, CauseCheck, fmt.Sprintf("expect.jq %q failed: %v", ep.Expect.JQ, err), true, false)
 		case string(ok) != "true":
-			return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
+			return nil, c.failure(ep, CauseCheck, fmt.Sprintf("expect.jq %q was false", ep.Expect.JQ), true, false)
 		}
 	}
 	if ep.extract == nil {
@@ -285,7 +285,7 @@ func (c *Client) checkBody(ctx context.Context, ep *endpoint, body []byte) ([]by
 	}
 	out, err := evaluate(ctx, j, ep.extract, true, ep.MaxBody)
 	if err != nil {
-		return nil, c.failure(ep, breaker.CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
+		return nil, c.failure(ep, CauseCheck, fmt.Sprintf("extract %q: %v", ep.Extract, err), true, false)
 	}
 	return out, nil
 }

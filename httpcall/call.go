@@ -14,6 +14,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Sources of a Result answered from the stored response rather than by an
@@ -217,7 +218,7 @@ func (c *Client) run(ctx context.Context, p plan, opt CallOptions) (*Result, err
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, p.deadline)
 			defer cancel()
-			p.limit = "chain deadline of " + human(p.deadline)
+			p.limit = "chain deadline of " + human.String(p.deadline)
 		}
 	}
 	if p.fresh <= 0 || opt.NoFresh {
@@ -249,7 +250,7 @@ func (c *Client) fresh(ctx context.Context, p plan) (*Result, bool) {
 	if !ok || age >= p.fresh {
 		return nil, false
 	}
-	p.log.Log(ctx, c.answerLevel, "answered from the stored response", "from", a.Source, "age", human(age))
+	p.log.Log(ctx, c.answerLevel, "answered from the stored response", "from", a.Source, "age", human.String(age))
 	return &Result{Source: SourceFresh, Answered: a.Source, Status: a.Status, Age: age, Body: a.Body}, true
 }
 
@@ -317,7 +318,7 @@ func (p plan) share(ctx context.Context, left int) (_ context.Context, limit str
 	}
 	d := time.Until(dl) / time.Duration(left)
 	ctx, cancel = context.WithTimeout(ctx, d)
-	return ctx, fmt.Sprintf("its %s share of the %s", human(d), cmp.Or(p.limit, "caller's deadline")), cancel
+	return ctx, fmt.Sprintf("its %s share of the %s", human.String(d), cmp.Or(p.limit, "caller's deadline")), cancel
 }
 
 // answered makes res ep's answer got, and keeps it as the plan's last good
@@ -363,8 +364,8 @@ func notTried(p plan, ep *endpoint) EndpointError {
 func (c *Client) unanswered(ctx context.Context, p plan, opt CallOptions, res *Result) (*Result, error) {
 	if p.stale > 0 && !opt.NoStale {
 		if a, age, ok := c.stored(ctx, p); ok && age < p.stale {
-			p.log.Info(fmt.Sprintf("serving a stale answer, %s old, from %s", human(age), a.Source),
-				"age", human(age), "from", a.Source)
+			p.log.Info(fmt.Sprintf("serving a stale answer, %s old, from %s", human.String(age), a.Source),
+				"age", human.String(age), "from", a.Source)
 			res.Source, res.Answered, res.Status, res.Age, res.Body = SourceStale, a.Source, a.Status, age, a.Body
 			return res, nil
 		}
@@ -420,30 +421,9 @@ func openReason(err error) string {
 	case oe.Phase == breaker.ForcedOpen && oe.ReopensIn == 0:
 		return "circuit forced open until reset"
 	case oe.Phase == breaker.ForcedOpen:
-		return fmt.Sprintf("circuit forced open (closes in %s)", human(oe.ReopensIn))
+		return fmt.Sprintf("circuit forced open (closes in %s)", human.String(oe.ReopensIn))
 	}
-	return fmt.Sprintf("circuit open (probe in %s)", human(oe.ReopensIn))
-}
-
-// human writes a duration as a person reads it at a glance: "25s",
-// "1m30s", "2h", "150ms".
-func human(d time.Duration) string {
-	switch {
-	case d >= time.Minute:
-		d = d.Round(time.Second)
-	case d >= time.Second:
-		d = d.Round(100 * time.Millisecond)
-	default:
-		d = d.Round(time.Millisecond)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	return fmt.Sprintf("circuit open (probe in %s)", human.String(oe.ReopensIn))
 }
 
 // expired reports whether ctx is done or its deadline has passed: a context's

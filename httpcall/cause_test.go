@@ -20,16 +20,16 @@ func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 		edit  func(*httpcall.Endpoint)
 		cause breaker.Cause
 	}{
-		{"a 503", func(t *testing.T) string { return serve(t, status(503, "down")).URL }, nil, breaker.CauseStatus5xx},
-		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, breaker.CauseStatus429},
-		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, breaker.CauseStatus4xx},
-		{"a refused connection", func(t *testing.T) string { return fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)) }, nil, breaker.CauseConnect},
+		{"a 503", func(t *testing.T) string { return serve(t, status(503, "down")).URL }, nil, httpcall.CauseStatus5xx},
+		{"a 429", func(t *testing.T) string { return serve(t, status(429, "slow down")).URL }, nil, httpcall.CauseStatus429},
+		{"a 404", func(t *testing.T) string { return serve(t, status(404, "nope")).URL }, nil, httpcall.CauseStatus4xx},
+		{"a refused connection", func(t *testing.T) string { return fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)) }, nil, httpcall.CauseConnect},
 		{"no answer in time", func(t *testing.T) string { return "http://" + silentServer(t) },
 			func(e *httpcall.Endpoint) { e.Policy.Retry.Timeout = 50 * time.Millisecond }, breaker.CauseTimeout},
 		{"a body over max_body", func(t *testing.T) string { return serve(t, status(200, "0123456789")).URL },
-			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, breaker.CauseBody},
+			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, httpcall.CauseBody},
 		{"expect.jq false", func(t *testing.T) string { return serve(t, status(200, `{"ok":false}`)).URL },
-			func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok" }, breaker.CauseCheck},
+			func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok" }, httpcall.CauseCheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

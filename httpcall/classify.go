@@ -48,13 +48,13 @@ func classify(ctx context.Context, err error) transportFailure {
 	case errors.Is(ctx.Err(), context.Canceled):
 		f.kind, f.reason = kindCanceled, "canceled"
 	case isDNS && dns.IsNotFound:
-		f.reason, f.cause = "DNS: no such host "+dns.Name, breaker.CauseDNS
+		f.reason, f.cause = "DNS: no such host "+dns.Name, CauseDNS
 	case isDNS && localDNSFailure(dns):
 		f.kind, f.reason = kindLocal, "local network: no DNS server reachable ("+dns.Err+")"
 	case isDNS && dns.IsTimeout:
 		f.kind, f.reason = kindTimeout, "DNS lookup of "+dns.Name+" timed out"
 	case isDNS:
-		f.reason, f.cause = "DNS lookup of "+dns.Name+" failed: "+dns.Err, breaker.CauseDNS
+		f.reason, f.cause = "DNS lookup of "+dns.Name+" failed: "+dns.Err, CauseDNS
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		f.kind, f.reason = kindTimeout, "no response"
 		if dial {
@@ -82,8 +82,8 @@ func classify(ctx context.Context, err error) transportFailure {
 		f.reason = innermost(err)
 	}
 	if f.cause == "" {
-		f.cause = map[failureKind]breaker.Cause{kindConnect: breaker.CauseConnect, kindTimeout: breaker.CauseTimeout,
-			kindLocal: breaker.CauseLocal, kindTLS: breaker.CauseTLS}[f.kind]
+		f.cause = map[failureKind]breaker.Cause{kindConnect: CauseConnect, kindTimeout: breaker.CauseTimeout,
+			kindLocal: CauseLocal, kindTLS: CauseTLS}[f.kind]
 	}
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fusebox-hq/fusebox/internal/human"
 	"sync/atomic"
 	"time"
 )
@@ -119,7 +120,7 @@ func (h *hedging) startNext(hedge bool) {
 		}
 		if hedge {
 			h.p.log.Info("hedge started", "endpoint", h.p.endpoints[i].Name, "beside", h.p.endpoints[i-1].Name,
-				"after", human(h.p.hedge))
+				"after", human.String(h.p.hedge))
 		}
 		h.start(i)
 		return

@@ -69,23 +69,23 @@ func judgeResponse(code int, h http.Header, r rules, now time.Time) verdict {
 	var v verdict
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		v = r.fail(breaker.CauseStatus4xx, errors.New(reason), reason, false, false)
+		v = r.fail(CauseStatus4xx, errors.New(reason), reason, false, false)
 		v.failure.Neutral = !r.tripOn4xx
 	case code == http.StatusTooManyRequests:
-		v = r.fail(breaker.CauseStatus429, errors.New(reason), reason, r.retryOn.TooManyRequests || listed, false)
+		v = r.fail(CauseStatus429, errors.New(reason), reason, r.retryOn.TooManyRequests || listed, false)
 		if d, ok := v.retryAfter(h, now); ok {
 			v.failure.RetryAfter, v.failure.OpenFor = d, d
 		}
 	case code >= 500:
-		v = r.fail(breaker.CauseStatus5xx, errors.New(reason), reason, r.retryOn.ServerErrors || listed, false)
+		v = r.fail(CauseStatus5xx, errors.New(reason), reason, r.retryOn.ServerErrors || listed, false)
 		if code == http.StatusServiceUnavailable {
 			v.failure.RetryAfter, _ = v.retryAfter(h, now)
 		}
 	case code >= 400:
-		v = r.fail(breaker.CauseStatus4xx, errors.New(reason), reason, listed, false)
+		v = r.fail(CauseStatus4xx, errors.New(reason), reason, listed, false)
 		v.failure.Neutral = !r.tripOn4xx && !listed
 	default: // a status r does not accept
-		v = r.fail(breaker.CauseStatus, errors.New(reason), reason, true, false)
+		v = r.fail(CauseStatus, errors.New(reason), reason, true, false)
 	}
 	return v
 }

@@ -131,7 +131,7 @@ func (h *harness) counts(name string) fusebox.Counts {
 func (h *harness) trip(name string) {
 	h.t.Helper()
 	_, err := h.store.Update(context.Background(), name, func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
+		return st.Trip(fusebox.WallClock{}.Now(), time.Hour, ""), true
 	})
 	if err != nil {
 		h.t.Fatal(err)

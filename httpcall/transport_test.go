@@ -118,7 +118,7 @@ func TestTransportOpenCircuitSendsNothing(t *testing.T) {
 	s := serve(t, status(200, "ok"))
 	hc, store := transportClient(t)
 	_, err := store.Update(context.Background(), circuitOf(t, s.URL), func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
+		return st.Trip(fusebox.WallClock{}.Now(), time.Hour, ""), true
 	})
 	if err != nil {
 		t.Fatal(err)

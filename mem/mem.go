@@ -14,6 +14,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/budgetlog"
 )
 
 var (
@@ -39,7 +40,7 @@ type Store struct {
 	locks   map[string]chan struct{} // Exclusive's, a semaphore of one a key
 
 	budgetMu sync.Mutex // serialises SpendBudget, apart from Update
-	budgets  map[string]*fusebox.BudgetLog
+	budgets  map[string]*budgetlog.Log
 }
 
 // circuit is one circuit's record, made by the first Count or stored State:
@@ -58,7 +59,7 @@ func New() *Store {
 		events:  map[string][]breaker.Event{},
 		answers: map[string]answers.Answer{},
 		locks:   map[string]chan struct{}{},
-		budgets: map[string]*fusebox.BudgetLog{},
+		budgets: map[string]*budgetlog.Log{},
 	}
 	s.circuits.Store(&map[string]*circuit{})
 	return s
@@ -135,7 +136,7 @@ func (s *Store) SpendBudget(_ context.Context, name string, b fusebox.RetryBudge
 	defer s.budgetMu.Unlock()
 	l := s.budgets[name]
 	if l == nil {
-		l = &fusebox.BudgetLog{}
+		l = &budgetlog.Log{}
 		s.budgets[name] = l
 	}
 	return l.Spend(b.WithDefaults(), now, retry), nil

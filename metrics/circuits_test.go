@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/metrics"
 	"github.com/fusebox-hq/fusebox/status"
 )
@@ -28,7 +29,7 @@ func TestCircuitsAreTheTextFormat(t *testing.T) {
 	events := []breaker.Event{
 		{Circuit: "bridge", Kind: breaker.EventFailure, Cause: breaker.CauseTimeout},
 		{Circuit: "bridge", Kind: breaker.EventFailure, Cause: breaker.CauseTimeout},
-		{Circuit: "bridge", Kind: breaker.EventNeutralFailure, Cause: breaker.CauseLocal},
+		{Circuit: "bridge", Kind: breaker.EventNeutralFailure, Cause: httpcall.CauseLocal},
 		{Circuit: "bridge", Kind: breaker.EventSuccess},
 	}
 	var b bytes.Buffer

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/internal/bounds"
 )
 
 // SaveAnswer replaces the key's answer, with the store's TTL. The last
@@ -54,7 +55,7 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (answers.Answer, boo
 	err := s.mended(ctx, "", s.answerKeys(key)[:1], func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		v, err := answerScript().Run(bctx, s.c, []string{s.answerKey(key)}, fusebox.MaxAnswerSize).Result()
+		v, err := answerScript().Run(bctx, s.c, []string{s.answerKey(key)}, bounds.MaxAnswerSize).Result()
 		switch v := v.(type) {
 		case string:
 			b = []byte(v)
@@ -70,7 +71,7 @@ func (s *Store) LoadAnswer(ctx context.Context, key string) (answers.Answer, boo
 		return answers.Answer{}, false, wrap("load answer", key, err)
 	}
 	if size > 0 { // the script deleted it
-		s.dropAnswer(key, fmt.Errorf("it holds %d bytes, more than the %d an answer may", size, fusebox.MaxAnswerSize))
+		s.dropAnswer(key, fmt.Errorf("it holds %d bytes, more than the %d an answer may", size, bounds.MaxAnswerSize))
 		return answers.Answer{}, false, nil
 	}
 	var a answers.Answer

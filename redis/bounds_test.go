@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/bounds"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/redis"
@@ -189,15 +190,15 @@ return 1`, []string{"ev:e:api"}, events)
 		}
 		n := sent(t, srv) - before
 		t.Logf("%s of a 104 MB stream: %d events, %d bytes sent by Redis", read.name, len(evs), n)
-		if n > fusebox.MaxEventsRead+little {
-			t.Errorf("%s: Redis sent %d bytes, want at most %d", read.name, n, fusebox.MaxEventsRead+little)
+		if n > bounds.MaxEventsRead+little {
+			t.Errorf("%s: Redis sent %d bytes, want at most %d", read.name, n, bounds.MaxEventsRead+little)
 		}
-		if len(evs) == 0 || len(evs) > fusebox.MaxEventsRead/61440 {
-			t.Errorf("%s: %d events, want some and at most %d", read.name, len(evs), fusebox.MaxEventsRead/61440)
+		if len(evs) == 0 || len(evs) > bounds.MaxEventsRead/61440 {
+			t.Errorf("%s: %d events, want some and at most %d", read.name, len(evs), bounds.MaxEventsRead/61440)
 		}
 		for _, e := range evs {
-			if len(e.Reason) > fusebox.MaxReason || !strings.HasSuffix(e.Reason, "…") {
-				t.Fatalf("%s: a reason of %d bytes (%.20q), want it cut to at most %d", read.name, len(e.Reason), e.Reason, fusebox.MaxReason)
+			if len(e.Reason) > bounds.MaxReason || !strings.HasSuffix(e.Reason, "…") {
+				t.Fatalf("%s: a reason of %d bytes (%.20q), want it cut to at most %d", read.name, len(e.Reason), e.Reason, bounds.MaxReason)
 			}
 		}
 	}
@@ -219,7 +220,7 @@ func TestAnOversizedAnswerIsDroppedUnread(t *testing.T) {
 	if err := s.SaveAnswer(ctx, "weather", answers.Answer{}); err != nil {
 		t.Fatal(err)
 	}
-	srv.Do("SETRANGE", "ans:a:weather", strconv.Itoa(fusebox.MaxAnswerSize), "x")
+	srv.Do("SETRANGE", "ans:a:weather", strconv.Itoa(bounds.MaxAnswerSize), "x")
 	before := sent(t, srv)
 	if _, ok, err := s.LoadAnswer(ctx, "weather"); ok || err != nil {
 		t.Fatalf("LoadAnswer of 64 MiB + 1 = %v, %v; want missing", ok, err)

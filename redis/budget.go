@@ -27,7 +27,7 @@ func (s *Store) budgetKeys(name string) []string {
 	return []string{s.prefix + "bf:" + name, s.prefix + "br:" + name}
 }
 
-// budgetScript is fusebox.BudgetLog.Spend in Lua, the allowance
+// budgetScript is internal/budgetlog's Log.Spend in Lua, the allowance
 // (RetryBudget.Allowed) included, and so is the clamp of an attempt dated
 // after now to now (a host whose clock is ahead).
 //

@@ -75,12 +75,12 @@
 // name is dropped), an answer and a lock (one with no lease, or a longer
 // one than a lock takes).
 //
-// Records have the file store's bounds (fusebox.MaxStateSize and the
+// Records have the file store's bounds (bounds.MaxStateSize and the
 // rest), checked by the script that reads them, inside Redis, before
 // anything is sent: a state larger than a state may be, or a counter that
 // is not a number, is moved aside unread; a stream entry larger than an
 // event is deleted; a circuit's events are read newest first up to
-// fusebox.MaxEventsRead; a reason read back is cut to fusebox.MaxReason.
+// bounds.MaxEventsRead; a reason read back is cut to bounds.MaxReason.
 //
 // A Store is safe for concurrent use by goroutines and by processes on any
 // number of hosts.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/bounds"
 )
 
 // Events reads the circuit's stream, within the bounds of every store
@@ -46,7 +47,7 @@ func (s *Store) ScanEvents(ctx context.Context, name string, since time.Time, fn
 		if json.Unmarshal([]byte(m.raw), &e) != nil || e.Time.Before(since) {
 			continue
 		}
-		e.Reason = fusebox.ClipReason(e.Reason)
+		e.Reason = bounds.ClipReason(e.Reason)
 		if !fn(e) {
 			break
 		}
@@ -58,7 +59,7 @@ func (s *Store) ScanEvents(ctx context.Context, name string, since time.Time, fn
 type entry struct{ id, raw string }
 
 // decodeEvents returns the events at or after since, their reasons cut to
-// fusebox.MaxReason, and the stream IDs of those before it. An entry that
+// bounds.MaxReason, and the stream IDs of those before it. An entry that
 // does not decode is skipped.
 func decodeEvents(entries []entry, since time.Time) (keep []breaker.Event, older []string) {
 	for _, m := range entries {
@@ -70,7 +71,7 @@ func decodeEvents(entries []entry, since time.Time) (keep []breaker.Event, older
 			older = append(older, m.id)
 			continue
 		}
-		e.Reason = fusebox.ClipReason(e.Reason)
+		e.Reason = bounds.ClipReason(e.Reason)
 		keep = append(keep, e)
 	}
 	return keep, older
@@ -124,7 +125,7 @@ const maxListed = 100_000
 // that Redis holds little of it at once, and returns the newest entries
 // within the bounds of every store: at most ARGV[1] of them (and of those
 // it looks at), each of at most
-// fusebox.MaxEventSize, fusebox.MaxEventsRead in all. An entry larger than
+// bounds.MaxEventSize, bounds.MaxEventsRead in all. An entry larger than
 // an event may be (or with no event in it) is damage: it is deleted, and
 // counted in the reply's first element so that the caller logs it once.
 //
@@ -205,7 +206,7 @@ func (s *Store) pipelineEvents(ctx context.Context, names []string) ([]*goredis.
 	cmds := make([]*goredis.Cmd, len(names))
 	_, err := s.c.Pipelined(bctx, func(p goredis.Pipeliner) error {
 		for i, n := range names {
-			cmds[i] = eventsScript().EvalSha(bctx, p, []string{s.eventsKey(n)}, s.eventsRead(), fusebox.MaxEventSize, fusebox.MaxEventsRead)
+			cmds[i] = eventsScript().EvalSha(bctx, p, []string{s.eventsKey(n)}, s.eventsRead(), bounds.MaxEventSize, bounds.MaxEventsRead)
 		}
 		return nil
 	})
@@ -224,7 +225,7 @@ func (s *Store) entries(name string, vals []any) []entry {
 		return nil
 	}
 	if n, _ := vals[0].(int64); n > 0 {
-		s.logDamaged(name, s.eventsKey(name), fmt.Errorf("%d entries of its stream are not events of at most %d bytes; they are deleted", n, fusebox.MaxEventSize))
+		s.logDamaged(name, s.eventsKey(name), fmt.Errorf("%d entries of its stream are not events of at most %d bytes; they are deleted", n, bounds.MaxEventSize))
 	}
 	out := make([]entry, 0, (len(vals)-1)/2)
 	for i := len(vals) - 2; i >= 1; i -= 2 {

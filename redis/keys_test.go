@@ -188,7 +188,7 @@ func damaged(t *testing.T, srv *redistest.Server, k sharedKey, script, typ strin
 	s := open(t, srv, redis.WithPrefix("dk:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	defer s.Close()
 	if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(breaker.Instant{Wall: time.Now()}, 0), true
+		return st.Trip(breaker.Instant{Wall: time.Now()}, 0, ""), true
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/bounds"
 )
 
 // Peek reads the circuit's state as Load does, in one script Redis itself
@@ -22,7 +23,7 @@ func (s *Store) Peek(ctx context.Context, name string) (breaker.State, error) {
 	k := s.stateKey(name)
 	bctx, cancel := s.budget(ctx)
 	defer cancel()
-	vals, err := peekScript().Run(bctx, s.c, []string{k}, fusebox.MaxStateSize, maxVersionLen).Slice()
+	vals, err := peekScript().Run(bctx, s.c, []string{k}, bounds.MaxStateSize, maxVersionLen).Slice()
 	if err != nil {
 		return breaker.State{}, wrap("peek", name, err)
 	}
@@ -37,8 +38,8 @@ func (s *Store) Peek(ctx context.Context, name string) (breaker.State, error) {
 		return damaged(errors.New("it is a " + t + ", not a " + typeHash))
 	case 4:
 		size, _ := vals[2].(int64)
-		if size > fusebox.MaxStateSize {
-			return damaged(fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, fusebox.MaxStateSize))
+		if size > bounds.MaxStateSize {
+			return damaged(fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, bounds.MaxStateSize))
 		}
 		vlen, _ := vals[3].(int64)
 		return damaged(fmt.Errorf("its version holds %d bytes, more than a number", vlen))

@@ -20,6 +20,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/bounds"
 )
 
 var (
@@ -243,7 +244,7 @@ func (s *Store) Load(ctx context.Context, name string) (breaker.State, error) {
 
 // read returns the state and its version ("0" when never stored), in one
 // script call that checks the record's size before anything of it is sent:
-// a state larger than fusebox.MaxStateSize (or a version longer than a
+// a state larger than bounds.MaxStateSize (or a version longer than a
 // number) is moved aside unread, as damage, and the circuit starts afresh.
 func (s *Store) read(ctx context.Context, name string) (string, breaker.State, error) {
 	if err := fusebox.ValidateName(name); err != nil {
@@ -254,7 +255,7 @@ func (s *Store) read(ctx context.Context, name string) (string, breaker.State, e
 	err := s.mended(ctx, name, []typedKey{{k, typeHash}}, func() (err error) {
 		bctx, cancel := s.budget(ctx)
 		defer cancel()
-		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k), s.epochKey(), s.asideName(s.epochKey())}, fusebox.MaxStateSize, maxVersionLen, ttlArg(s.ttl), s.newEpoch).Slice()
+		vals, err = readScript().Run(bctx, s.c, []string{k, s.asideName(k), s.epochKey(), s.asideName(s.epochKey())}, bounds.MaxStateSize, maxVersionLen, ttlArg(s.ttl), s.newEpoch).Slice()
 		return err
 	})
 	if err != nil {
@@ -267,8 +268,8 @@ func (s *Store) read(ctx context.Context, name string) (string, breaker.State, e
 	s.sawEpoch(epoch, vals[3])
 	if len(vals) == 6 {
 		size, _ := vals[4].(int64)
-		problem := fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, fusebox.MaxStateSize)
-		if size <= fusebox.MaxStateSize {
+		problem := fmt.Errorf("its state holds %d bytes, more than the %d a record may", size, bounds.MaxStateSize)
+		if size <= bounds.MaxStateSize {
 			vlen, _ := vals[5].(int64)
 			problem = fmt.Errorf("its version holds %d bytes, more than a number", vlen)
 		}

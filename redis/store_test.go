@@ -113,7 +113,7 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 	defer s.Close()
 	now := breaker.Instant{Wall: time.Now()}
 	if _, err := s.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(now, time.Minute), true
+		return st.Trip(now, time.Minute, ""), true
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestKeysExpireButATripUntilResetDoesNot(t *testing.T) {
 		t.Errorf("PTTL of the counters = %d ms after a count with a 1m TTL; want the state's, up to an hour", ttl)
 	}
 	if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(now, 0), true
+		return st.Trip(now, 0, ""), true
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestAKeyOfTheWrongTypeIsMovedAsideWithOneError(t *testing.T) {
 			s := open(t, srv, redis.WithPrefix("wt:"), redis.WithLogger(logger))
 			defer s.Close()
 			if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
-				return st.Trip(breaker.Instant{Wall: time.Now()}, 0), true
+				return st.Trip(breaker.Instant{Wall: time.Now()}, 0, ""), true
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -20,7 +20,7 @@ func TestCommandFailuresAreStoredWithTheirCause(t *testing.T) {
 		timeout time.Duration
 		cause   breaker.Cause
 	}{
-		{"a command that exits 3", []string{"sh", "-c", "exit 3"}, 10 * time.Second, breaker.CauseExit},
+		{"a command that exits 3", []string{"sh", "-c", "exit 3"}, 10 * time.Second, runner.CauseExit},
 		{"a command cut by its timeout", []string{"sleep", "30"}, 50 * time.Millisecond, breaker.CauseTimeout},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,6 +19,10 @@ const (
 	ExitNotFound = 127 // the command was not found
 )
 
+// CauseExit is the cause (breaker.Cause) of a failed attempt of the
+// command: it exited with a status other than 0, or could not be started.
+const CauseExit breaker.Cause = "exit"
+
 // ExitError is a failed attempt of the command. When a call fails, Run's
 // error wraps the last attempt's (errors.As finds it).
 type ExitError struct {
@@ -45,7 +49,7 @@ func attemptFailure(res childResult, retryable *ExitCodes) error {
 	case res.startErr != nil:
 		// The command is missing or not executable: retrying cannot help and
 		// the circuit's endpoint did nothing wrong.
-		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: breaker.CauseExit}
+		return &fusebox.Failure{Err: ee, Permanent: true, Neutral: true, Cause: CauseExit}
 	case res.own != nil:
 		// fusebox could not pass the output on (or wait for the command):
 		// its own trouble, not the endpoint's, and a retry would meet it
@@ -55,7 +59,7 @@ func attemptFailure(res childResult, retryable *ExitCodes) error {
 		ee.Code = ExitTimeout
 		return ee // Do names the cut: a timeout
 	}
-	return &fusebox.Failure{Err: ee, Permanent: !retryable.retryable(res.code), Cause: breaker.CauseExit}
+	return &fusebox.Failure{Err: ee, Permanent: !retryable.retryable(res.code), Cause: CauseExit}
 }
 
 var _ flag.Value = (*ExitCodes)(nil)

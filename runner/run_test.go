@@ -180,7 +180,7 @@ func TestRetryOnExitLimitsRetries(t *testing.T) {
 func TestAnOpenCircuitRunsNothing(t *testing.T) {
 	h := newHarness(t, fastPolicy())
 	_, err := h.store.Update(context.Background(), "cmd", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(fusebox.WallClock{}.Now(), time.Hour), true
+		return st.Trip(fusebox.WallClock{}.Now(), time.Hour, ""), true
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/human"
 	"github.com/fusebox-hq/fusebox/status"
 )
 
@@ -58,19 +59,19 @@ func (s *Server) handleTrip(w http.ResponseWriter, r *http.Request) {
 	var d time.Duration
 	if v := r.URL.Query().Get("for"); v != "" {
 		var err error
-		if d, err = fusebox.ParseDuration(v); err != nil || d <= 0 {
+		if d, err = human.ParseDuration(v); err != nil || d <= 0 {
 			refuse(w, http.StatusBadRequest, "for: want a duration like 10m")
 			return
 		}
 	}
 	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (breaker.View, error) {
-		return c.Trip(ctx, name, d)
+		return c.Trip(ctx, name, d, "")
 	})
 }
 
 func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	s.force(w, r, func(ctx context.Context, c *fusebox.Circuits, name string) (breaker.View, error) {
-		return c.Reset(ctx, name)
+		return c.Reset(ctx, name, "")
 	})
 }
 

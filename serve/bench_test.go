@@ -77,7 +77,7 @@ func daemonOwnWork(b *testing.B, tripped bool) {
 		serve.Options{ClientOptions: []httpcall.Option{httpcall.WithTransport(up)}})
 	want := http.StatusOK
 	if tripped {
-		if _, err := fusebox.New(d.store).Trip(context.Background(), "u", 24*time.Hour); err != nil {
+		if _, err := fusebox.New(d.store).Trip(context.Background(), "u", 24*time.Hour, ""); err != nil {
 			b.Fatal(err)
 		}
 		want = http.StatusServiceUnavailable

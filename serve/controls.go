@@ -18,7 +18,7 @@ var ErrUnknownCircuit = errors.New("no such circuit")
 // tripFor is 0, as POST /api/circuits/NAME/trip?for= and /reset do: on
 // the circuits of the config being served, so that the transition is
 // notified as theirs are; the event's reason says it was by whom
-// (fusebox.Circuits.TripBy). A trip press never shortens a trip in force:
+// (fusebox.Circuits.Trip). A trip press never shortens a trip in force:
 // a person's trip until reset stays until reset (fusebox.Circuits.PressTrip).
 // Home Assistant's buttons over MQTT press here.
 func (s *Server) Press(ctx context.Context, name string, tripFor time.Duration, by string) error {
@@ -31,7 +31,7 @@ func (s *Server) Press(ctx context.Context, name string, tripFor time.Duration, 
 	if tripFor > 0 {
 		_, err = c.PressTrip(ctx, name, tripFor, by) // never shortening a trip in force
 	} else {
-		_, err = c.ResetBy(ctx, name, by)
+		_, err = c.Reset(ctx, name, by)
 	}
 	return err
 }

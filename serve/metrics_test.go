@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/runner"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -89,7 +89,7 @@ func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 	cron := fusebox.New(cli, fusebox.WithPolicy(fastPolicy()))
 	// Two failed attempts open it (fastPolicy); the next run is skipped.
 	_ = cron.Do(context.Background(), "nas-backup", func(context.Context) error {
-		return &fusebox.Failure{Err: errors.New("exit status 3"), Cause: breaker.CauseExit} // as package runner fails
+		return &fusebox.Failure{Err: errors.New("exit status 3"), Cause: runner.CauseExit} // as package runner fails
 	})
 	_ = cron.Do(context.Background(), "nas-backup", func(context.Context) error { return nil }) // skipped: open
 
@@ -108,10 +108,10 @@ func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 	if got := value(t, fams, "fusebox_skips_total", "name", "nas-backup"); got != 1 {
 		t.Errorf("CLI skips = %v, want 1", got)
 	}
-	if got := value(t, fams, "fusebox_failures_by_reason_total", "name", "nas-backup", "reason", string(breaker.CauseExit)); got != 2 {
+	if got := value(t, fams, "fusebox_failures_by_reason_total", "name", "nas-backup", "reason", string(runner.CauseExit)); got != 2 {
 		t.Errorf("failures by reason exit = %v, want 2", got)
 	}
-	if got := value(t, fams, "fusebox_failures_by_reason_total", "name", "primary", "reason", string(breaker.CauseStatus5xx)); got != 2 {
+	if got := value(t, fams, "fusebox_failures_by_reason_total", "name", "primary", "reason", string(httpcall.CauseStatus5xx)); got != 2 {
 		t.Errorf("failures by reason status_5xx = %v, want 2", got)
 	}
 	for _, c := range []struct {
@@ -143,7 +143,7 @@ func TestMetricsCountWhatTheCLIDidToo(t *testing.T) {
 	}
 
 	// A trip from anywhere shows at the next scrape.
-	if _, err := cron.Trip(context.Background(), "backup", 0); err != nil {
+	if _, err := cron.Trip(context.Background(), "backup", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	fams = scrape(t, d)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // A caller says how long it waits for its answer in a request header or a
@@ -61,7 +61,7 @@ func parseWait(v string) (time.Duration, error) {
 			return 0, fmt.Errorf("want a wait of more than 0 seconds, got %q", v)
 		}
 		d = time.Duration(min(s, maxWait.Seconds()) * float64(time.Second))
-	} else if d, err = fusebox.ParseDuration(v); err != nil {
+	} else if d, err = human.ParseDuration(v); err != nil {
 		return 0, fmt.Errorf("want seconds (30) or a duration (2500ms, 30s), got %q", v)
 	}
 	if d <= 0 {

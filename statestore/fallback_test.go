@@ -198,7 +198,7 @@ func TestRedisOutageKeepsTripsAndLosesNoCount(t *testing.T) {
 	h := newHost(t, srv, 10*time.Second)
 	clk := testenv.NewClock(breaker.Instant{Wall: time.Now()})
 	h.clock = clk
-	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
+	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.run("bridge", true)
@@ -271,7 +271,7 @@ const (
 func TestRedisRestartedEmptyRestoresNothing(t *testing.T) {
 	srv := redistest.Start(t)
 	h := newHost(t, srv, 10*time.Second)
-	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
+	if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	h.run("bridge", true)
@@ -284,7 +284,7 @@ func TestRedisRestartedEmptyRestoresNothing(t *testing.T) {
 	}
 	defer own.Close()
 	if _, err := own.Update(ctx, "cam", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(breaker.Instant{Wall: time.Now()}, 0), true
+		return st.Trip(breaker.Instant{Wall: time.Now()}, 0, ""), true
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestAResetIsNeverUndoneByAnotherHostsReplica(t *testing.T) {
 		t.Run(lose.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			a, b := newHost(t, srv, 10*time.Second), newHost(t, srv, 10*time.Second)
-			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0); err != nil {
+			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0, ""); err != nil {
 				t.Fatal(err)
 			}
 			a.run("bridge", true)
@@ -346,7 +346,7 @@ func TestAResetIsNeverUndoneByAnotherHostsReplica(t *testing.T) {
 				t.Fatal("B ran a circuit A tripped or opened")
 			}
 			for _, name := range []string{"nas", "bridge"} {
-				if _, err := b.circuits(b.open()).Reset(ctx, name); err != nil {
+				if _, err := b.circuits(b.open()).Reset(ctx, name, ""); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -468,7 +468,7 @@ func TestADamagedKeyIsThatCircuitsProblemOnly(t *testing.T) {
 	h := newHost(t, srv, 10*time.Second)
 	s := h.open()
 	c := h.circuits(s)
-	if _, err := c.Trip(ctx, "nas", 0); err != nil {
+	if _, err := c.Trip(ctx, "nas", 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	srv.Do("SET", "fusebox:s:api", "not a hash")
@@ -536,7 +536,7 @@ func TestADamagedEpochLeavesEveryCircuitProtected(t *testing.T) {
 		t.Run(damage[0], func(t *testing.T) {
 			srv.Do("FLUSHALL")
 			a, b := newHost(t, srv, 10*time.Second), newHost(t, srv, 10*time.Second)
-			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0); err != nil {
+			if _, err := a.circuits(a.open()).Trip(ctx, "nas", 0, ""); err != nil {
 				t.Fatal(err)
 			}
 			b.run("api", false) // b knows the epoch too
@@ -581,7 +581,7 @@ func TestAReplicaBelongsToOneRedis(t *testing.T) {
 		t.Run(other.name, func(t *testing.T) {
 			srv.Do("FLUSHALL")
 			h := newHost(t, srv, 10*time.Second)
-			if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0); err != nil {
+			if _, err := h.circuits(h.open()).Trip(ctx, "nas", 0, ""); err != nil {
 				t.Fatal(err)
 			}
 			h.run("bridge", true)

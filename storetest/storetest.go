@@ -484,10 +484,10 @@ func testBreaker(t *testing.T, s fusebox.Admin) {
 		t.Errorf("Decide on the loaded state = %v, want ErrOpen", err)
 	}
 
-	if st := act(func(st *breaker.State) []breaker.Event { return st.Trip(now, 0) }); st.Phase != breaker.ForcedOpen {
+	if st := act(func(st *breaker.State) []breaker.Event { return st.Trip(now, 0, "") }); st.Phase != breaker.ForcedOpen {
 		t.Errorf("after Trip: phase %s, want forced_open", st.Phase)
 	}
-	if st := act(func(st *breaker.State) []breaker.Event { return st.Reset(now) }); st.Phase != breaker.Closed {
+	if st := act(func(st *breaker.State) []breaker.Event { return st.Reset(now, "") }); st.Phase != breaker.Closed {
 		t.Errorf("after Reset: phase %s, want closed", st.Phase)
 	}
 	st = load(t, s, "api")
@@ -617,7 +617,7 @@ func jsonOf(t *testing.T, v any) string {
 func testGCKeepsTrip(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	if _, err := s.Update(ctx, "nas", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(breaker.Instant{Wall: now}, 0), true
+		return st.Trip(breaker.Instant{Wall: now}, 0, ""), true
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
@@ -634,7 +634,7 @@ func testGCKeepsTimedTrip(t *testing.T, s fusebox.Admin) {
 	now := time.Now()
 	const day = 24 * time.Hour
 	if _, err := s.Update(ctx, "maint", func(st *breaker.State) ([]breaker.Event, bool) {
-		return st.Trip(breaker.Instant{Wall: now}, 30*day), true
+		return st.Trip(breaker.Instant{Wall: now}, 30*day, ""), true
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}

@@ -71,7 +71,7 @@ that a typo does not trip a circuit nobody uses; --new trips a new one.`,
 				hint = "" // no check
 			}
 			return runForce(cmd.Context(), a, args[0], hint, func(ctx context.Context, c *fusebox.Circuits) (breaker.View, error) {
-				return c.Trip(ctx, args[0], d)
+				return c.Trip(ctx, args[0], d, "")
 			})
 		},
 	}
@@ -89,7 +89,7 @@ func newResetCmd(a *app) *cobra.Command {
 		ValidArgsFunction: completeNames(a, false, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runForce(cmd.Context(), a, args[0], "nothing to reset", func(ctx context.Context, c *fusebox.Circuits) (breaker.View, error) {
-				return c.Reset(ctx, args[0])
+				return c.Reset(ctx, args[0], "")
 			})
 		},
 	}

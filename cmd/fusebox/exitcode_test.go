@@ -22,8 +22,7 @@ func TestExitCodes(t *testing.T) {
 	// exhausted is how runner.Run returns a failed call: Do's error around
 	// the last attempt's.
 	exhausted := func(err error) error {
-		return &fusebox.ExhaustedError{Name: "x", Attempts: 3, Stop: fusebox.StopAttempts,
-			Err: &fusebox.AttemptError{Attempt: 3, Err: err}}
+		return &fusebox.ExhaustedError{Name: "x", Attempts: 3, Err: err}
 	}
 	open := &breaker.OpenError{Name: "x", Phase: breaker.Open}
 	cfgErr := &config.Error{File: "c.yaml", Line: 5, Col: 5, Key: "circuits.x.open_fro", Msg: "unknown key"}

@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 type historyOpts struct {
@@ -118,7 +119,7 @@ func runHistory(ctx context.Context, a *app, o historyOpts) error {
 		return writeJSON(a, kept)
 	}
 	if len(kept) == 0 {
-		_, err := fmt.Fprintf(a.stdout, "no outage in the last %s\n", breaker.Round(o.since))
+		_, err := fmt.Fprintf(a.stdout, "no outage in the last %s\n", human.Round(o.since))
 		return err
 	}
 	return history.WriteTable(a.stdout, kept, time.Local)

@@ -11,6 +11,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/config"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // durationValue is a pflag.Value that accepts config.ParseDuration's syntax
@@ -24,7 +25,7 @@ func (v durationValue) String() string {
 	return v.d.String()
 }
 func (v durationValue) Set(s string) error {
-	d, err := fusebox.ParseDuration(s)
+	d, err := human.ParseDuration(s)
 	if err != nil {
 		return err
 	}

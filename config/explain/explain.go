@@ -185,13 +185,13 @@ func explainCircuit(ctx context.Context, x *Explanation, r Request, store fusebo
 	if err != nil && !damaged {
 		return fmt.Errorf("read the state of %s: %w", x.Name, err)
 	}
-	v := st.Explain(p.Breaker, r.Now)
-	x.Action, x.Phase, x.Why = string(v.Action), string(v.Phase), v.Why
+	v := judge(st, p.Breaker, r.Now)
+	x.Action, x.Phase, x.Why = v.action, string(v.phase), v.why
 	if damaged {
-		x.Why = err.Error() + ": a run moves it aside and starts afresh; " + v.Why
+		x.Why = err.Error() + ": a run moves it aside and starts afresh; " + v.why
 	}
-	if !v.Until.IsZero() {
-		x.Until = &v.Until
+	if !v.until.IsZero() {
+		x.Until = &v.until
 	}
 	x.Policy = policyValues(r.Config, x.Name, p, r.Flags)
 	l := longestCall(p)

@@ -174,7 +174,7 @@ func TestAChainIsExplainedEndpointByEndpoint(t *testing.T) {
 func TestATrippedCircuitWouldSkipUntilItsTripEnds(t *testing.T) {
 	store := mem.New()
 	if _, err := store.Update(context.Background(), "nas", func(s *breaker.State) ([]breaker.Event, bool) {
-		return s.Trip(now, 10*time.Minute), true
+		return s.Trip(now, 10*time.Minute, ""), true
 	}); err != nil {
 		t.Fatal(err)
 	}

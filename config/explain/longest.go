@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 // Longest is the longest a run or call of a name can take, and where that
@@ -79,5 +79,5 @@ func round(d time.Duration) string {
 	if d == fusebox.NoDeadline {
 		return "unbounded"
 	}
-	return breaker.Round(d).String()
+	return human.Round(d).String()
 }

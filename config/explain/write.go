@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/breaker"
 )
 
 // WriteJSON prints e as one indented JSON object.
@@ -34,7 +33,7 @@ func WriteText(w io.Writer, e Explanation) error {
 		}
 	} else {
 		verdict(e, "")
-		if e.Action == string(breaker.ActionSkip) && e.SkipExit != nil {
+		if e.Action == actionSkip && e.SkipExit != nil {
 			fmt.Fprintf(tw, "  a run would exit %d without running its command; a call would try the next endpoint or fail\n", *e.SkipExit)
 		}
 		if w := e.Watched; w != nil {
@@ -84,10 +83,10 @@ func (v PolicyValue) from() string {
 
 // sentence is what x would do, in words: "would skip until ...: why".
 func sentence(x Explanation) string {
-	switch breaker.Action(x.Action) {
-	case breaker.ActionRun:
+	switch x.Action {
+	case actionRun:
 		return "would run: " + x.Why
-	case breaker.ActionProbe:
+	case actionProbe:
 		return "would probe: " + x.Why
 	}
 	if x.Until != nil {

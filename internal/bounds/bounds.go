@@ -1,4 +1,6 @@
-package fusebox
+// Package bounds holds the bounds on the records a fusebox.Store reads
+// back, which the stores that read untrusted bytes (file, redis) share.
+package bounds
 
 import "unicode/utf8"
 

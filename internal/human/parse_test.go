@@ -1,11 +1,11 @@
-package fusebox_test
+package human_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/human"
 )
 
 func FuzzParseDuration(f *testing.F) {
@@ -13,20 +13,20 @@ func FuzzParseDuration(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, err := fusebox.ParseDuration(s)
+		d, err := human.ParseDuration(s)
 		if err != nil {
 			return
 		}
 		if d < 0 {
-			t.Fatalf("fusebox.ParseDuration(%q) = %v, negative", s, d)
+			t.Fatalf("human.ParseDuration(%q) = %v, negative", s, d)
 		}
 		if !strings.Contains(s, "d") {
 			if want, err := time.ParseDuration(s); err != nil || want != d {
-				t.Errorf("fusebox.ParseDuration(%q) = %v; time.ParseDuration gives %v, %v", s, d, want, err)
+				t.Errorf("human.ParseDuration(%q) = %v; time.ParseDuration gives %v, %v", s, d, want, err)
 			}
 		}
-		if back, err := fusebox.ParseDuration(d.String()); err != nil || back != d {
-			t.Errorf("fusebox.ParseDuration(%q) = %v, but %q gives %v, %v", s, d, d.String(), back, err)
+		if back, err := human.ParseDuration(d.String()); err != nil || back != d {
+			t.Errorf("human.ParseDuration(%q) = %v, but %q gives %v, %v", s, d, d.String(), back, err)
 		}
 	})
 }

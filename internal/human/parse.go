@@ -1,4 +1,4 @@
-package fusebox
+package human
 
 import (
 	"errors"
