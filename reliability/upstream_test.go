@@ -219,9 +219,12 @@ func checkFault(t *testing.T, p testenv.Proc, limit time.Duration, codes []int, 
 }
 
 // listen serves each connection to 127.0.0.1:PORT with serve, until the test
-// ends.
+// ends; a nil serve returns a port nothing listens on.
 func listen(t *testing.T, serve func(net.Conn, <-chan struct{})) string {
 	t.Helper()
+	if serve == nil {
+		return fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	}
 	addr, _ := testenv.ServeConns(t, serve)
 	return addr
 }
