@@ -21,7 +21,7 @@ func TestPeekReportsDamageAndChangesNothing(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			st, err := s.Peek(ctx, "nas")
+			st, _, err := s.Peek(ctx, "nas")
 			if !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" || st.Phase != "" {
 				t.Fatalf("Peek = %+v, %v; want a fresh state and ErrDamaged", st, err)
 			}
@@ -34,7 +34,7 @@ func TestPeekReportsDamageAndChangesNothing(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.Peek(ctx, "nas"); err != nil || st.Name != "nas" {
+	if st, _, err := s.Peek(ctx, "nas"); err != nil || st.Name != "nas" {
 		t.Errorf("Peek of a missing state = %+v, %v; want a fresh state", st, err)
 	}
 }

@@ -328,7 +328,7 @@ func TestPeekReportsDamageAndWritesNothing(t *testing.T) {
 			srv.Do(c.set...)
 			typ := srv.Do("TYPE", "pk:s:api")
 			writes := srv.Info("rdb_changes_since_last_save")
-			st, err := s.Peek(ctx, "api")
+			st, _, err := s.Peek(ctx, "api")
 			if !errors.Is(err, fusebox.ErrDamaged) || !strings.Contains(err.Error(), "pk:s:api") || st.Name != "api" || st.Phase != "" {
 				t.Fatalf("Peek = %+v, %v; want a fresh state and ErrDamaged naming the key", st, err)
 			}

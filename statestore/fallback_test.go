@@ -121,7 +121,7 @@ func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 		}
 		var log logBuf
 		dir := t.TempDir()
-		f := statestore.NewFallback(primary, func() (statestore.Local, error) {
+		f := statestore.NewFallback(primary, func(bool) (statestore.Local, error) {
 			s, err := file.Open(dir)
 			return statestore.Local{Store: s}, err
 		}, statestore.FallbackOptions{Logger: log.logger(), Answered: redis.Answered})
@@ -146,7 +146,7 @@ func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
 	srv.Do("HSET", "fusebox:s:nas", "v", "1", "state", "{garbage")
 
 	s := h.open()
-	if st, err := s.Peek(ctx, "nas"); !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" {
+	if st, _, err := s.Peek(ctx, "nas"); !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" {
 		t.Errorf("Peek of a damaged key = %+v, %v; want a fresh state and ErrDamaged", st, err)
 	}
 	if got := srv.Do("EXISTS", "fusebox:s:nas"); got != ":1" {
@@ -155,7 +155,7 @@ func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
 
 	srv.Kill()
 	s = h.open()
-	st, err := s.Peek(ctx, "bridge")
+	st, _, err := s.Peek(ctx, "bridge")
 	if err != nil || st.Phase != breaker.Open {
 		t.Errorf("Peek with Redis down = %+v, %v; want the replica's open state", st, err)
 	}
