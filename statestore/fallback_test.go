@@ -167,6 +167,28 @@ func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
 	}
 }
 
+// With Redis down on a host that never had a replica, Peek and PeekNames
+// read an empty one and create nothing: not the replica, not the
+// availability circuit, not the local state dir.
+func TestPeekWithRedisDownCreatesNoReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv, 10*time.Second)
+	srv.Kill()
+	s := h.open()
+	if st, c, err := s.Peek(ctx, "nas"); err != nil || st.Name != "nas" || st.Phase != "" || st.Generation != 0 || c != (fusebox.Counts{}) {
+		t.Errorf("Peek with Redis down and no replica = %+v, %+v, %v; want a fresh state and no counts", st, c, err)
+	}
+	if n, err := s.PeekNames(ctx); err != nil || len(n) != 0 {
+		t.Errorf("PeekNames with Redis down and no replica = %q, %v; want none", n, err)
+	}
+	if _, err := os.Lstat(h.local); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the peeks created the local state dir %s: %v", h.local, err)
+	}
+	if s.Down() != nil || h.log.count(warning) != 0 {
+		t.Errorf("the peeks recorded the outage: down %v\n%s", s.Down(), h.log.String())
+	}
+}
+
 // A hundred cron runs while Redis is down: the first finds it refused and
 // opens the availability circuit with the one warning; the others go to the
 // replica without asking Redis.
