@@ -107,7 +107,8 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 
 // awayLocked reports, writing nothing and creating no part of the replica,
 // whether the primary is away: this process is on the replica until its
-// next look, or the availability circuit is open. A half-open circuit is not away: a Peek tries the primary.
+// next look, or the availability circuit is open. A half-open circuit is
+// not away: a Peek tries the primary.
 func (f *Fallback) awayLocked(ctx context.Context) bool {
 	now := f.o.Clock.Now()
 	if f.route == onLocal && now.Wall.Before(f.lookAgain) {
