@@ -70,12 +70,19 @@ type Store interface {
 type Admin interface {
 	Store
 
-	// Peek returns the circuit's state as Load does, but changes nothing
-	// anywhere: no repair, no record moved aside, no write of any kind
-	// (fusebox explain promises as much). A damaged record, one Load would
-	// move aside, is reported as an error wrapping ErrDamaged that names it
-	// and its problem, with the fresh state Load would then start from.
-	Peek(ctx context.Context, name string) (breaker.State, error)
+	// Peek returns the circuit's State and Counts as Load and Counts do,
+	// but changes nothing anywhere: no repair, no record moved aside, no
+	// write of any kind (fusebox explain promises as much). A damaged
+	// record, one Load or Counts would move aside, is reported as an error
+	// wrapping ErrDamaged that names it and its problem, with the fresh
+	// State or zero Counts they would then start from, and the other part
+	// as it is stored.
+	Peek(ctx context.Context, name string) (breaker.State, Counts, error)
+
+	// PeekNames lists the circuits as Names does, changing nothing
+	// anywhere: a damaged list, one Names would move aside, is reported as
+	// an error wrapping ErrDamaged, with no name.
+	PeekNames(ctx context.Context) ([]string, error)
 
 	// Names lists the circuits the store holds a State or Counts for,
 	// sorted.
@@ -105,8 +112,8 @@ type Admin interface {
 	GC(ctx context.Context, now time.Time, unusedFor, eventsFor time.Duration) (GCReport, error)
 }
 
-// ErrDamaged is a record Admin.Peek found damaged: Load would move it aside
-// and start the circuit afresh.
+// ErrDamaged is a record Admin.Peek or Admin.PeekNames found damaged: Load,
+// Counts or Names would move it aside and start it afresh.
 var ErrDamaged = errors.New("damaged")
 
 // Counts are a circuit's totals since it was first used, kept apart from its

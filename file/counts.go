@@ -85,6 +85,12 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	if err != nil {
 		return fusebox.Counts{}, fmt.Errorf("read counts of %s: %w", name, err)
 	}
+	return decodeCounts(b), nil
+}
+
+// decodeCounts reads the words at the start of a counters file's bytes b:
+// a word b is too short for is zero.
+func decodeCounts(b []byte) fusebox.Counts {
 	var w [countWords]uint64
 	for i := range w {
 		if len(b) >= (i+1)*8 {
@@ -95,7 +101,7 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	if t := w[wordLastSuccess]; t != 0 {
 		c.LastSuccess = time.Unix(0, int64(t))
 	}
-	return c, nil
+	return c
 }
 
 // withCounts runs fn on the words of the circuit's counters file, mapped

@@ -45,11 +45,17 @@ func (s *Store) Load(ctx context.Context, name string) (breaker.State, error) {
 // Names lists the circuits with a state or a counts file, sorted: a
 // circuit that has only ever succeeded has no state file.
 func (s *Store) Names(context.Context) ([]string, error) {
+	return s.names(s.checkSubdir(countsDir, false) == nil)
+}
+
+// names lists the circuits with a state file and those with
+// a counters file (withCounts), sorted.
+func (s *Store) names(withCounts bool) ([]string, error) {
 	names, err := named(s.dir, ".json")
 	if err != nil {
 		return nil, fmt.Errorf("list circuits: %w", err)
 	}
-	if err := s.checkSubdir(countsDir, false); err == nil {
+	if withCounts {
 		counted, err := named(filepath.Join(s.dir, ".counts"), ".counts")
 		if err != nil {
 			return nil, fmt.Errorf("list circuits: %w", err)

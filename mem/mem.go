@@ -108,11 +108,19 @@ func (s *Store) Load(_ context.Context, name string) (breaker.State, error) {
 	return st, nil
 }
 
-// Peek is Load: memory holds no record that could be damaged, and a Load
-// changes nothing.
-func (s *Store) Peek(ctx context.Context, name string) (breaker.State, error) {
-	return s.Load(ctx, name)
+// Peek is Load and Counts: memory holds no record that could be damaged,
+// and neither changes anything.
+func (s *Store) Peek(ctx context.Context, name string) (breaker.State, fusebox.Counts, error) {
+	st, err := s.Load(ctx, name)
+	if err != nil {
+		return st, fusebox.Counts{}, err
+	}
+	c, err := s.Counts(ctx, name)
+	return st, c, err
 }
+
+// PeekNames is Names, which changes nothing.
+func (s *Store) PeekNames(ctx context.Context) ([]string, error) { return s.Names(ctx) }
 
 // Update applies fn under the Store's lock.
 func (s *Store) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {

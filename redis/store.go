@@ -559,6 +559,12 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 		s.logDamaged(name, k, fmt.Errorf("a counter holds more than the %d digits of a number", maxVersionLen))
 		return fusebox.Counts{}, nil
 	}
+	return countsOf(vals), nil
+}
+
+// countsOf decodes the four counters of an HMGET of a counts hash: a
+// missing or unreadable one is zero.
+func countsOf(vals []any) fusebox.Counts {
 	num := func(v any) uint64 {
 		str, _ := v.(string)
 		n, _ := strconv.ParseUint(str, 10, 64) // base 10: "last" has leading zeros
@@ -568,7 +574,7 @@ func (s *Store) Counts(ctx context.Context, name string) (fusebox.Counts, error)
 	if n := num(vals[3]); n > 0 {
 		c.LastSuccess = time.Unix(0, int64(n)).UTC()
 	}
-	return c, nil
+	return c
 }
 
 // countsScript reads the counters unless one of them is longer than a

@@ -328,7 +328,7 @@ func TestPeekReportsDamageAndWritesNothing(t *testing.T) {
 			srv.Do(c.set...)
 			typ := srv.Do("TYPE", "pk:s:api")
 			writes := srv.Info("rdb_changes_since_last_save")
-			st, err := s.Peek(ctx, "api")
+			st, _, err := s.Peek(ctx, "api")
 			if !errors.Is(err, fusebox.ErrDamaged) || !strings.Contains(err.Error(), "pk:s:api") || st.Name != "api" || st.Phase != "" {
 				t.Fatalf("Peek = %+v, %v; want a fresh state and ErrDamaged naming the key", st, err)
 			}
@@ -342,5 +342,68 @@ func TestPeekReportsDamageAndWritesNothing(t *testing.T) {
 	}
 	if log.Len() != 0 {
 		t.Errorf("Peek logged:\n%s", log.String())
+	}
+}
+
+// Peek's counts and PeekNames are what explain's check of a name reads:
+// damaged counters and a damaged list of names are reported and left where
+// they are, a listed name with no key left is skipped and not dropped, and
+// nothing at all is written.
+func TestPeekCountsAndNamesReportDamageAndWriteNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	var log strings.Builder
+	s := open(t, srv, redis.WithPrefix("pk:"), redis.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	defer s.Close()
+	peekCounts := func() error {
+		_, c, err := s.Peek(ctx, "api")
+		if c != (fusebox.Counts{}) {
+			t.Errorf("Peek of damaged counters counts %+v, want zero", c)
+		}
+		return err
+	}
+	peekNames := func() error {
+		n, err := s.PeekNames(ctx)
+		if len(n) != 0 {
+			t.Errorf("PeekNames of a damaged list = %q, want none", n)
+		}
+		return err
+	}
+	for _, c := range []struct {
+		name, key string
+		set       []string
+		peek      func() error
+	}{
+		{"counters of the wrong type", "pk:c:api", []string{"SET", "pk:c:api", "hand-written"}, peekCounts},
+		{"a counter longer than a number", "pk:c:api", []string{"HSET", "pk:c:api", "failures", strings.Repeat("9", 30)}, peekCounts},
+		{"names of the wrong type", "pk:names", []string{"SET", "pk:names", "hand-written"}, peekNames},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv.Do("DEL", c.key)
+			srv.Do(c.set...)
+			typ := srv.Do("TYPE", c.key)
+			writes := srv.Info("rdb_changes_since_last_save")
+			if err := c.peek(); !errors.Is(err, fusebox.ErrDamaged) || !strings.Contains(err.Error(), c.key) {
+				t.Fatalf("peek: %v; want ErrDamaged naming %s", err, c.key)
+			}
+			aside := "pk:damaged:" + strings.TrimPrefix(c.key, "pk:")
+			if got := srv.Do("TYPE", c.key); got != typ || srv.Do("EXISTS", aside) != ":0" {
+				t.Errorf("after the peek the key is a %s, want it in place and nothing moved aside", got)
+			}
+			if got := srv.Info("rdb_changes_since_last_save"); got != writes {
+				t.Errorf("Redis counts writes %s before the peek and %s after, want none", writes, got)
+			}
+			srv.Do("DEL", c.key)
+		})
+	}
+	srv.Do("ZADD", "pk:names", "1", "gone")
+	writes := srv.Info("rdb_changes_since_last_save")
+	if n, err := s.PeekNames(ctx); err != nil || len(n) != 0 {
+		t.Errorf("PeekNames with only a name whose keys are gone = %q, %v; want none", n, err)
+	}
+	if got := srv.Do("ZCARD", "pk:names"); got != ":1" || srv.Info("rdb_changes_since_last_save") != writes {
+		t.Errorf("after PeekNames the list holds %s names, want the 1 left as it was", got)
+	}
+	if log.Len() != 0 {
+		t.Errorf("the peeks logged:\n%s", log.String())
 	}
 }

@@ -91,12 +91,13 @@ var (
 // A Fallback is safe for concurrent use.
 type Fallback struct {
 	primary   fusebox.Admin
-	openLocal func() (Local, error)
+	openLocal func(create bool) (Local, error)
 	o         FallbackOptions
 
 	mu        sync.Mutex
 	local     *Local // opened at first use
 	localErr  error
+	peeked    *Local          // what peek found of Local before this process opened it
 	memHealth fusebox.Admin   // the availability circuit when Local has none
 	route     route           // where calls go
 	permit    breaker.Permit  // this process's on the availability circuit
@@ -106,8 +107,10 @@ type Fallback struct {
 }
 
 // NewFallback returns a Store that uses primary and falls back to what
-// openLocal opens, at first use.
-func NewFallback(primary fusebox.Admin, openLocal func() (Local, error), o FallbackOptions) *Fallback {
+// openLocal opens, at first use. openLocal(true) creates what is missing;
+// openLocal(false), what Peek and PeekNames call, creates nothing and
+// leaves each part not there nil.
+func NewFallback(primary fusebox.Admin, openLocal func(create bool) (Local, error), o FallbackOptions) *Fallback {
 	if o.Clock == nil {
 		o.Clock = fusebox.WallClock{}
 	}
@@ -157,7 +160,7 @@ func (f *Fallback) pick(ctx context.Context) (s fusebox.Admin, primary bool) {
 
 func (f *Fallback) localLocked() (*Local, error) {
 	if f.local == nil && f.localErr == nil {
-		l, err := f.openLocal()
+		l, err := f.openLocal(true)
 		if err != nil {
 			f.localErr = err
 		} else {
@@ -234,27 +237,64 @@ func (f *Fallback) Load(ctx context.Context, name string) (st breaker.State, err
 	return st, err
 }
 
-// Peek reads the state as Load would and changes nothing anywhere: from
-// the primary unless this host's availability circuit has it away, and
-// from the replica then or when the primary fails now. Nothing is recorded
-// of the primary's availability, nothing replicated, nothing merged.
-func (f *Fallback) Peek(ctx context.Context, name string) (breaker.State, error) {
+// Peek reads the state and counts as Load and Counts would and changes
+// nothing anywhere: see peek.
+func (f *Fallback) Peek(ctx context.Context, name string) (st breaker.State, c fusebox.Counts, err error) {
 	if err := fusebox.ValidateName(name); err != nil {
-		return breaker.State{}, err
+		return breaker.State{}, fusebox.Counts{}, err
 	}
+	err = f.peek(ctx, func(s fusebox.Admin) (err error) { st, c, err = s.Peek(ctx, name); return err })
+	return st, c, err
+}
+
+// PeekNames lists the circuits as Names would and changes nothing
+// anywhere: see peek.
+func (f *Fallback) PeekNames(ctx context.Context) (names []string, err error) {
+	err = f.peek(ctx, func(s fusebox.Admin) (err error) { names, err = s.PeekNames(ctx); return err })
+	return names, err
+}
+
+// peek runs op, a read that changes nothing, on the primary unless this
+// host's availability circuit has it away, and on the replica then or when
+// the primary fails now. Nothing is recorded of the primary's
+// availability, nothing replicated, nothing merged, and no part of the
+// replica is created: one the host does not have reads as empty.
+func (f *Fallback) peek(ctx context.Context, op func(fusebox.Admin) error) error {
 	f.mu.Lock()
 	away, primary := f.awayLocked(ctx), f.primary
 	f.mu.Unlock()
 	if !away {
-		st, err := primary.Peek(ctx, name)
-		if !f.outage(ctx, err) {
-			return st, err
+		if err := op(primary); !f.outage(ctx, err) {
+			return err
 		}
 	}
 	f.mu.Lock()
-	replica := f.replicaLocked()
+	l, err := f.peekLocalLocked()
 	f.mu.Unlock()
-	return replica.Peek(ctx, name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("local state store: %w", err)
+	case l.Store == nil:
+		return op(mem.New())
+	}
+	return op(l.Store)
+}
+
+// peekLocalLocked returns the host's Local as peek may read it: the one this
+// process opened, or else what of it is there, opened creating nothing (a
+// part not there is nil).
+func (f *Fallback) peekLocalLocked() (*Local, error) {
+	if f.local != nil || f.localErr != nil {
+		return f.localLocked()
+	}
+	if f.peeked == nil {
+		l, err := f.openLocal(false)
+		if err != nil {
+			return nil, err
+		}
+		f.peeked = &l
+	}
+	return f.peeked, nil
 }
 
 func (f *Fallback) Update(ctx context.Context, name string, fn func(*breaker.State) ([]breaker.Event, bool)) (st breaker.State, err error) {
@@ -404,7 +444,10 @@ func (f *Fallback) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	err := f.primary.Close()
-	if l := f.local; l != nil {
+	for _, l := range []*Local{f.local, f.peeked} {
+		if l == nil {
+			continue
+		}
 		for _, s := range []fusebox.Admin{l.Store, l.Merged, l.Health} {
 			if s != nil {
 				err = errors.Join(err, s.Close())

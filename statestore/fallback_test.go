@@ -121,7 +121,7 @@ func TestFallbackOnAHealthyPrimaryPassesTheContract(t *testing.T) {
 		}
 		var log logBuf
 		dir := t.TempDir()
-		f := statestore.NewFallback(primary, func() (statestore.Local, error) {
+		f := statestore.NewFallback(primary, func(bool) (statestore.Local, error) {
 			s, err := file.Open(dir)
 			return statestore.Local{Store: s}, err
 		}, statestore.FallbackOptions{Logger: log.logger(), Answered: redis.Answered})
@@ -146,7 +146,7 @@ func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
 	srv.Do("HSET", "fusebox:s:nas", "v", "1", "state", "{garbage")
 
 	s := h.open()
-	if st, err := s.Peek(ctx, "nas"); !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" {
+	if st, _, err := s.Peek(ctx, "nas"); !errors.Is(err, fusebox.ErrDamaged) || st.Name != "nas" {
 		t.Errorf("Peek of a damaged key = %+v, %v; want a fresh state and ErrDamaged", st, err)
 	}
 	if got := srv.Do("EXISTS", "fusebox:s:nas"); got != ":1" {
@@ -155,7 +155,7 @@ func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
 
 	srv.Kill()
 	s = h.open()
-	st, err := s.Peek(ctx, "bridge")
+	st, _, err := s.Peek(ctx, "bridge")
 	if err != nil || st.Phase != breaker.Open {
 		t.Errorf("Peek with Redis down = %+v, %v; want the replica's open state", st, err)
 	}
@@ -164,6 +164,28 @@ func TestPeekChangesNothingOnRedisOrTheReplica(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.replica(), statestore.HealthDir, "primary.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Peek wrote the availability circuit: %v", err)
+	}
+}
+
+// With Redis down on a host that never had a replica, Peek and PeekNames
+// read an empty one and create nothing: not the replica, not the
+// availability circuit, not the local state dir.
+func TestPeekWithRedisDownCreatesNoReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	h := newHost(t, srv, 10*time.Second)
+	srv.Kill()
+	s := h.open()
+	if st, c, err := s.Peek(ctx, "nas"); err != nil || st.Name != "nas" || st.Phase != "" || st.Generation != 0 || c != (fusebox.Counts{}) {
+		t.Errorf("Peek with Redis down and no replica = %+v, %+v, %v; want a fresh state and no counts", st, c, err)
+	}
+	if n, err := s.PeekNames(ctx); err != nil || len(n) != 0 {
+		t.Errorf("PeekNames with Redis down and no replica = %q, %v; want none", n, err)
+	}
+	if _, err := os.Lstat(h.local); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the peeks created the local state dir %s: %v", h.local, err)
+	}
+	if s.Down() != nil || h.log.count(warning) != 0 {
+		t.Errorf("the peeks recorded the outage: down %v\n%s", s.Down(), h.log.String())
 	}
 }
 

@@ -105,15 +105,23 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 	}
 }
 
-// awayLocked reports, writing nothing, whether the primary is away: this
-// process is on the replica until its next look, or the availability
-// circuit is open. A half-open circuit is not away: a Peek tries the primary.
+// awayLocked reports, writing nothing and creating no part of the replica,
+// whether the primary is away: this process is on the replica until its
+// next look, or the availability circuit is open. A half-open circuit is
+// not away: a Peek tries the primary.
 func (f *Fallback) awayLocked(ctx context.Context) bool {
 	now := f.o.Clock.Now()
 	if f.route == onLocal && now.Wall.Before(f.lookAgain) {
 		return true
 	}
-	st, err := f.healthLocked().Peek(ctx, healthCircuit)
+	h := f.memHealth // nil until this process has used its own
+	if l, err := f.peekLocalLocked(); err == nil && l.Health != nil {
+		h = l.Health
+	}
+	if h == nil {
+		return false
+	}
+	st, _, err := h.Peek(ctx, healthCircuit)
 	if err != nil {
 		return false
 	}

@@ -27,6 +27,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -132,11 +133,14 @@ func openRedis(o Options) fusebox.Admin {
 	if o.Logger != nil {
 		opts = append(opts, redis.WithLogger(o.Logger))
 	}
-	local := func() (Local, error) {
+	local := func(create bool) (Local, error) {
 		if o.LocalDir == "" {
 			return Local{}, errors.New("no local state dir to fall back to")
 		}
 		dir := ReplicaDir(o.LocalDir, o.Dir, o.Prefix)
+		if !create {
+			return existingLocal(o, dir)
+		}
 		if err := makeSubdirs(o.LocalDir, ReplicasDir, filepath.Base(dir)); err != nil {
 			return Local{}, err
 		}
@@ -165,6 +169,29 @@ func openRedis(o Options) fusebox.Admin {
 		return Unavailable{Err: err}
 	}
 	return NewFallback(primary, local, FallbackOptions{Logger: o.Logger, Clock: o.Clock, Answered: redis.Answered, Refused: redis.Refused})
+}
+
+// existingLocal opens the replica in dir and its availability circuit as
+// far as they are there, creating nothing: a part not there is nil.
+func existingLocal(o Options, dir string) (Local, error) {
+	s, err := openExisting(o, dir)
+	if err != nil || s == nil {
+		return Local{}, err
+	}
+	l := Local{Store: s, EpochFile: filepath.Join(dir, EpochFile)}
+	if h, err := openExisting(o, filepath.Join(dir, HealthDir)); err == nil {
+		l.Health = h // nil, as when it cannot be opened: each process's own
+	}
+	return l, nil
+}
+
+// openExisting opens the file store in dir when dir is there, and is nil
+// without an error when it is not.
+func openExisting(o Options, dir string) (fusebox.Admin, error) {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return openFile(o, dir)
 }
 
 // makeSubdirs makes the subdirectories names of dir, each in the last,
@@ -221,9 +248,11 @@ func (u Unavailable) Load(context.Context, string) (breaker.State, error) {
 	return breaker.State{}, u.Err
 }
 
-func (u Unavailable) Peek(context.Context, string) (breaker.State, error) {
-	return breaker.State{}, u.Err
+func (u Unavailable) Peek(context.Context, string) (breaker.State, fusebox.Counts, error) {
+	return breaker.State{}, fusebox.Counts{}, u.Err
 }
+
+func (u Unavailable) PeekNames(context.Context) ([]string, error) { return nil, u.Err }
 
 func (u Unavailable) Update(context.Context, string, func(*breaker.State) ([]breaker.Event, bool)) (breaker.State, error) {
 	return breaker.State{}, u.Err

@@ -47,7 +47,7 @@ var cases = []struct {
 }{
 	{"an unknown circuit loads as a zero state with its name", testLoadUnknown},
 	{"update stores the state fn changed and returns it", testUpdateStores},
-	{"peek reads what load reads and stores nothing", testPeek},
+	{"peek reads what load, counts and names read and stores nothing", testPeek},
 	{"every field of a state survives the store", testRoundTrip},
 	{"update stores nothing when fn reports no change", testUpdateUnchanged},
 	{"update hands fn the stored state", testUpdateSeesStored},
@@ -102,19 +102,40 @@ func testUpdateStores(t *testing.T, s fusebox.Admin) {
 }
 
 func testPeek(t *testing.T, s fusebox.Admin) {
-	st, err := s.Peek(ctx, "never-stored")
+	st, c, err := s.Peek(ctx, "never-stored")
 	if err != nil {
 		t.Fatalf("Peek of a circuit never stored: %v", err)
 	}
 	sameState(t, st, breaker.State{Name: "never-stored"})
+	if c != (fusebox.Counts{}) {
+		t.Errorf("Peek of a circuit never stored counts %+v, want none", c)
+	}
+	if n, err := s.PeekNames(ctx); err != nil || len(n) != 0 {
+		t.Errorf("PeekNames of an empty store = %q, %v; want none", n, err)
+	}
 	if n := names(t, s); len(n) != 0 {
 		t.Errorf("after a Peek the store lists %q, want no circuit", n)
 	}
 	update(t, s, "db", func(st *breaker.State) { st.Phase, st.ConsecutiveFailures = breaker.Open, 3 })
-	if st, err = s.Peek(ctx, "db"); err != nil {
+	count(t, s, "db", fusebox.Counts{Successes: 2, Failures: 3})
+	count(t, s, "only-counted", fusebox.Counts{Skips: 1})
+	if st, c, err = s.Peek(ctx, "db"); err != nil {
 		t.Fatalf("Peek: %v", err)
 	}
 	sameState(t, st, load(t, s, "db"))
+	if want := counts(t, s, "db"); c != want {
+		t.Errorf("Peek counts %+v, Counts %+v", c, want)
+	}
+	if _, c, err = s.Peek(ctx, "only-counted"); err != nil || c != counts(t, s, "only-counted") {
+		t.Errorf("Peek of a circuit only counted: %+v, %v; want %+v", c, err, counts(t, s, "only-counted"))
+	}
+	peeked, err := s.PeekNames(ctx)
+	if err != nil {
+		t.Fatalf("PeekNames: %v", err)
+	}
+	if want := names(t, s); !slices.Equal(peeked, want) {
+		t.Errorf("PeekNames = %q, Names = %q", peeked, want)
+	}
 }
 
 func testRoundTrip(t *testing.T, s fusebox.Admin) {

@@ -240,25 +240,27 @@ func TestExplainChangesNothingOnADamagedStateFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	list := func() []string {
-		var names []string
-		filepath.WalkDir(state, func(p string, _ fs.DirEntry, err error) error {
-			names = append(names, p)
-			return err
-		})
-		return names
-	}
-	before := list()
+	before := tree(state)
 	p := inproc(t, state, "explain", "nas")
 	if p.Code != 0 || !strings.Contains(p.Stdout, "would run: "+path+" is damaged") || !strings.Contains(p.Stdout, "a run moves it aside") {
 		t.Errorf("explain: exit %d\n%s%s\nwant 0 and the damage reported", p.Code, p.Stdout, p.Stderr)
 	}
-	if after := list(); !slices.Equal(before, after) {
+	if after := tree(state); !slices.Equal(before, after) {
 		t.Errorf("explain changed the state dir: %v, then %v", before, after)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "{garbage" {
 		t.Errorf("the damaged file after explain: %q, %v; want it untouched", b, err)
 	}
+}
+
+// tree lists the paths under dir, dir first.
+func tree(dir string) []string {
+	var paths []string
+	filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		paths = append(paths, p)
+		return err
+	})
+	return paths
 }
 
 // On Redis too explain writes nothing: a damaged state key is reported and
@@ -278,5 +280,66 @@ func TestExplainChangesNothingOnADamagedRedisKey(t *testing.T) {
 	}
 	if got := srv.Info("rdb_changes_since_last_save"); got != writes {
 		t.Errorf("Redis counts writes %s before explain and %s after, want none", writes, got)
+	}
+}
+
+// Checking that the name is known reads the circuit's counters and the
+// list of names too: damaged ones are reported by a run's move aside, not
+// made, and Redis counts no write and holds the same keys.
+func TestExplainChangesNothingOnDamagedRedisCountsAndNames(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Do("HSET", "fusebox:c:nas", "successes", strings.Repeat("9", 30))
+	srv.Do("SET", "fusebox:names", "hand-written")
+	writes, keys := srv.Info("rdb_changes_since_last_save"), srv.Info("db0")
+	h := newHost(t, srv)
+	p := inprocEnv(t, h.local, h.env, "explain", "nas")
+	if p.Code != 0 || !strings.Contains(p.Stdout, "would run: redis key fusebox:c:nas is damaged") {
+		t.Errorf("explain: exit %d\n%s%s\nwant 0 and the damaged counters reported", p.Code, p.Stdout, p.Stderr)
+	}
+	if c, n := srv.Do("HSTRLEN", "fusebox:c:nas", "successes"), srv.Do("TYPE", "fusebox:names"); c != ":30" || n != "+string" {
+		t.Errorf("after explain the counter holds %s bytes and the names are a %s; want both in place", c, n)
+	}
+	for _, k := range []string{"fusebox:damaged:c:nas", "fusebox:damaged:names"} {
+		if got := srv.Do("EXISTS", k); got != ":0" {
+			t.Errorf("after explain %s exists: %s, want nothing moved aside", k, got)
+		}
+	}
+	if got := srv.Info("rdb_changes_since_last_save"); got != writes {
+		t.Errorf("Redis counts writes %s before explain and %s after, want none", writes, got)
+	}
+	if got := srv.Info("db0"); got != keys {
+		t.Errorf("Redis holds %s before explain and %s after, want the same", keys, got)
+	}
+}
+
+// With Redis down explain reads the host's replica as far as there is one
+// and creates nothing: no replica, no availability circuit, no state dir
+// entry, whether the host has used Redis before or not.
+func TestExplainWithRedisDownCreatesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	fresh, used := newHost(t, srv), newHost(t, srv)
+	if p := inprocEnv(t, used.local, used.env, "trip", "--new", "nas"); p.Code != 0 {
+		t.Fatalf("trip: exit %d\n%s", p.Code, p.Stderr)
+	}
+	srv.Kill()
+	for _, c := range []struct {
+		host host
+		code int
+		out  string
+	}{
+		{fresh, 64, ""}, // no replica: nas is known nowhere
+		{used, 0, "would skip"},
+	} {
+		if err := os.MkdirAll(c.host.local, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		before := tree(c.host.local)
+		p := inprocEnv(t, c.host.local, c.host.env, "explain", "nas")
+		if p.Code != c.code || !strings.Contains(p.Stdout, c.out) {
+			t.Errorf("explain with Redis down: exit %d\n%s%s\nwant %d and %q", p.Code, p.Stdout, p.Stderr, c.code, c.out)
+		}
+		if after := tree(c.host.local); !slices.Equal(before, after) {
+			t.Errorf("explain with Redis down changed the state dir: %v, then %v", before, after)
+		}
 	}
 }

@@ -211,8 +211,9 @@ func explainCircuit(ctx context.Context, x *Explanation, r Request, store fusebo
 	return nil
 }
 
-// ReadOnly is s as explain reads it: its Load is the store's Peek, so that
-// nothing changes and a damaged record is reported instead of moved aside.
+// ReadOnly is s as explain reads it: its Load, Counts and Names are the
+// store's Peek and PeekNames, so that nothing changes and a damaged record
+// is reported instead of moved aside.
 func ReadOnly(s fusebox.Admin) fusebox.Admin {
 	if _, ok := s.(readOnly); ok {
 		return s
@@ -223,5 +224,15 @@ func ReadOnly(s fusebox.Admin) fusebox.Admin {
 type readOnly struct{ fusebox.Admin }
 
 func (r readOnly) Load(ctx context.Context, name string) (breaker.State, error) {
-	return r.Admin.Peek(ctx, name)
+	st, _, err := r.Admin.Peek(ctx, name)
+	return st, err
+}
+
+func (r readOnly) Counts(ctx context.Context, name string) (fusebox.Counts, error) {
+	_, c, err := r.Admin.Peek(ctx, name)
+	return c, err
+}
+
+func (r readOnly) Names(ctx context.Context) ([]string, error) {
+	return r.Admin.PeekNames(ctx)
 }
