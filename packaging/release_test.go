@@ -352,17 +352,8 @@ func lineWith(text string, subs ...string) bool {
 // tarFiles reads the regular files of a .tar.gz, by name.
 func tarFiles(t *testing.T, path string) map[string][]byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 	files := map[string][]byte{}
-	tr := tar.NewReader(zr)
+	tr := tar.NewReader(strings.NewReader(gunzip(t, path)))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {

@@ -162,6 +162,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		}()
 		got = ch
 	}
+	first := name // the endpoint a call's metrics are labelled with
+	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
+		first = eps[0]
+	}
 	var res *httpcall.Result
 	select {
 	case out := <-got:
@@ -179,18 +183,14 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 			s.gaveUp.Done()
 		}()
 		if r.Context().Err() != nil {
-			s.counters.observe(name, name, "", 499, time.Since(began))
+			s.counters.observe(name, first, "", 499, time.Since(began))
 			return // the caller was let go; the call goes on, and records
 		}
 		s.log.Warn("no answer within the caller's wait: the call, or a store after it, is slow", "name", name, "wait", wait)
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
 		writeJSON(w, http.StatusServiceUnavailable, problem{Error: fmt.Sprintf("no answer within the caller's wait of %s", wait), Name: name})
-		s.counters.observe(name, name, "", http.StatusServiceUnavailable, time.Since(began))
+		s.counters.observe(name, first, "", http.StatusServiceUnavailable, time.Since(began))
 		return
-	}
-	first := name
-	if eps := wd.catalog.Chains[name]; len(eps) > 0 {
-		first = eps[0]
 	}
 	if err != nil {
 		waited := time.Duration(0)
