@@ -64,6 +64,7 @@ func standInConfig(url, tokenFile string) string {
 // compose network calls the daemon by its service name; fusebox on the host
 // and the daemon in the container share one circuit through the bound dir.
 func TestContainerCompose(t *testing.T) {
+	t.Parallel()
 	p := newPodman(t)
 	if _, err := exec.LookPath("podman-compose"); err != nil {
 		testenv.Skip(t, "podman-compose is not installed (apt-get install podman-compose)")
@@ -261,6 +262,7 @@ func TestContainerCompose(t *testing.T) {
 // has no host-gateway keyword: the test maps the name to the gateway
 // itself), and through host.containers.internal, which podman maps there.
 func TestContainerHostDaemon(t *testing.T) {
+	t.Parallel()
 	p := newPodman(t)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -211,6 +211,7 @@ func checkSchemaElement(t *testing.T, key string, v any) {
 // user set in options.json (0600, root's), and its config folder mapped as
 // build says. A stand-in for the Node-RED add-on calls it by hostname.
 func TestHAAddonPodman(t *testing.T) {
+	t.Parallel()
 	p := newPodman(t)
 	// The Supervisor runs an add-on with Docker's init (init: true, the
 	// default); podman's --init is catatonit.

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -161,26 +160,21 @@ func (h *debHost) systemdStartsTheUnit() {
 chmod 2770 $d`)
 }
 
-// buildDeb builds this checkout's .deb for the machine's architecture with
-// release.sh.
+// buildDeb returns this checkout's .deb for the machine's architecture,
+// from the shared release build.
 func buildDeb(t *testing.T) string {
 	t.Helper()
 	arch, err := exec.Command("dpkg", "--print-architecture").Output()
 	if err != nil {
 		testenv.Skip(t, "dpkg --print-architecture: %v", err)
 	}
-	target := map[string]string{"amd64": "linux/amd64", "arm64": "linux/arm64", "armhf": "linux/arm/6"}[strings.TrimSpace(string(arch))]
-	if target == "" {
-		testenv.Skip(t, "release.sh builds no .deb for %s", arch)
+	switch a := strings.TrimSpace(string(arch)); a {
+	case "amd64", "arm64", "armhf":
+		return releaseFile(t, "fusebox_"+releaseVersion+"_"+a+".deb")
+	default:
+		testenv.Skip(t, "release.sh builds no .deb for %s", a)
+		return ""
 	}
-	out := t.TempDir()
-	const version = "1.2.3~install-test"
-	cmd := exec.Command("./release.sh", out)
-	cmd.Env = append(os.Environ(), "FUSEBOX_RELEASE_TARGETS="+target, "VERSION="+version)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("release.sh failed (%v; a kill means the test's -timeout ran out):\n%s", err, b)
-	}
-	return filepath.Join(out, "fusebox_"+version+"_"+strings.TrimSpace(string(arch))+".deb")
 }
 
 // needInstallable skips, loudly, a machine where the .deb cannot be
@@ -213,6 +207,7 @@ func needInstallable(t *testing.T) {
 // before and after systemd's StateDirectory= has had its way with the dir.
 // Then it purges the package, and the machine is as it was.
 func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
+	t.Parallel()
 	testenv.Heavy(t)
 	needInstallable(t)
 	deb := buildDeb(t)

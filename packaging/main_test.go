@@ -20,6 +20,7 @@ var fuseboxBin string
 
 func TestMain(m *testing.M) {
 	code := testenv.RunWithFusebox(m, &fuseboxBin)
+	removeRelease()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
