@@ -11,13 +11,14 @@ import (
 // It is safe for concurrent use.
 type Condition struct{ p *jqProgram }
 
-// CompileCondition compiles src as expect: jq: is compiled.
-func CompileCondition(src string) (*Condition, error) {
-	p, err := compileJQ(src)
+// NewCondition returns up as a condition: up compiled, as an endpoint
+// compiles its expect: jq: (see JQ.Compiled).
+func NewCondition(up JQ) (*Condition, error) {
+	j, err := up.Compiled()
 	if err != nil {
 		return nil, err
 	}
-	return &Condition{p: p}, nil
+	return &Condition{p: j.p}, nil
 }
 
 // Holds reports whether the condition holds for msg, under expect: jq:'s
