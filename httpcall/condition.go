@@ -12,13 +12,13 @@ import (
 type Condition struct{ p *jqProgram }
 
 // NewCondition returns up as a condition: up compiled, as an endpoint
-// compiles its expect: jq: (see JQ.Compiled).
+// compiles its expect: jq: (see JQ.compiled).
 func NewCondition(up JQ) (*Condition, error) {
-	j, err := up.Compiled()
+	p, err := up.compiled()
 	if err != nil {
 		return nil, err
 	}
-	return &Condition{p: j.p}, nil
+	return &Condition{p: p}, nil
 }
 
 // Holds reports whether the condition holds for msg, under expect: jq:'s

@@ -146,7 +146,7 @@ type jqProgram struct {
 }
 
 // compileJQ compiles a jq program: the one place a program is compiled,
-// in this process (CompileJQ, JQ.Compiled) and in jq's child (jqchild.go).
+// in this process (CompileJQ, JQ.compiled) and in jq's child (jqchild.go).
 // It sees an empty environment, so $ENV and env cannot print the secrets a
 // script was started with.
 func compileJQ(src string) (*jqProgram, error) {
@@ -194,13 +194,13 @@ func (j JQ) String() string { return j.src }
 // IsZero reports whether j is no program.
 func (j JQ) IsZero() bool { return j.src == "" }
 
-// Compiled returns j compiled: j itself when it is (CompileJQ), else its
+// compiled returns j's program: the one CompileJQ compiled, or else its
 // text compiled now.
-func (j JQ) Compiled() (JQ, error) {
+func (j JQ) compiled() (*jqProgram, error) {
 	if j.p != nil {
-		return j, nil
+		return j.p, nil
 	}
-	return CompileJQ(j.src)
+	return compileJQ(j.src)
 }
 
 // program returns j's compiled program, nil for no program.
@@ -208,8 +208,7 @@ func (j JQ) program() (*jqProgram, error) {
 	if j.IsZero() {
 		return nil, nil
 	}
-	c, err := j.Compiled()
-	return c.p, err
+	return j.compiled()
 }
 
 // evaluate runs p on a body (j) and renders its outputs: as extract does,
