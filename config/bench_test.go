@@ -2,13 +2,18 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/mem"
 )
 
 // smallConfig is a typical config: a few circuits, one endpoint, one chain.
@@ -104,4 +109,32 @@ func BenchmarkLoadTwentyCircuits(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLoadAndBuildClient is what fusebox call and serve pay before
+// their first request: the household's config loaded, its twenty jq
+// programs compiled (once, by config), and the client built on them.
+func BenchmarkLoadAndBuildClient(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(twentyCircuits()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("TOKEN", "t")
+	store := mem.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := Load(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var endpoints []*httpcall.Endpoint
+		for _, name := range slices.Sorted(maps.Keys(c.Circuits)) {
+			if ep := c.Circuits[name].Endpoint; ep != nil {
+				endpoints = append(endpoints, ep)
+			}
+		}
+		if _, err := httpcall.New(store, endpoints, slices.Collect(maps.Values(c.Chains))); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

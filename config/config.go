@@ -128,11 +128,12 @@ func (c *Config) ChainSource(chain, key string) (Source, bool) {
 type Env struct {
 	Lookup   func(string) (string, bool)
 	ReadFile func(string) ([]byte, error)
-	// UncheckedJQ keeps jq expressions (extract:, expect: jq:) as text
-	// without compiling them, for a caller that never evaluates one: fusebox
-	// run, where compiling every endpoint's expressions was a fifth of
-	// reading a household's config. A broken expression is then reported by
-	// validate, call and serve, which load with it false.
+	// UncheckedJQ keeps jq expressions (extract:, expect: jq:, up:) as text
+	// (httpcall.JQSource) without compiling them, for a caller that never
+	// evaluates one: fusebox run, where compiling every endpoint's
+	// expressions was a fifth of reading a household's config. A broken
+	// expression is then reported by validate, call and serve, which load
+	// with it false and hand httpcall the programs compiled.
 	UncheckedJQ bool
 }
 

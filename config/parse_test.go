@@ -74,14 +74,18 @@ func TestParseReference(t *testing.T) {
 		Headers: map[string]string{"Authorization": "Bearer ha-token-456"},
 		Body:    "...",
 		RetryOn: httpcall.RetryOn{Connect: true, Timeout: true, ServerErrors: true, TooManyRequests: true, Codes: []int{502}},
-		Expect:  httpcall.Expect{Status: []int{200}, JQ: ".main.temp != null"},
-		Extract: ".main.temp",
+		Expect:  httpcall.Expect{Status: []int{200}},
 		MaxBody: 10 << 20,
 		Fresh:   10 * time.Minute,
 		Policy:  owm,
 		Secrets: []string{"owm-key-123", "ha-token-456"},
 	}
-	if got := c.Circuits["openweather"]; !reflect.DeepEqual(got.Endpoint, wantOWM) || !reflect.DeepEqual(got.Policy, owm) {
+	got := c.Circuits["openweather"]
+	if jq, extract := got.Endpoint.Expect.JQ, got.Endpoint.Extract; jq.String() != ".main.temp != null" || extract.String() != ".main.temp" {
+		t.Errorf("openweather: expect.jq %q, extract %q", jq, extract)
+	}
+	wantOWM.Expect.JQ, wantOWM.Extract = got.Endpoint.Expect.JQ, got.Endpoint.Extract // compiled: compared as text above
+	if !reflect.DeepEqual(got.Endpoint, wantOWM) || !reflect.DeepEqual(got.Policy, owm) {
 		t.Errorf("openweather:\n got %+v\nwant %+v", got.Endpoint, wantOWM)
 	}
 
@@ -184,7 +188,7 @@ circuits:
       expect: {jq: '. as $x | $x.ok'}
 `, func(t *testing.T, c *Config) {
 			ep := c.Circuits["a"].Endpoint
-			if ep.URL != "https://x/?a=$b&c=$d" || ep.Body != "cost: 5$" || ep.Expect.JQ != ". as $x | $x.ok" {
+			if ep.URL != "https://x/?a=$b&c=$d" || ep.Body != "cost: 5$" || ep.Expect.JQ.String() != ". as $x | $x.ok" {
 				t.Errorf("got %q %q %q", ep.URL, ep.Body, ep.Expect.JQ)
 			}
 			if c.Secrets != nil || ep.Secrets != nil {

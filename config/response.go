@@ -25,18 +25,19 @@ func (l *loader) statusCodes(f entry) []int {
 	return codes
 }
 
-// jq reads a jq program and checks that httpcall can compile it. Empty
-// means none.
-func (l *loader) jq(e entry) (string, bool) {
+// jq reads a jq program and compiles it: httpcall runs the program
+// compiled here. Empty means none; with Env.UncheckedJQ it is kept as text.
+func (l *loader) jq(e entry) (httpcall.JQ, bool) {
 	s, ok := l.str(e.value, e.path)
 	if !ok || s == "" || l.env.UncheckedJQ {
-		return s, ok
+		return httpcall.JQSource(s), ok
 	}
-	if err := httpcall.CheckJQ(s); err != nil {
+	j, err := httpcall.CompileJQ(s)
+	if err != nil {
 		l.errorf(e.value, e.path, "invalid jq expression: %s", l.redact(err.Error()))
-		return "", false
+		return httpcall.JQ{}, false
 	}
-	return s, true
+	return j, true
 }
 
 // maxBody reads a positive byte size.

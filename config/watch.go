@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fusebox-hq/fusebox/httpcall"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -54,13 +55,13 @@ func (l *loader) watch(e entry, circuit string, b *block) (*notify.Watch, *Sourc
 }
 
 // upCondition reads a watch's up:, a jq condition that must not be empty.
-func (l *loader) upCondition(f entry) (string, bool) {
-	s, ok := l.jq(f)
-	if ok && s == "" {
+func (l *loader) upCondition(f entry) (httpcall.JQ, bool) {
+	j, ok := l.jq(f)
+	if ok && j.IsZero() {
 		l.errorf(f.value, f.path, `want a jq condition, like '(.state? // .) == "online"'`)
-		return "", false
+		return httpcall.JQ{}, false
 	}
-	return s, ok
+	return j, ok
 }
 
 // watchTopic reads a topic to subscribe to: one topic, no wildcards.

@@ -39,7 +39,7 @@ circuits:
 		t.Fatalf("watches = %+v, want zigbee's", ws)
 	}
 	w := ws[0]
-	if w.Circuit != "zigbee" || w.Topic != "zigbee2mqtt/bridge/state" || w.Up != `.state == "online"` || w.Broker != inherited {
+	if w.Circuit != "zigbee" || w.Topic != "zigbee2mqtt/bridge/state" || w.Up.String() != `.state == "online"` || w.Broker != inherited {
 		t.Errorf("watch = %+v, want zigbee's topic and up on the notify connection %+v", w, inherited)
 	}
 	if w.Settle != notify.DefaultWatchSettle {

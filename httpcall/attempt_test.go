@@ -141,13 +141,13 @@ func TestExpect(t *testing.T) {
 		{"status list", 201, "", httpcall.Expect{Status: []int{200}}, "status 201 not in [200]"},
 		{"status list with 5xx", 500, "", httpcall.Expect{Status: []int{200}}, "status 500 Internal Server Error"},
 		{"status list accepts a 404", 404, "gone", httpcall.Expect{Status: []int{200, 404}}, ""},
-		{"jq true", 200, `{"main":{"temp":3}}`, httpcall.Expect{JQ: ".main.temp != null"}, ""},
-		{"jq false", 200, `{"main":{}}`, httpcall.Expect{JQ: ".main.temp != null"}, `expect.jq ".main.temp != null" was false`},
-		{"jq on a body that is not JSON", 200, `<html>`, httpcall.Expect{JQ: ".ok"}, "body is not JSON"},
-		{"jq on two JSON values", 200, `{} {}`, httpcall.Expect{JQ: ".ok"}, "body is not JSON"},
-		{"jq with no output", 200, `[]`, httpcall.Expect{JQ: ".[]"}, `expect.jq ".[]" was false`},
-		{"jq error", 200, `{"a":"x"}`, httpcall.Expect{JQ: ".a.b"}, `expect.jq ".a.b" failed: expected an object but got: string ("x")`},
-		{"jq number comparison", 200, `{"v":21.5}`, httpcall.Expect{JQ: ".v > 20 and .v + 1 == 22.5"}, ""},
+		{"jq true", 200, `{"main":{"temp":3}}`, httpcall.Expect{JQ: httpcall.JQSource(".main.temp != null")}, ""},
+		{"jq false", 200, `{"main":{}}`, httpcall.Expect{JQ: httpcall.JQSource(".main.temp != null")}, `expect.jq ".main.temp != null" was false`},
+		{"jq on a body that is not JSON", 200, `<html>`, httpcall.Expect{JQ: httpcall.JQSource(".ok")}, "body is not JSON"},
+		{"jq on two JSON values", 200, `{} {}`, httpcall.Expect{JQ: httpcall.JQSource(".ok")}, "body is not JSON"},
+		{"jq with no output", 200, `[]`, httpcall.Expect{JQ: httpcall.JQSource(".[]")}, `expect.jq ".[]" was false`},
+		{"jq error", 200, `{"a":"x"}`, httpcall.Expect{JQ: httpcall.JQSource(".a.b")}, `expect.jq ".a.b" failed: expected an object but got: string ("x")`},
+		{"jq number comparison", 200, `{"v":21.5}`, httpcall.Expect{JQ: httpcall.JQSource(".v > 20 and .v + 1 == 22.5")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,10 +179,10 @@ func TestExtractGivesTheSameNumberFromDifferentAPIs(t *testing.T) {
 	wttr := serve(t, status(200, `{"current_condition":[{"temp_C":"21.5","humidity":"40"}],"nearest_area":[{"areaName":[{"value":"Paris"}]}]}`))
 	h := newHarness(t, []*httpcall.Endpoint{
 		endpoint("owm", owm.URL, func(e *httpcall.Endpoint) {
-			e.Expect.JQ = ".main.temp != null"
-			e.Extract = ".main.temp"
+			e.Expect.JQ = httpcall.JQSource(".main.temp != null")
+			e.Extract = httpcall.JQSource(".main.temp")
 		}),
-		endpoint("wttr", wttr.URL, func(e *httpcall.Endpoint) { e.Extract = ".current_condition[0].temp_C | tonumber" }),
+		endpoint("wttr", wttr.URL, func(e *httpcall.Endpoint) { e.Extract = httpcall.JQSource(".current_condition[0].temp_C | tonumber") }),
 	}, []*httpcall.Chain{{Name: "temp", Endpoints: []string{"owm", "wttr"}}})
 	a, b := h.mustCall("owm"), h.mustCall("wttr")
 	if string(a.Body) != "21.5" || string(b.Body) != "21.5" {
@@ -208,7 +208,7 @@ func TestExtractOutput(t *testing.T) {
 	s := serve(t, status(200, body))
 	for _, tt := range tests {
 		h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
-			e.Extract = tt.extract
+			e.Extract = httpcall.JQSource(tt.extract)
 			// Interpolation runs in a child process, which a busy machine
 			// may take seconds to start.
 			e.Policy.Retry.Timeout, e.Policy.Retry.Deadline = time.Minute, time.Minute
@@ -231,7 +231,7 @@ func TestExtractFailures(t *testing.T) {
 		t.Run(tt.extract, func(t *testing.T) {
 			s := serve(t, status(200, tt.body))
 			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
-				e.Extract = tt.extract
+				e.Extract = httpcall.JQSource(tt.extract)
 				e.MaxBody = 1024
 				e.Policy.Retry.Attempts = 1
 			})}, nil)
@@ -282,8 +282,8 @@ func TestNewReportsEveryProblem(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	_ = h
 	endpoints := []*httpcall.Endpoint{
-		endpoint("badjq", "http://127.0.0.1/", func(e *httpcall.Endpoint) { e.Expect.JQ = ".a |" }),
-		endpoint("badextract", "http://127.0.0.1/", func(e *httpcall.Endpoint) { e.Extract = "{" }),
+		endpoint("badjq", "http://127.0.0.1/", func(e *httpcall.Endpoint) { e.Expect.JQ = httpcall.JQSource(".a |") }),
+		endpoint("badextract", "http://127.0.0.1/", func(e *httpcall.Endpoint) { e.Extract = httpcall.JQSource("{") }),
 		endpoint("badurl", "ftp://127.0.0.1/x?appid=SECRET-in-url"),
 		endpoint("bad name", "http://127.0.0.1/"),
 		endpoint("badpolicy", "http://127.0.0.1/", func(e *httpcall.Endpoint) { e.Policy.Retry.Attempts = -1 }),

@@ -29,7 +29,7 @@ func TestFailuresAreStoredWithTheirCause(t *testing.T) {
 		{"a body over max_body", func(t *testing.T) string { return serve(t, status(200, "0123456789")).URL },
 			func(e *httpcall.Endpoint) { e.MaxBody = 4 }, httpcall.CauseBody},
 		{"expect.jq false", func(t *testing.T) string { return serve(t, status(200, `{"ok":false}`)).URL },
-			func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok" }, httpcall.CauseCheck},
+			func(e *httpcall.Endpoint) { e.Expect.JQ = httpcall.JQSource(".ok") }, httpcall.CauseCheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

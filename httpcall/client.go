@@ -335,15 +335,11 @@ func (c *Client) compile(e *Endpoint) (*endpoint, error) {
 		}
 	}
 	var err error
-	if e.Expect.JQ != "" {
-		if ep.expect, err = compileJQ(e.Expect.JQ); err != nil {
-			bad("expect.jq: %v", err)
-		}
+	if ep.expect, err = e.Expect.JQ.program(); err != nil {
+		bad("expect.jq: %v", err)
 	}
-	if e.Extract != "" {
-		if ep.extract, err = compileJQ(e.Extract); err != nil {
-			bad("extract: %v", err)
-		}
+	if ep.extract, err = e.Extract.program(); err != nil {
+		bad("extract: %v", err)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("endpoint %s: %s", e.Name, c.red.String(strings.Join(errs, "; ")))

@@ -11,9 +11,10 @@ import (
 // It is safe for concurrent use.
 type Condition struct{ p *jqProgram }
 
-// CompileCondition compiles src as expect: jq: is compiled.
-func CompileCondition(src string) (*Condition, error) {
-	p, err := compileJQ(src)
+// NewCondition returns up as a condition: up compiled, as an endpoint
+// compiles its expect: jq: (see JQ.compiled).
+func NewCondition(up JQ) (*Condition, error) {
+	p, err := up.compiled()
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,11 @@ func TestConditionJudgesJSONAndText(t *testing.T) {
 		{"numbers stay exact", `.n == 12345678901234567890`, `{"n":12345678901234567890}`, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := httpcall.CompileCondition(tc.src)
+			up, err := httpcall.CompileJQ(tc.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := httpcall.NewCondition(up)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -35,7 +35,7 @@ func TestAGzipBodyAskedForByTheEndpointIsDecoded(t *testing.T) {
 	asksGzip := func(e *httpcall.Endpoint) { e.Headers = map[string]string{"Accept-Encoding": "gzip"} }
 	h := newHarness(t, []*httpcall.Endpoint{
 		endpoint("raw", u.URL, asksGzip),
-		endpoint("temp", u.URL, asksGzip, func(e *httpcall.Endpoint) { e.Extract = ".main.temp" }),
+		endpoint("temp", u.URL, asksGzip, func(e *httpcall.Endpoint) { e.Extract = httpcall.JQSource(".main.temp") }),
 		endpoint("small", u.URL, asksGzip, func(e *httpcall.Endpoint) { e.MaxBody = int64(len(doc) - 1) }),
 	}, nil)
 

@@ -38,16 +38,16 @@ func TestEnvelopeErrorsNeverCarryASecret(t *testing.T) {
 	}{
 		{"an error message quoting the key, cut at the reason's length",
 			status(200, fmt.Sprintf(`{"msg":"%s invalid key %s"}`, strings.Repeat("x", 250), canary)),
-			func(e *httpcall.Endpoint) { e.Extract = "error(.msg)" }},
+			func(e *httpcall.Endpoint) { e.Extract = httpcall.JQSource("error(.msg)") }},
 		{"a jq type error previewing the key",
 			status(200, fmt.Sprintf(`{"a":"%s"}`, canary)),
-			func(e *httpcall.Endpoint) { e.Extract = ".a.b" }},
+			func(e *httpcall.Endpoint) { e.Extract = httpcall.JQSource(".a.b") }},
 		{"a jq type error previewing the key in an object",
 			status(200, fmt.Sprintf(`{"a":{"key":"%s"}}`, canary)),
-			func(e *httpcall.Endpoint) { e.Extract = ".a[0]" }},
+			func(e *httpcall.Endpoint) { e.Extract = httpcall.JQSource(".a[0]") }},
 		{"expect.jq failing on the key",
 			status(200, fmt.Sprintf(`{"a":"%s"}`, canary)),
-			func(e *httpcall.Endpoint) { e.Expect.JQ = ".a | tonumber" }},
+			func(e *httpcall.Endpoint) { e.Expect.JQ = httpcall.JQSource(".a | tonumber") }},
 		{"a redirect to a path holding the key",
 			func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "http://elsewhere.test/"+strings.Repeat("p", 250)+"/"+canary+"/x", http.StatusFound)

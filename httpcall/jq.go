@@ -145,8 +145,10 @@ type jqProgram struct {
 	small bool // smallSteps
 }
 
-// compileJQ compiles a jq program. It sees an empty environment, so $ENV and
-// env cannot print the secrets a script was started with.
+// compileJQ compiles a jq program: the one place a program is compiled,
+// in this process (CompileJQ, JQ.compiled) and in jq's child (jqchild.go).
+// It sees an empty environment, so $ENV and env cannot print the secrets a
+// script was started with.
 func compileJQ(src string) (*jqProgram, error) {
 	q, err := gojq.Parse(src)
 	if err != nil {
@@ -160,13 +162,53 @@ func compileJQ(src string) (*jqProgram, error) {
 	return &jqProgram{src: src, code: code, small: small}, nil
 }
 
-// CheckJQ reports why src is not a jq program fusebox can run: what
-// compiling it for an endpoint or a watch would report. config checks
-// extract:, expect: jq: and up: with it, so that a program is compiled by
-// one function whatever reads it.
-func CheckJQ(src string) error {
-	_, err := compileJQ(src)
-	return err
+// JQ is a jq program (an endpoint's extract: or expect: jq:, a watch's
+// up:), compiled by CompileJQ: config compiles each program once, to
+// check it, and every Client and Condition given it runs that compiled
+// program as is. A JQ made by JQSource holds only the text, for a caller
+// that evaluates none (fusebox run); what evaluates it compiles it then,
+// once. The zero JQ is no program. A JQ is safe for concurrent use.
+type JQ struct {
+	src string
+	p   *jqProgram // nil: not compiled (JQSource)
+}
+
+// CompileJQ compiles src, or reports why it is not a jq program fusebox
+// can run.
+func CompileJQ(src string) (JQ, error) {
+	p, err := compileJQ(src)
+	if err != nil {
+		return JQ{}, err
+	}
+	return JQ{src: src, p: p}, nil
+}
+
+// JQSource returns the program src without compiling it: one that is
+// never evaluated costs nothing, and one that is, is compiled then (a
+// broken one is reported there).
+func JQSource(src string) JQ { return JQ{src: src} }
+
+// String returns the program's text, "" for none.
+func (j JQ) String() string { return j.src }
+
+// IsZero reports whether j is no program.
+func (j JQ) IsZero() bool { return j.src == "" }
+
+// compiled returns j's program: the one CompileJQ compiled, or else its
+// text compiled now.
+func (j JQ) compiled() (*jqProgram, error) {
+	if j.p != nil {
+		return j.p, nil
+	}
+	return compileJQ(j.src)
+}
+
+// program returns j's compiled program, nil for no program.
+func (j JQ) program() (*jqProgram, error) {
+	if j.IsZero() {
+		return nil, nil
+	}
+	return j.compiled()
 }
 
 // evaluate runs p on a body (j) and renders its outputs: as extract does,

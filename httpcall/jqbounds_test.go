@@ -40,7 +40,7 @@ func TestJQAndJSONBounds(t *testing.T) {
 			}
 			s := serve(t, status(200, tt.body))
 			h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
-				e.Extract = tt.extract
+				e.Extract = httpcall.JQSource(tt.extract)
 				e.Policy.Retry.Attempts = 1
 				e.Policy.Retry.Timeout = 30 * time.Second
 				e.Policy.Retry.Deadline = 30 * time.Second
@@ -61,7 +61,7 @@ func TestConcurrentJQCallsShareOneBound(t *testing.T) {
 	s := serve(t, status(200, `{"n":"x"}`))
 	mem := httpcall.NewJQMemory(2 * 128 << 20)
 	h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
-		e.Extract = `.n * 1000 | length`
+		e.Extract = httpcall.JQSource(`.n * 1000 | length`)
 		e.Policy.Retry.Attempts = 1
 		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net: a busy machine starts twelve processes slowly
 		e.Policy.Retry.Deadline = 5 * time.Minute
@@ -98,7 +98,7 @@ func TestDecodedBodiesShareTheJQBound(t *testing.T) {
 	s := serve(t, status(200, list))
 	mem := httpcall.NewJQMemory(128 << 20)
 	h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
-		e.Extract = `.list | length`
+		e.Extract = httpcall.JQSource(`.list | length`)
 		e.Policy.Retry.Attempts = 1
 		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net: the calls wait for each other
 		e.Policy.Retry.Deadline = 5 * time.Minute
@@ -125,7 +125,7 @@ func TestDecodedBodiesShareTheJQBound(t *testing.T) {
 
 	huge := serve(t, status(200, `[`+strings.Repeat(`{"a":1},`, 1_000_000)+`{}]`))
 	h = newHarness(t, []*httpcall.Endpoint{endpoint("huge", huge.URL, func(e *httpcall.Endpoint) {
-		e.Extract = `length`
+		e.Extract = httpcall.JQSource(`length`)
 		e.Policy.Retry.Attempts = 1
 	})}, nil, httpcall.WithJQMemory(mem))
 	_, ce := h.mustFail("huge")

@@ -61,7 +61,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		secretEndpoint("fails", s.URL, "/fails"),
 		secretEndpoint("denied", s.URL, "/denied"),
 		secretEndpoint("refused", closed, "/refused"),
-		secretEndpoint("expects", s.URL, "/nojson", func(e *httpcall.Endpoint) { e.Expect.JQ = ".ok == false" }),
+		secretEndpoint("expects", s.URL, "/nojson", func(e *httpcall.Endpoint) { e.Expect.JQ = httpcall.JQSource(".ok == false") }),
 		secretEndpoint("good", s.URL, "/good", func(e *httpcall.Endpoint) { e.Fresh = time.Hour; e.Stale = time.Hour }),
 	}
 	chains := []*httpcall.Chain{{Name: "chain", Endpoints: []string{"fails", "denied", "refused", "expects", "good"}, Stale: time.Hour}}

@@ -24,7 +24,7 @@ type Endpoint struct {
 	TripOn4xx   bool // a 4xx other than 429 counts against the breaker
 	RetryUnsafe bool // retry POST/PATCH even after the request may have reached the server
 	Expect      Expect
-	Extract     string        // gojq expression printed instead of the raw body
+	Extract     JQ            // printed instead of the raw body
 	MaxBody     int64         // 0: DefaultMaxBody
 	Fresh       time.Duration // answer from the stored response while younger than this
 	Stale       time.Duration // serve the stored response when the call fails, while younger than this
@@ -79,8 +79,8 @@ func DefaultRetryOn() RetryOn {
 
 // Expect says what a good response looks like.
 type Expect struct {
-	Status []int  // accepted status codes; empty means any 2xx
-	JQ     string // optional gojq condition on the JSON body, true when good
+	Status []int // accepted status codes; empty means any 2xx
+	JQ     JQ    // optional condition on the JSON body, true when good
 }
 
 // Chain is an ordered list of endpoints tried in turn, with one deadline.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/httpcall"
 )
 
 // Watch is a circuit's health: mqtt: block: fusebox serve subscribes to
@@ -14,7 +15,7 @@ import (
 type Watch struct {
 	Circuit string
 	Topic   string
-	Up      string // a jq condition; a message that is not JSON is read as a JSON string
+	Up      httpcall.JQ // a jq condition; a message that is not JSON is read as a JSON string
 	// Settle is how long a new verdict must hold before it is applied
 	// (settle:, default DefaultWatchSettle; 0 applies each at once): a topic
 	// that flaps faster changes nothing until it stops.

@@ -134,7 +134,7 @@ func TestUnknownNameIs404AndNothingIsCalled(t *testing.T) {
 func TestExtractionAnswersAsJSON(t *testing.T) {
 	u := newUpstream(t, "u")
 	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("temp", u.URL, func(e *httpcall.Endpoint) {
-		e.Extract = ".temp"
+		e.Extract = httpcall.JQSource(".temp")
 	})}}, serve.Options{})
 	r := d.get(t, "/call/temp")
 	if r.code != 200 || strings.TrimSpace(r.body) != "21.5" || r.header.Get("Content-Type") != "application/json" {

@@ -45,7 +45,7 @@ func TestJQGarbageUnderTheDaemonsGCIsNotTakenForGrowth(t *testing.T) {
 	ballast := make([]byte, 64<<20)
 	u := newUpstream(t, "u")
 	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
-		e.Extract = `reduce range(30000) as $i (0; . + ("x" * 10000 | length))` // 300 MB made, none kept
+		e.Extract = httpcall.JQSource(`reduce range(30000) as $i (0; . + ("x" * 10000 | length))`) // 300 MB made, none kept
 		e.Policy.Retry.Attempts = 1
 		e.Policy.Retry.Timeout = 30 * time.Second
 		e.Policy.Retry.Deadline = 30 * time.Second
@@ -64,7 +64,7 @@ func TestTheDaemonsJQProgramsShareOneBound(t *testing.T) {
 	u := newUpstream(t, "u")
 	targets := serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", u.URL, func(e *httpcall.Endpoint) {
 		e.PassQuery = true
-		e.Extract = `.from * 1000 | length`
+		e.Extract = httpcall.JQSource(`.from * 1000 | length`)
 		e.Policy.Retry.Timeout = 5 * time.Minute // a safety net for a busy machine
 		e.Policy.Retry.Deadline = 5 * time.Minute
 	})}}

@@ -38,10 +38,10 @@ func probes(t Targets) ([]*httpcall.Endpoint, []healthCheck) {
 				continue // httpcall.New reports a bad URL; config a bad path
 			}
 			p.URL = base.ResolveReference(ref).String()
-			p.Method, p.Body, p.Extract = "GET", "", ""
+			p.Method, p.Body, p.Extract = "GET", "", httpcall.JQ{}
 			p.Expect = httpcall.Expect{}
 		}
-		if len(h.Expect.Status) > 0 || h.Expect.JQ != "" {
+		if len(h.Expect.Status) > 0 || !h.Expect.JQ.IsZero() {
 			p.Expect = h.Expect
 		}
 		eps = append(eps, &p)

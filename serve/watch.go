@@ -20,7 +20,7 @@ type watch struct {
 func compileWatches(ws []notify.Watch) ([]watch, error) {
 	var out []watch
 	for _, w := range ws {
-		up, err := httpcall.CompileCondition(w.Up)
+		up, err := httpcall.NewCondition(w.Up)
 		if err != nil {
 			return nil, fmt.Errorf("%s: health.mqtt.up: %w", w.Circuit, err)
 		}

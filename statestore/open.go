@@ -39,6 +39,7 @@ import (
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/mem"
 	"github.com/fusebox-hq/fusebox/redis"
 )
 
@@ -54,6 +55,10 @@ type Options struct {
 	GCAfter   time.Duration // remove circuits unused this long; 0: fusebox.DefaultGCAfter
 	EventsFor time.Duration // keep events this long; 0: fusebox.DefaultEventRetention
 	Logger    *slog.Logger  // for the store's own warnings; nil: none
+	// ReadOnly opens the store for a command that only reads it (status,
+	// history, explain): a state dir that is not there is not created, and
+	// reads as an empty one.
+	ReadOnly bool
 
 	Clock fusebox.Clock // times the availability circuit of Redis; nil: fusebox.WallClock
 
@@ -102,13 +107,22 @@ func ReplicaDir(localDir, rawURL, prefix string) string {
 // opened is returned as Unavailable, which Reason reports.
 //
 // A Redis store comes wrapped in a Fallback to the file store in LocalDir.
+// Opened ReadOnly, a state dir that is not there is an empty in-memory
+// store (package mem), so that a command that only reads makes no dir.
 func Open(o Options) fusebox.Admin {
 	if redis.IsURL(o.Dir) {
 		return openRedis(o)
 	}
-	s, err := openFile(o, o.Dir)
-	if err != nil {
+	open := openFile
+	if o.ReadOnly {
+		open = openExisting
+	}
+	s, err := open(o, o.Dir)
+	switch {
+	case err != nil:
 		return Unavailable{Err: err}
+	case s == nil: // no state dir yet: no circuit has a state
+		return mem.New()
 	}
 	return s
 }

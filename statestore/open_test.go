@@ -9,6 +9,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/statestore"
 )
 
@@ -41,5 +42,22 @@ func TestOpenReturnsAWorkingStore(t *testing.T) {
 	}
 	if _, ok := store.(answers.Store); !ok {
 		t.Error("the state store keeps no answers")
+	}
+}
+
+func TestOpenForReadingLeavesAMissingStateDirMissing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	store := statestore.Open(statestore.Options{Dir: dir, ReadOnly: true})
+	defer store.Close()
+	ctx := context.Background()
+	names, err := store.PeekNames(ctx)
+	if err != nil || len(names) != 0 {
+		t.Errorf("PeekNames = %q, %v; want none", names, err)
+	}
+	if st, c, err := store.Peek(ctx, "api"); err != nil || st.Phase != "" && st.Phase != breaker.Closed || c != (fusebox.Counts{}) {
+		t.Errorf("Peek = %+v, %+v, %v; want a closed circuit with nothing counted", st, c, err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the state dir after reading: %v; want it not there", err)
 	}
 }

@@ -171,6 +171,11 @@ func (a *app) stateShown(cfg *config.Config) string {
 
 // openStore opens the state store, failing open (see package statestore).
 func (a *app) openStore(cfg *config.Config) fusebox.Admin {
+	return statestore.Open(a.storeOptions(cfg))
+}
+
+// storeOptions says where the state store of cfg is and how it is kept.
+func (a *app) storeOptions(cfg *config.Config) statestore.Options {
 	o := statestore.Options{Dir: a.stateDir(cfg), Fsync: true, Logger: a.logger, Clock: a.clock}
 	if redis.IsURL(o.Dir) {
 		o.LocalDir = a.localDir()
@@ -178,20 +183,23 @@ func (a *app) openStore(cfg *config.Config) fusebox.Admin {
 	if cfg != nil {
 		o.Fsync, o.GCAfter, o.EventsFor = cfg.Fsync, cfg.GCAfter, cfg.HistoryKeep
 	}
-	return statestore.Open(o)
+	return o
 }
 
 // readState loads the config and opens the state store for a command that
-// shows what the store holds (status, history, explain). A store that
-// failed open holds nothing to show: why is the error, with without (when
-// not "") saying what that trouble means to the command's user. The caller
-// closes the store.
+// shows what the store holds (status, history, explain): a state dir not
+// made yet stays unmade, and reads as an empty one. A store that failed
+// open holds nothing to show: why is the error, with without (when not "")
+// saying what that trouble means to the command's user. The caller closes
+// the store.
 func (a *app) readState(without string) (*config.Config, fusebox.Admin, error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	store := a.openStore(cfg)
+	o := a.storeOptions(cfg)
+	o.ReadOnly = true
+	store := statestore.Open(o)
 	if err := statestore.Reason(store); err != nil {
 		store.Close()
 		if without != "" {

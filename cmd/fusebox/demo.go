@@ -82,7 +82,7 @@ func runDemo(ctx context.Context, out io.Writer, fast bool) error {
 	endpoint := func(name, path string) *httpcall.Endpoint {
 		return &httpcall.Endpoint{
 			Name: name, URL: apiURL + path, Method: "GET", RetryOn: httpcall.DefaultRetryOn(),
-			Extract: ".main.temp", MaxBody: httpcall.DefaultMaxBody, Policy: policy,
+			Extract: httpcall.JQSource(".main.temp"), MaxBody: httpcall.DefaultMaxBody, Policy: policy,
 		}
 	}
 	chain := &httpcall.Chain{Name: "weather", Endpoints: []string{"weather-api", "backup-api"}, Stale: time.Hour, Deadline: 15 * time.Second}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -341,5 +342,40 @@ func TestExplainWithRedisDownCreatesNothing(t *testing.T) {
 		if after := tree(c.host.local); !slices.Equal(before, after) {
 			t.Errorf("explain with Redis down changed the state dir: %v, then %v", before, after)
 		}
+	}
+}
+
+// The commands that only read say of a state dir not made yet what they
+// say of an empty one, and make nothing; the first run makes it, 0700.
+func TestReadingCommandsLeaveAMissingStateDirMissing(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	cfg := writeConfigPath(t, base, "circuits:\n  nas: {trip_after: 2}\n")
+	env := []string{"FUSEBOX_CONFIG=" + cfg}
+	commands := [][]string{{"explain", "nas"}, {"explain", "--json", "nas"}, {"status"}, {"status", "--json"}, {"status", "--format", "prometheus"}, {"history"}, {"history", "--json"}}
+	missing := make([]testenv.Proc, len(commands))
+	for i, args := range commands {
+		missing[i] = inprocEnv(t, state, env, args...)
+		if _, err := os.Lstat(state); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%v made the state dir (%v)", args, err)
+		}
+	}
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range commands {
+		empty := inprocEnv(t, state, env, args...)
+		if m := missing[i]; m.Code != empty.Code || m.Stdout != empty.Stdout || m.Stderr != empty.Stderr {
+			t.Errorf("%v without the state dir: exit %d\n%s%s\nwith it empty: exit %d\n%s%s", args, m.Code, m.Stdout, m.Stderr, empty.Code, empty.Stdout, empty.Stderr)
+		}
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	if p := inprocEnv(t, state, env, "run", "nas", "--", "true"); p.Code != 0 {
+		t.Fatalf("run: exit %d: %s", p.Code, p.Stderr)
+	}
+	if fi, err := os.Stat(state); err != nil || fi.Mode() != fs.ModeDir|0o700 {
+		t.Fatalf("after a run the state dir is %v, %v; want a dir, 0700", fi, err)
 	}
 }

@@ -164,7 +164,7 @@ func Build(ctx context.Context, r Request) (Explanation, error) {
 	e.Policy = append(e.Policy, skipExitValue(cfg, r.Name, r.Flags, code))
 	if w := cfg.Watch(r.Name); w != nil {
 		src, _ := cfg.PolicySource(r.Name, "health.mqtt.up")
-		e.Watched = &Watched{Topic: w.Topic, Up: w.Up, File: src.File, Line: src.Line}
+		e.Watched = &Watched{Topic: w.Topic, Up: w.Up.String(), File: src.File, Line: src.Line}
 	}
 	return e, nil
 }
