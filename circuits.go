@@ -85,8 +85,8 @@ func (c *Circuits) dispatcher() *dispatcher {
 	return c.listeners
 }
 
-// defaultPolicy is DefaultPolicy, computed once.
-var defaultPolicy = DefaultPolicy()
+// defaultPolicy is the policy used when nothing is configured, computed once.
+var defaultPolicy = Policy{}.WithDefaults()
 
 // New returns Circuits that keep state in store.
 func New(store Store, opts ...Option) *Circuits {

@@ -175,10 +175,8 @@ func TestDoRetryLoop(t *testing.T) {
 			wantMsg: "api: attempts exhausted after 3 attempts: refused (3)"},
 		{name: "a single attempt is not retried", policy: func(r *fusebox.RetryPolicy) { r.Attempts = 1 }, results: []error{err1},
 			wantCalls: 1, wantWhy: "attempts exhausted", wantIs: err1, wantMsg: "after 1 attempt: refused (1)"},
-		{name: "a permanent failure is not retried", results: []error{fusebox.Permanent(err1)},
+		{name: "a permanent failure is not retried", results: []error{&fusebox.Failure{Err: err1, Permanent: true}},
 			wantCalls: 1, wantWhy: "not retryable", wantIs: err1},
-		{name: "Permanent(nil) is a success", results: []error{fusebox.Permanent(nil)},
-			wantCalls: 1},
 		{name: "a Failure's reason replaces its error's text", results: []error{&fusebox.Failure{Err: errors.New("GET https://user:secret@api/"), Reason: "HTTP 503", Permanent: true}},
 			wantCalls: 1, wantWhy: "not retryable", wantMsg: "api: not retryable after 1 attempt: HTTP 503"},
 		{name: "the deadline caps the loop: no wait reaches it",
@@ -524,7 +522,7 @@ func TestDoNeutralFailuresDoNotTrip(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnv(t, doPolicy(), nil)
 			for range 3 {
-				e.c.Do(context.Background(), "api", fails(fusebox.Permanent(errRefused)).fn)
+				e.c.Do(context.Background(), "api", fails(&fusebox.Failure{Err: errRefused, Permanent: true}).fn)
 			}
 			if v := e.view("api"); v.Phase != breaker.Open {
 				t.Errorf("after 3 permanent failures the circuit is %s", v.Phase)
@@ -647,7 +645,7 @@ func TestCircuitsPolicies(t *testing.T) {
 	if got := c.Policy("slow").Retry.Timeout; got != time.Minute {
 		t.Errorf("slow timeout = %s", got)
 	}
-	if got := c.Policy("other"); got != fusebox.DefaultPolicy() {
+	if got := c.Policy("other"); got != (fusebox.Policy{}).WithDefaults() {
 		t.Errorf("other policy = %+v, want the defaults", got)
 	}
 }
@@ -857,8 +855,8 @@ func TestDoSaysWhetherAFailureWasToldAlready(t *testing.T) {
 				if err := tc.call(e); !errors.As(err, &ee) {
 					t.Fatalf("Do = %v, want an *ExhaustedError", err)
 				}
-				if ee.Overtaken != tc.wantOvertaken || ee.Reopened != tc.wantReopened || ee.Told() != (tc.wantOvertaken || tc.wantReopened) {
-					t.Errorf("Overtaken %v, Reopened %v, Told %v; want %v, %v (%s)", ee.Overtaken, ee.Reopened, ee.Told(), tc.wantOvertaken, tc.wantReopened, ee.Describe(""))
+				if ee.Overtaken != tc.wantOvertaken || ee.Reopened != tc.wantReopened {
+					t.Errorf("Overtaken %v, Reopened %v; want %v, %v (%s)", ee.Overtaken, ee.Reopened, tc.wantOvertaken, tc.wantReopened, ee.Describe(""))
 				}
 			})
 		})

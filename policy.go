@@ -31,7 +31,7 @@ func ParseJitter(s string) (Jitter, error) {
 	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
 }
 
-// The defaults WithDefaults gives a RetryPolicy's zero fields (DefaultPolicy
+// The defaults WithDefaults gives a RetryPolicy's zero fields (Policy{}.WithDefaults()
 // shows them; the breaker's are breaker.Policy.WithDefaults').
 const (
 	defaultAttempts   = 3
@@ -69,11 +69,9 @@ type Policy struct {
 	Breaker breaker.Policy
 }
 
-// DefaultPolicy returns the policy used when nothing is configured.
-func DefaultPolicy() Policy { return Policy{}.WithDefaults() }
-
 // WithDefaults returns p with every zero field set to its default; the
-// default probe lease is the attempt timeout and 2s.
+// default probe lease is the attempt timeout and 2s. Policy{}.WithDefaults()
+// is the policy used when nothing is configured.
 func (p Policy) WithDefaults() Policy {
 	r := &p.Retry
 	r.Attempts = cmp.Or(r.Attempts, defaultAttempts)

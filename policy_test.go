@@ -43,9 +43,6 @@ func TestPolicyWithDefaults(t *testing.T) {
 		if got := (fusebox.Policy{}).WithDefaults(); !reflect.DeepEqual(got, want) {
 			t.Errorf("WithDefaults() = %+v\nwant %+v", got, want)
 		}
-		if got := fusebox.DefaultPolicy(); !reflect.DeepEqual(got, want) {
-			t.Errorf("DefaultPolicy() = %+v\nwant %+v", got, want)
-		}
 	})
 	t.Run("set fields are kept", func(t *testing.T) {
 		p := fusebox.Policy{
@@ -137,7 +134,7 @@ func TestPolicyValidate(t *testing.T) {
 		want []string
 	}{
 		{"the zero policy is valid: zero means default", fusebox.Policy{}, nil},
-		{"the default policy is valid", fusebox.DefaultPolicy(), nil},
+		{"the default policy is valid", fusebox.Policy{}.WithDefaults(), nil},
 		{"a sane failure rate is valid", rate(breaker.FailureRate{Threshold: 0.5, Window: 20, MinAttempts: 10}), nil},
 		{"a threshold of 100% is valid", rate(breaker.FailureRate{Threshold: 1, Window: 1}), nil},
 		{"negative attempts", retry(func(r *fusebox.RetryPolicy) { r.Attempts = -1 }), []string{"attempts"}},

@@ -69,7 +69,7 @@ func FuzzStateJSON(f *testing.F) {
 }
 
 var policies = []breaker.Policy{
-	fusebox.DefaultPolicy().Breaker,
+	fusebox.Policy{}.WithDefaults().Breaker,
 	{TripAfter: 1, OpenFor: time.Second, OpenMultiplier: 3, OpenMax: 10 * time.Second, Probes: 2, ProbeLease: 5 * time.Second},
 	{OpenFor: time.Minute, OpenMultiplier: 2, OpenMax: time.Hour, Probes: 1, ProbeLease: time.Minute,
 		FailureRate: &breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 2}},

@@ -22,7 +22,7 @@ type keyRefs map[string]entry
 func (l *loader) attempts(e entry) (int, bool) {
 	n, ok := l.integer(e.value, e.path)
 	if ok && n == 0 {
-		l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.DefaultPolicy().Retry.Attempts)
+		l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.Policy{}.WithDefaults().Retry.Attempts)
 		return 0, false
 	}
 	return n, ok

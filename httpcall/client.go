@@ -120,8 +120,8 @@ func WithRedactor(r *redact.Redactor) Option { return func(s *settings) { s.reda
 // New checks and compiles endpoints and chains, reporting every problem at
 // once, each naming its endpoint or chain, and returns a Client whose
 // breakers live in store. An endpoint's circuit uses its Policy; any other
-// name gets fusebox.DefaultPolicy. Fresh and stale answers are kept in store,
-// which must then be a answers.Store too.
+// name gets the default policy (fusebox.Policy{}.WithDefaults()). Fresh and
+// stale answers are kept in store, which must then be a answers.Store too.
 func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Option) (*Client, error) {
 	if store == nil {
 		return nil, errors.New("httpcall: no store")
@@ -228,7 +228,7 @@ func (c *Client) policy(name string) fusebox.Policy {
 	if ep, ok := c.endpoints[name]; ok {
 		return ep.policy
 	}
-	return fusebox.DefaultPolicy()
+	return fusebox.Policy{}.WithDefaults()
 }
 
 func keepsAnswers(endpoints []*Endpoint, chains []*Chain) bool {

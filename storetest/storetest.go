@@ -476,7 +476,7 @@ func testGCEvents(t *testing.T, s fusebox.Admin) {
 }
 
 func testBreaker(t *testing.T, s fusebox.Admin) {
-	p := fusebox.DefaultPolicy().Breaker
+	p := fusebox.Policy{}.WithDefaults().Breaker
 	now := breaker.Instant{Wall: time.Now().Round(0)}
 	fail := breaker.Outcome{Failed: true, Attempt: 1, Reason: "connection refused"}
 	var recorded []breaker.Event
