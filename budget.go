@@ -42,16 +42,6 @@ func (b RetryBudget) Allowed(firsts int) int {
 	return int(math.Floor(b.Percent*float64(firsts)+1e-9)) + b.Min
 }
 
-// String is the budget as the config writes it: "20%", or the long form
-// when Min or Window is not the default.
-func (b RetryBudget) String() string {
-	pct := fmt.Sprintf("%g%%", b.Percent*100)
-	if b.Min == defaultBudgetMin && b.Window == defaultBudgetWindow {
-		return pct
-	}
-	return fmt.Sprintf("{percent: %s, min: %d, window: %s}", pct, b.Min, b.Window)
-}
-
 // BudgetSpend is what a BudgetStore decided about one attempt: whether it may
 // run, and the circuit's first attempts and retries in the window, this one
 // included when it was allowed.
@@ -76,14 +66,14 @@ type BudgetStore interface {
 	SpendBudget(ctx context.Context, name string, b RetryBudget, now time.Time, retry bool) (BudgetSpend, error)
 }
 
-// BudgetError is the error of a retry a circuit's RetryBudget refused:
-// the last attempt's error, with the budget's counts.
-type BudgetError struct {
+// budgetError is the error of a retry a circuit's RetryBudget refused
+// (ExhaustedError.Budget): the budget's counts.
+type budgetError struct {
 	Firsts, Retries int
 	Window          time.Duration
 }
 
-func (e *BudgetError) Error() string {
+func (e *budgetError) Error() string {
 	return fmt.Sprintf("retry budget exhausted: %d retr%s for %d first attempt%s in %s",
 		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), human.Round(e.Window))
 }

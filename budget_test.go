@@ -3,6 +3,7 @@ package fusebox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -108,8 +109,9 @@ func TestDoRetryBudgetBoundsAStorm(t *testing.T) {
 			}
 			if ee.Budget != nil { // the budget, not the attempts, ended it
 				refused++
-				if ee.Budget.Firsts != callers || ee.Budget.Retries != want-callers {
-					t.Fatalf("a refusal says %v, want %d retries for %d first attempts", ee, want-callers, callers)
+				msg := fmt.Sprintf("retry budget exhausted: %d retries for %d first attempts in 10s", want-callers, callers)
+				if got := ee.Budget.Error(); got != msg {
+					t.Fatalf("a refusal says %q, want %q", got, msg)
 				}
 			}
 		}

@@ -292,7 +292,7 @@ func (k *call) admit(parent context.Context, attempt int, now time.Time, instant
 // spendBudget asks the circuit's retry budget for an attempt at now: nil
 // when it may run (always, for a first attempt), else the refusal. A store
 // without budgets, or one that fails, lets every attempt run (warned once).
-func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *BudgetError {
+func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *budgetError {
 	if k.noBudget || k.c.budgets == nil || k.broken {
 		return nil
 	}
@@ -308,7 +308,7 @@ func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *Budg
 	if spend.Allowed {
 		return nil
 	}
-	return &BudgetError{Firsts: spend.Firsts, Retries: spend.Retries, Window: b.Window}
+	return &budgetError{Firsts: spend.Firsts, Retries: spend.Retries, Window: b.Window}
 }
 
 // acquire asks the breaker whether an attempt may run: lock-free for a closed

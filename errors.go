@@ -38,9 +38,10 @@ type ExhaustedError struct {
 	// ended with a failure that counted: the outage was told by the call
 	// that opened it.
 	Overtaken bool
-	// Budget is the retry budget's refusal, when it ended the call: the
-	// circuit's retries and first attempts in its budget's window.
-	Budget *BudgetError
+	// Budget is the retry budget's refusal, when it ended the call, saying
+	// the circuit's retries and first attempts in its budget's window; nil
+	// otherwise.
+	Budget error
 	// Err is the last attempt's error as Do logged it, which says what cut
 	// it short and unwraps to what the attempt returned; or the deadline's.
 	Err error
