@@ -419,7 +419,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st brea
 	}
 	ttl := ttlArg(s.ttl)
 	switch {
-	case st.TrippedUntilReset():
+	case st.Phase == breaker.ForcedOpen && st.OpenPeriod == 0: // tripped until reset: kept however long unused
 		ttl = 0
 	case st.Phase == breaker.ForcedOpen && st.OpenUntil.After(time.Now()):
 		ttl = ttlArg(time.Until(st.OpenUntil) + s.ttl) // a timed trip outlives its unused period
