@@ -129,9 +129,6 @@ func (c *Circuits) since(start breaker.Instant) breaker.Instant {
 // Clock returns the clock the circuits are timed by.
 func (c *Circuits) Clock() Clock { return c.clock }
 
-// Policy returns the policy of the named circuit.
-func (c *Circuits) Policy(name string) Policy { return c.policy(name) }
-
 // Flush waits until every event reported so far has reached the listeners,
 // or ctx ends. A short-lived process calls it before it exits, once its
 // output is written, so that a notification is not lost.
@@ -190,29 +187,4 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.S
 	k := &call{c: c, name: name, byHand: true}
 	k.logEvents(events)
 	return st.View(now), nil
-}
-
-// Check reports whether the named circuit is open right now, reading its
-// state without a lock and running nothing: an error matching
-// breaker.ErrOpen (the skip is logged and counted, as Do would) when it is
-// open or forced open, else nil.
-// A half-open circuit, or state that cannot be read, gives nil: Do decides
-// those. It is the cheap first step of a short-lived process that wants to
-// exit at once on an open circuit before doing anything else.
-func (c *Circuits) Check(ctx context.Context, name string) error {
-	if err := ValidateName(name); err != nil {
-		return err
-	}
-	st, err := c.store.Load(ctx, name)
-	if err != nil {
-		return nil
-	}
-	now := c.clock.Now()
-	st.BoundOpen(c.policy(name).Breaker)
-	if _, err := st.Decide(now); err != nil && err != breaker.ErrNeedLock {
-		k := &call{c: c, name: name}
-		k.skip(ctx, err, now.Wall)
-		return err
-	}
-	return nil
 }

@@ -642,12 +642,18 @@ func TestCircuitsPolicies(t *testing.T) {
 		}
 		return fusebox.Policy{}
 	}))
-	if got := c.Policy("slow").Retry.Timeout; got != time.Minute {
-		t.Errorf("slow timeout = %s", got)
-	}
-	if got := c.Policy("other"); got != (fusebox.Policy{}).WithDefaults() {
-		t.Errorf("other policy = %+v, want the defaults", got)
-	}
+	// Each circuit's attempt runs under its own policy's timeout: the
+	// named one's, or the default's (10s).
+	synctest.Test(t, func(t *testing.T) {
+		for name, want := range map[string]time.Duration{"slow": time.Minute, "other": 10 * time.Second} {
+			c.Do(context.Background(), name, func(ctx context.Context) error {
+				if dl, ok := ctx.Deadline(); !ok || time.Until(dl) != want {
+					t.Errorf("%s: the attempt's deadline is %s away, want %s", name, time.Until(dl), want)
+				}
+				return nil
+			})
+		}
+	})
 }
 
 // bootClock is a boot-aware Clock inside a synctest bubble: its boot clock
@@ -726,37 +732,6 @@ func TestDoAcrossClockJumps(t *testing.T) {
 		}
 		if v := e.view("api"); v.Phase != breaker.Closed {
 			t.Errorf("circuit is %s", v.Phase)
-		}
-	})
-}
-
-func TestCircuitsCheck(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		e := newEnv(t, doPolicy(), nil)
-		if err := e.c.Check(ctx, "api"); err != nil {
-			t.Errorf("Check on a closed circuit = %v", err)
-		}
-		if err := e.c.Check(ctx, "../api"); err == nil {
-			t.Error("Check accepted a bad name")
-		}
-		e.open("api")
-		if err := e.c.Check(ctx, "api"); !errors.Is(err, breaker.ErrOpen) {
-			t.Errorf("Check on an open circuit = %v, want ErrOpen", err)
-		}
-		if n := e.skips("api"); n != 1 {
-			t.Errorf("skips = %d, want 1", n)
-		}
-		time.Sleep(30 * time.Second)
-		if err := e.c.Check(ctx, "api"); err != nil {
-			t.Errorf("Check on a half-open circuit = %v: Do decides who probes", err)
-		}
-		broken := fusebox.New(&brokenStore{Store: e.mem, load: true})
-		e.mem.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
-			return st.Trip(fusebox.WallClock{}.Now(), 0, ""), true
-		})
-		if err := broken.Check(ctx, "api"); err != nil {
-			t.Errorf("Check with an unreadable store = %v, want nil (fail open)", err)
 		}
 	})
 }

@@ -183,7 +183,7 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	if s.answers != nil {
 		c.answerLevel = *s.answers
 	}
-	copts := []fusebox.Option{fusebox.WithPolicies(c.policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
+	copts := []fusebox.Option{fusebox.WithPolicies(c.Policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
 	if s.draw != nil {
 		copts = append(copts, fusebox.WithRand(s.draw))
 	}
@@ -224,7 +224,9 @@ func (c *Client) Redactor() *redact.Redactor { return c.red }
 // transport.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
-func (c *Client) policy(name string) fusebox.Policy {
+// Policy returns the policy of the named circuit, its defaults filled in:
+// its endpoint's, or for any other name the default policy.
+func (c *Client) Policy(name string) fusebox.Policy {
 	if ep, ok := c.endpoints[name]; ok {
 		return ep.policy
 	}
@@ -383,7 +385,7 @@ func (c *Client) checkChain(ch *Chain, endpoints map[string]bool) error {
 	if ch.Hedge > 0 && len(ch.Endpoints) < 2 {
 		bad("hedge needs two endpoints or more: it starts the next one beside the one being tried")
 	}
-	if dl := ch.TotalDeadline(c.policy); ch.Hedge > 0 && ch.Hedge >= dl {
+	if dl := ch.TotalDeadline(c.Policy); ch.Hedge > 0 && ch.Hedge >= dl {
 		bad("hedge (%s) must be shorter than the chain's deadline (%s)", ch.Hedge, dl)
 	}
 	if len(errs) > 0 {
