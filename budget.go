@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/human"
@@ -35,13 +34,6 @@ func (b RetryBudget) WithDefaults() RetryBudget {
 	return b
 }
 
-// Allowed is how many retries b allows for firsts first attempts in a
-// window: floor(Percent*firsts) + Min. The floor is taken after a tiny
-// allowance, so that 20% of 40 is 8 and not 7 for 0.2*40 = 7.999….
-func (b RetryBudget) Allowed(firsts int) int {
-	return int(math.Floor(b.Percent*float64(firsts)+1e-9)) + b.Min
-}
-
 // BudgetSpend is what a BudgetStore decided about one attempt: whether it may
 // run, and the circuit's first attempts and retries in the window, this one
 // included when it was allowed.
@@ -61,7 +53,8 @@ type BudgetStore interface {
 	// retries racing for the last allowance never both get it. A first
 	// attempt (retry false) is always allowed and recorded; a retry is
 	// allowed when the retries in the window (now-b.Window, now], plus
-	// this one, are at most b.Allowed of the first attempts in it. The same
+	// this one, are at most floor(b.Percent × the first attempts in it) +
+	// b.Min (internal/budgetlog's Allowed). The same
 	// errors as Store's methods apply; a caller then lets the attempt run.
 	SpendBudget(ctx context.Context, name string, b RetryBudget, now time.Time, retry bool) (BudgetSpend, error)
 }

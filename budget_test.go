@@ -13,27 +13,6 @@ import (
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
-func TestBudgetAllowed(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		b      fusebox.RetryBudget
-		firsts int
-		want   int
-	}{
-		{"min alone with no first attempts", fusebox.RetryBudget{Percent: 0.2, Min: 3}, 0, 3},
-		{"20% of 40 is 8, not 7 by rounding", fusebox.RetryBudget{Percent: 0.2, Min: 3}, 40, 11},
-		{"a share of an attempt is no retry", fusebox.RetryBudget{Percent: 0.2, Min: 0}, 4, 0},
-		{"100% allows one retry each", fusebox.RetryBudget{Percent: 1, Min: 0}, 7, 7},
-		{"10% of 30 is 3", fusebox.RetryBudget{Percent: 0.1, Min: 1}, 30, 4},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := c.b.Allowed(c.firsts); got != c.want {
-				t.Fatalf("Allowed(%d) of %+v = %d, want %d", c.firsts, c.b, got, c.want)
-			}
-		})
-	}
-}
-
 func TestBudgetValidate(t *testing.T) {
 	p := fusebox.Policy{Retry: fusebox.RetryPolicy{Budget: &fusebox.RetryBudget{Percent: -0.1, Min: -1, Window: -time.Second}}}
 	err := p.Validate()
@@ -97,7 +76,7 @@ func TestDoRetryBudgetBoundsAStorm(t *testing.T) {
 		b := &fusebox.RetryBudget{Percent: 0.2}
 		p := policy(b)
 		sent, errs, store := storm(t, p)
-		want := callers + p.Retry.Budget.Allowed(callers) // 40 + 8 + 3
+		want := callers + callers/5 + 3 // 40 first attempts + 20% of them + Min
 		if sent != want {
 			t.Fatalf("with a 20%% budget: %d attempts, want %d first attempts plus %d retries", sent, callers, want-callers)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/budgetlog"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -764,7 +765,7 @@ func testBudgetSpend(t *testing.T, s fusebox.Admin) {
 			t.Fatalf("first attempt %d: got %+v", i+1, got)
 		}
 	}
-	allowed := budget20.Allowed(10) // 20% of 10, plus 3
+	allowed := budgetlog.Allowed(budget20, 10) // 20% of 10, plus 3
 	for i := range allowed {
 		if got := spend(t, bs, "db", budget20, now, true); !got.Allowed || got.Retries != i+1 || got.Firsts != 10 {
 			t.Fatalf("retry %d of the %d allowed: got %+v", i+1, allowed, got)
@@ -784,7 +785,7 @@ func testBudgetWindow(t *testing.T, s fusebox.Admin) {
 	for range 5 {
 		spend(t, bs, "db", budget20, start, false)
 	}
-	for range budget20.Allowed(5) {
+	for range budgetlog.Allowed(budget20, 5) {
 		spend(t, bs, "db", budget20, start, true)
 	}
 	if got := spend(t, bs, "db", budget20, start.Add(budget20.Window-time.Millisecond), true); got.Allowed {
@@ -808,7 +809,7 @@ func testBudgetFuture(t *testing.T, s fusebox.Admin) {
 	for range 5 {
 		spend(t, bs, "db", budget20, ahead, false)
 	}
-	for range budget20.Allowed(5) {
+	for range budgetlog.Allowed(budget20, 5) {
 		spend(t, bs, "db", budget20, ahead, true)
 	}
 	if got := spend(t, bs, "db", budget20, now, true); got.Allowed || got.Firsts != 5 {
@@ -845,7 +846,7 @@ func testBudgetConcurrent(t *testing.T, s fusebox.Admin) {
 		})
 	}
 	wg.Wait()
-	if want := budget20.Allowed(firsts); allowed != want {
+	if want := budgetlog.Allowed(budget20, firsts); allowed != want {
 		t.Fatalf("%d concurrent retries for %d first attempts: %d allowed, want exactly %d", callers, firsts, allowed, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/budgetlog"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 )
 
@@ -106,7 +107,7 @@ func stormWithBudget(t *testing.T, dir string, newCmd func(args ...string) *exec
 	}
 	wg.Wait()
 
-	retries := stormBudget.Allowed(stormProcs)
+	retries := budgetlog.Allowed(stormBudget, stormProcs)
 	bound := stormProcs + retries
 	refusal := regexp.MustCompile(`retry budget exhausted: (\d+) retries for (\d+) first attempts in 1h0m0s`)
 	refused := 0
