@@ -350,11 +350,7 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (breaker.P
 	_, err := s.Update(ctx, k.name, func(st *breaker.State) ([]breaker.Event, bool) {
 		before := *st
 		before.Probes = slices.Clone(st.Probes) // Acquire rebases leases in place
-		if health {
-			permit, events, aerr = st.AcquireHealth(bp, clock.Now(), leaseID)
-		} else {
-			permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
-		}
+		permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID, health)
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})
 	if err != nil && ctx.Err() != nil {

@@ -44,7 +44,7 @@ func (c *circuit) permit(lease string) (breaker.Permit, error) {
 	if err != breaker.ErrNeedLock {
 		return p, err
 	}
-	p, ev, err := c.st.Acquire(c.policy, c.now, lease)
+	p, ev, err := c.st.Acquire(c.policy, c.now, lease, false)
 	c.events = append(c.events, ev...)
 	return p, err
 }

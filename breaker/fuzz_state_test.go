@@ -105,7 +105,7 @@ func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant
 	for _, failed := range []bool{false, true} {
 		s = clone()
 		held := liveLeases(&s, now)
-		permit, _, err := s.Acquire(p, now, "fuzz-lease")
+		permit, _, err := s.Acquire(p, now, "fuzz-lease", false)
 		if permit.Lease != "" && held >= max(p.Probes, 1) {
 			t.Fatalf("a lease granted while %d were held (probes %d)", held, p.Probes)
 		}

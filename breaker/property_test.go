@@ -154,7 +154,7 @@ func (m *model) acquire() (breaker.Permit, bool) {
 	var events []breaker.Event
 	id := fmt.Sprintf("lease-%d", m.nextID)
 	if err == breaker.ErrNeedLock {
-		permit, events, err = m.st.Acquire(m.p, m.now, id)
+		permit, events, err = m.st.Acquire(m.p, m.now, id, false)
 	}
 	m.apply(gen, events)
 	if err != nil {
@@ -379,7 +379,7 @@ func (m *model) checkDecideAgreesWithAcquire(t *rapid.T, v breaker.View) {
 	locked := m.st
 	locked.Probes = slices.Clone(m.st.Probes)
 	p, err := m.st.Decide(m.now)
-	lp, _, lerr := locked.Acquire(m.p, m.now, "check")
+	lp, _, lerr := locked.Acquire(m.p, m.now, "check", false)
 	switch {
 	case err == breaker.ErrNeedLock:
 	case err == nil:

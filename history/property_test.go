@@ -35,7 +35,7 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 			case "reset":
 				ev = st.Reset(now, "")
 			default:
-				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i))
+				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i), false)
 				ev = acq
 				if err == nil {
 					ev = append(ev, st.Record(p.Breaker, now, permit, breaker.Outcome{Failed: action == "fail", Attempt: 1, Reason: "boom"})...)

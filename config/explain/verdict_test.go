@@ -29,7 +29,7 @@ func TestJudgeSaysWhatACallWouldDo(t *testing.T) {
 	}
 	permit := func(lease string) breaker.Permit {
 		t.Helper()
-		permit, _, err := st.Acquire(p, now, lease)
+		permit, _, err := st.Acquire(p, now, lease, false)
 		if err != nil {
 			t.Fatalf("no permit: %v", err)
 		}
