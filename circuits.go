@@ -151,13 +151,20 @@ func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration, by st
 	})
 }
 
-// PressTrip is Trip for a press (an MQTT button): it never shortens a
-// trip in force, and then changes nothing (breaker.State.PressTrip).
+// PressTrip is Trip for a press (an MQTT button, an automation): it never
+// shortens a trip in force. On a circuit forced open until reset, or until
+// later than d from now, it changes nothing; otherwise it trips as Trip
+// does.
 func (c *Circuits) PressTrip(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
 	if d <= 0 {
 		return breaker.View{}, fmt.Errorf("trip %s: a press trips for a positive duration, got %s", name, d)
 	}
-	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) { return st.PressTrip(now, d, by) })
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) {
+		if v := st.View(now); v.Phase == breaker.ForcedOpen && (v.OpenUntil.IsZero() || !v.OpenUntil.Before(now.Wall.Add(d))) {
+			return nil, false
+		}
+		return st.Trip(now, d, by), true
+	})
 }
 
 // Reset closes the named circuit and forgets its failures; its counts are
