@@ -125,12 +125,6 @@ type Counts struct {
 	LastSuccess time.Time `json:"last_success,omitzero"`
 }
 
-// Defaults for GC.
-const (
-	DefaultGCAfter        = 7 * 24 * time.Hour
-	DefaultEventRetention = 30 * 24 * time.Hour
-)
-
 // GCReport says what a GC removed.
 type GCReport struct {
 	Circuits []string // circuits whose state was removed

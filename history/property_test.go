@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
 )
 
 // Any history the state machine can write reads as outages that begin at
@@ -163,7 +164,7 @@ func drawEvents(t *rapid.T, now time.Time) []breaker.Event {
 
 // Whatever the events, and however their circuits interleave, the outages
 // keep their order, their times stay believable, and what the stores return
-// (SortEvents' order) reads the same as the order they were written in.
+// (eventorder.Sort's order) reads the same as the order they were written in.
 func TestOutagesOfAnyEventSequence(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -177,7 +178,7 @@ func TestOutagesOfAnyEventSequence(t *testing.T) {
 		}
 		want := outagesJSON(t, outages)
 		sorted := slices.Clone(events)
-		breaker.SortEvents(sorted)
+		eventorder.Sort(sorted)
 		if got, _ := history.Outages(sorted, nil, now); outagesJSON(t, got) != want {
 			t.Fatalf("events as a store returns them read\n%s\nwritten, they read\n%s", outagesJSON(t, got), want)
 		}

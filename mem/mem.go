@@ -15,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/budgetlog"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
 )
 
 var (
@@ -243,7 +244,7 @@ func (s *Store) AllEvents(_ context.Context, since time.Time) ([]breaker.Event, 
 			}
 		}
 	}
-	breaker.SortEvents(out)
+	eventorder.Sort(out)
 	return out, nil
 }
 

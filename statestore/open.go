@@ -51,8 +51,8 @@ type Options struct {
 	Dir       string
 	LocalDir  string
 	Fsync     bool          // flush every state write to disk (see file.WithFsync)
-	GCAfter   time.Duration // remove circuits unused this long; 0: fusebox.DefaultGCAfter
-	EventsFor time.Duration // keep events this long; 0: fusebox.DefaultEventRetention
+	GCAfter   time.Duration // remove circuits unused this long; 0: the default, 7 days
+	EventsFor time.Duration // keep events this long; 0: the default, 30 days
 	Logger    *slog.Logger  // for the store's own warnings; nil: none
 
 	Clock fusebox.Clock // times the availability circuit of Redis; nil: fusebox.WallClock

@@ -24,6 +24,7 @@ import (
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/budgetlog"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -406,7 +407,7 @@ func populate(t *testing.T, s fusebox.Admin) time.Time {
 
 func testGCNow(t *testing.T, s fusebox.Admin) {
 	populate(t, s)
-	r, err := s.GC(ctx, time.Now(), fusebox.DefaultGCAfter, fusebox.DefaultEventRetention)
+	r, err := s.GC(ctx, time.Now(), retention.GCAfter, retention.Events)
 	if err != nil {
 		t.Fatalf("GC: %v", err)
 	}
@@ -463,7 +464,7 @@ func testGCEvents(t *testing.T, s fusebox.Admin) {
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	r, err := s.GC(ctx, now, fusebox.DefaultGCAfter, time.Hour)
+	r, err := s.GC(ctx, now, retention.GCAfter, time.Hour)
 	if err != nil {
 		t.Fatalf("GC: %v", err)
 	}
