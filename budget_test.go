@@ -48,7 +48,7 @@ func TestDoRetryBudgetBoundsAStorm(t *testing.T) {
 	}
 	storm := func(t *testing.T, p fusebox.Policy) (sent int, errs []error, store *mem.Store) {
 		store = mem.New()
-		c := fusebox.New(store, fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+		c := fusebox.New(store, fusebox.WithPolicy(p))
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for range callers {
@@ -108,7 +108,7 @@ func TestDoRetryBudgetMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := doPolicy()
 		p.Retry.Budget = &fusebox.RetryBudget{Percent: 0, Min: 1} // one retry a window, and no more
-		c := fusebox.New(mem.New(), fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+		c := fusebox.New(mem.New(), fusebox.WithPolicy(p))
 		err := c.Do(context.Background(), "api", func(context.Context) error { return errors.New("status 503") })
 		const want = "api: retry budget exhausted: 1 retry for 1 first attempt in 10s after 2 attempts: status 503"
 		if err == nil || err.Error() != want {
@@ -134,7 +134,7 @@ func (s *spendCounter) SpendBudget(ctx context.Context, name string, b fusebox.R
 func TestDoWithoutRetryBudgetSpendsNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &spendCounter{Store: mem.New()}
-		c := fusebox.New(s, fusebox.WithPolicy(doPolicy()), fusebox.WithRand(func() float64 { return 0.5 }))
+		c := fusebox.New(s, fusebox.WithPolicy(doPolicy()))
 		c.Do(context.Background(), "api", func(context.Context) error { return errors.New("status 503") })
 		c.Do(context.Background(), "api", func(context.Context) error { return nil })
 		if s.calls != 0 {
@@ -142,7 +142,7 @@ func TestDoWithoutRetryBudgetSpendsNothing(t *testing.T) {
 		}
 		p := doPolicy()
 		p.Retry.Budget = &fusebox.RetryBudget{Percent: 1}
-		c = fusebox.New(s, fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+		c = fusebox.New(s, fusebox.WithPolicy(p))
 		c.Do(context.Background(), "budgeted", func(context.Context) error { return errors.New("status 503") })
 		if s.calls != 3 {
 			t.Fatalf("a call of 3 attempts under a budget asked it %d times, want 3 (1 first attempt, 2 retries)", s.calls)
@@ -169,7 +169,7 @@ func TestDoRetryBudgetWindowPassesDuringWaits(t *testing.T) {
 				p.Retry.Deadline = 5 * time.Minute
 				p.Breaker.TripAfter = 100
 				p.Retry.Budget = &fusebox.RetryBudget{Percent: 0, Min: 1, Window: 10 * time.Second}
-				circuits := fusebox.New(mem.New(), fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+				circuits := fusebox.New(mem.New(), fusebox.WithPolicy(p))
 				ran := 0
 				err := circuits.Do(context.Background(), "api", func(context.Context) error { ran++; return errors.New("status 503") })
 				if ran != c.attempts {

@@ -212,7 +212,7 @@ func (k *call) decide(attempt int, prev time.Duration, f *Failure, reopensIn tim
 	if stop != 0 {
 		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stop, Err: last}
 	}
-	wait, ok := r.wait(attempt, prev, k.c.draw(), f.RetryAfter, time.Until(k.deadline))
+	wait, ok := r.wait(attempt, prev, rand.Float64(), f.RetryAfter, time.Until(k.deadline))
 	switch {
 	case !ok && f.RetryAfter > 0:
 		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stopRetryAfter, RetryAfter: f.RetryAfter, Err: last}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
@@ -18,7 +17,6 @@ type Circuits struct {
 	policy    func(name string) Policy
 	clock     Clock
 	logger    *slog.Logger
-	draw      func() float64
 	listeners *dispatcher // nil without WithListener
 	// wall is set when the clock is WallClock: then one time.Now serves
 	// both the call's deadline and the breaker's decision.
@@ -48,9 +46,6 @@ func WithClock(clk Clock) Option { return func(c *Circuits) { c.clock = clk } }
 // WithLogger sets where attempts, waits, skips and transitions are logged
 // (default: nowhere).
 func WithLogger(l *slog.Logger) Option { return func(c *Circuits) { c.logger = l } }
-
-// WithRand sets the source of jitter draws, uniform in [0, 1).
-func WithRand(draw func() float64) Option { return func(c *Circuits) { c.draw = draw } }
 
 // WithListener has every failure, transition, success and skip of every
 // circuit reported to fn (see breaker.EventKind). fn runs on a goroutine of
@@ -95,7 +90,6 @@ func New(store Store, opts ...Option) *Circuits {
 		policy: func(string) Policy { return defaultPolicy },
 		clock:  WallClock{},
 		logger: slog.New(slog.DiscardHandler),
-		draw:   rand.Float64,
 	}
 	for _, o := range opts {
 		o(c)

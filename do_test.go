@@ -69,8 +69,7 @@ func (e *env) circuits(p fusebox.Policy) *fusebox.Circuits {
 			return a
 		},
 	}))
-	return fusebox.New(e.store, fusebox.WithPolicy(p), fusebox.WithLogger(logger),
-		fusebox.WithClock(e.clock), fusebox.WithRand(func() float64 { return 0.5 }))
+	return fusebox.New(e.store, fusebox.WithPolicy(p), fusebox.WithLogger(logger), fusebox.WithClock(e.clock))
 }
 
 func (e *env) state(name string) breaker.State {

@@ -64,7 +64,6 @@ type Option func(*settings)
 type settings struct {
 	logger        *slog.Logger
 	clock         fusebox.Clock
-	draw          func() float64
 	httpClient    *http.Client
 	transport     http.RoundTripper
 	redactor      *redact.Redactor
@@ -82,9 +81,6 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 // WithClock sets the clock of the breakers and of stored answers' ages
 // (default fusebox.WallClock).
 func WithClock(c fusebox.Clock) Option { return func(s *settings) { s.clock = c } }
-
-// WithRand sets the source of backoff jitter draws, uniform in [0, 1).
-func WithRand(draw func() float64) Option { return func(s *settings) { s.draw = draw } }
 
 // WithHTTPClient makes requests with a copy of hc. Per-attempt timeouts come
 // from the request's context, so hc needs no Timeout; each endpoint's
@@ -184,9 +180,6 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 		c.answerLevel = *s.answers
 	}
 	copts := []fusebox.Option{fusebox.WithPolicies(c.Policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
-	if s.draw != nil {
-		copts = append(copts, fusebox.WithRand(s.draw))
-	}
 	for _, fn := range s.listeners {
 		copts = append(copts, fusebox.WithListener(fn))
 	}
