@@ -316,7 +316,7 @@ func TestBreakerProbes(t *testing.T) {
 		if e.From != breaker.HalfOpen || e.To != breaker.Closed || e.Reason != "probe succeeded" {
 			t.Errorf("event = %+v", e)
 		}
-		if c.st.Probes != nil || c.st.ConsecutiveFailures != 0 || c.st.Reopens != 0 || !c.st.OpenedAt.IsZero() || c.st.OpenPeriod != 0 {
+		if c.st.Probes != nil || c.st.ConsecutiveFailures != 0 || c.st.Reopens != 0 || !c.st.OpenedAt.Wall.IsZero() || c.st.OpenPeriod != 0 {
 			t.Errorf("closed state keeps open-circuit fields: %+v", c.st)
 		}
 	})

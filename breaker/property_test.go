@@ -362,7 +362,7 @@ func (m *model) check(t *rapid.T) {
 	if m.st.Phase == breaker.HalfOpen || m.st.Phase == "" && m.st.Generation > 0 {
 		t.Fatalf("stored phase %q", m.st.Phase)
 	}
-	if m.st.Phase == breaker.Closed && (m.st.Probes != nil || !m.st.OpenedAt.IsZero()) {
+	if m.st.Phase == breaker.Closed && (m.st.Probes != nil || !m.st.OpenedAt.Wall.IsZero()) {
 		t.Fatalf("a closed circuit keeps open-circuit state: %+v", m.st)
 	}
 	if m.p.FailureRate != nil && len(m.st.Recent) > m.p.FailureRate.Window || strings.Trim(m.st.Recent, "sf") != "" {

@@ -140,7 +140,7 @@ func (s *State) TripInForce(now time.Time) bool {
 // later jump nor stretched by an earlier one.
 func (s *State) rebase(now Instant) {
 	re := func(i *Instant) {
-		if i.IsZero() {
+		if i.Wall.IsZero() {
 			return
 		}
 		if _, ok := now.Since(*i); ok {
