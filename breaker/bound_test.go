@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // A state another writer stored (a host through a shared Redis, a person
@@ -16,7 +17,7 @@ func TestAStoredOpenPeriodIsBoundedByOpenMax(t *testing.T) {
 	century := 876000 * time.Hour
 	st := breaker.State{Name: "api", Phase: breaker.Open, Generation: 4, OpenedAt: bootA,
 		OpenPeriod: breaker.Duration(century), OpenUntil: bootA.Wall.Add(century)}
-	at := bootA.Add(time.Minute + time.Second)
+	at := testenv.After(bootA, time.Minute+time.Second)
 	raw := st
 	if permit, _, err := raw.Acquire(p, at, "probe", false); err != nil || permit.Lease != "probe" {
 		t.Fatalf("Acquire a minute on: %+v, %v; want the probe", permit, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // bootA is "now" at the start of every breaker test: noon, three hours after
@@ -86,7 +87,7 @@ func (c *circuit) trip() {
 	c.wantPhase(breaker.Open)
 }
 
-func (c *circuit) wait(d time.Duration) { c.now = c.now.Add(d) }
+func (c *circuit) wait(d time.Duration) { c.now = testenv.After(c.now, d) }
 
 func (c *circuit) view() breaker.View { return c.st.View(c.now) }
 

@@ -36,15 +36,6 @@ func (i Instant) Since(earlier Instant) (time.Duration, bool) {
 	return d, !sameBoot && i.Boot == earlier.Boot
 }
 
-// Add returns i moved forward by d on every clock it carries.
-func (i Instant) Add(d time.Duration) Instant {
-	i.Wall = i.Wall.Add(d)
-	if i.Boot != "" {
-		i.BootTime += d
-	}
-	return i
-}
-
 // Duration is a time.Duration that reads as "1m30s" in JSON, so state files
 // stay readable with cat.
 type Duration time.Duration

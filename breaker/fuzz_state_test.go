@@ -9,6 +9,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // FuzzStateJSON decodes arbitrary bytes as a stored State, as a store does
@@ -113,7 +114,7 @@ func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant
 			continue
 		}
 		gen := s.Generation
-		s.Record(p, now.Add(time.Millisecond), permit, breaker.Outcome{Failed: failed, Attempt: 1, Reason: "fuzz"})
+		s.Record(p, testenv.After(now, time.Millisecond), permit, breaker.Outcome{Failed: failed, Attempt: 1, Reason: "fuzz"})
 		switch {
 		case permit.Lease != "" && !failed && s.Phase != breaker.Closed:
 			t.Fatalf("a successful probe left the circuit %s", s.Phase)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestBreakerProperties drives one circuit through random sequences of
@@ -270,7 +271,7 @@ func (m *model) pass(t *rapid.T) {
 		1, time.Second, m.p.OpenFor, m.p.ProbeLease, m.p.OpenMax,
 		time.Duration(rapid.Int64Range(0, int64(2*m.p.OpenMax)).Draw(t, "any")),
 	}).Draw(t, "d")
-	m.now = m.now.Add(d)
+	m.now = testenv.After(m.now, d)
 }
 
 func (m *model) jumpWall(t *rapid.T) {

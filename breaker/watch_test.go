@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestWatchVerdicts(t *testing.T) {
@@ -28,7 +29,7 @@ func TestWatchVerdicts(t *testing.T) {
 		st := breaker.State{Name: "api"}
 		st.Watch(p, bootA, false, down)
 		gen := st.Generation
-		events, changed := st.Watch(p, bootA.Add(30*time.Second), false, down)
+		events, changed := st.Watch(p, testenv.After(bootA, 30*time.Second), false, down)
 		if changed || len(events) != 0 || st.Generation != gen {
 			t.Fatalf("changed %v, events %+v: want nothing to store", changed, events)
 		}
@@ -37,7 +38,7 @@ func TestWatchVerdicts(t *testing.T) {
 		st := breaker.State{Name: "api"}
 		st.Watch(p, bootA, false, down)
 		gen := st.Generation
-		now := bootA.Add(50 * time.Second)
+		now := testenv.After(bootA, 50*time.Second)
 		events, changed := st.Watch(p, now, false, down)
 		if v := st.View(now); !changed || len(events) != 0 || st.Generation != gen || v.ReopensIn != time.Minute {
 			t.Fatalf("changed %v, events %+v, view %+v: want the period renewed quietly", changed, events, v)
@@ -46,7 +47,7 @@ func TestWatchVerdicts(t *testing.T) {
 	t.Run("down on a half-open circuit opens it again", func(t *testing.T) {
 		st := breaker.State{Name: "api"}
 		st.Watch(p, bootA, false, down)
-		now := bootA.Add(2 * time.Minute)
+		now := testenv.After(bootA, 2*time.Minute)
 		events, changed := st.Watch(p, now, false, down)
 		if v := st.View(now); !changed || v.Phase != breaker.Open || len(events) != 2 {
 			t.Fatalf("changed %v, events %+v, view %+v: want it open again", changed, events, v)
@@ -65,11 +66,11 @@ func TestWatchVerdicts(t *testing.T) {
 	t.Run("up closes an open circuit, and changes nothing on a closed one", func(t *testing.T) {
 		st := breaker.State{Name: "api"}
 		st.Watch(p, bootA, false, down)
-		events, changed := st.Watch(p, bootA.Add(time.Second), true, "mqtt bridge: up")
+		events, changed := st.Watch(p, testenv.After(bootA, time.Second), true, "mqtt bridge: up")
 		if !changed || st.Phase != breaker.Closed || len(events) != 1 || events[0].To != breaker.Closed || st.ConsecutiveFailures != 0 {
 			t.Fatalf("changed %v, events %+v, state %+v: want it closed", changed, events, st)
 		}
-		if events, changed := st.Watch(p, bootA.Add(2*time.Second), true, "up"); changed || len(events) != 0 {
+		if events, changed := st.Watch(p, testenv.After(bootA, 2*time.Second), true, "up"); changed || len(events) != 0 {
 			t.Fatalf("changed %v, events %+v: want nothing to store", changed, events)
 		}
 	})

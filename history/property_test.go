@@ -14,6 +14,7 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
 	"github.com/fusebox-hq/fusebox/internal/eventorder"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Any history the state machine can write reads as outages that begin at
@@ -28,7 +29,7 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 		openings, failures := 0, 0
 		steps := rapid.IntRange(0, 200).Draw(t, "steps")
 		for i := range steps {
-			now = now.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "wait")) * time.Second)
+			now = testenv.After(now, time.Duration(rapid.IntRange(1, 120).Draw(t, "wait"))*time.Second)
 			var ev []breaker.Event
 			switch action := rapid.SampledFrom([]string{"fail", "fail", "succeed", "trip", "reset"}).Draw(t, "action"); action {
 			case "trip":

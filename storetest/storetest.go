@@ -148,8 +148,8 @@ func testRoundTrip(t *testing.T, s fusebox.Admin) {
 		OpenedAt: opened, OpenPeriod: breaker.Duration(90 * time.Second), OpenUntil: wall.Add(90 * time.Second),
 		Reopens: 1,
 		Probes: []breaker.Lease{
-			{ID: "a1", Granted: opened.Add(time.Second), For: breaker.Duration(12 * time.Second)},
-			{ID: "b2", Granted: opened.Add(2 * time.Second), For: breaker.Duration(12 * time.Second)},
+			{ID: "a1", Granted: testenv.After(opened, time.Second), For: breaker.Duration(12 * time.Second)},
+			{ID: "b2", Granted: testenv.After(opened, 2*time.Second), For: breaker.Duration(12 * time.Second)},
 		},
 		LastFailureAt: wall, LastFailure: `refused: "quoted" \ and ünïcode`, UpdatedAt: time.Now(),
 	}
@@ -503,7 +503,7 @@ func testBreaker(t *testing.T, s fusebox.Admin) {
 	if st.Phase != breaker.Open || st.ConsecutiveFailures != p.TripAfter {
 		t.Fatalf("after %d failures: %+v, want open", p.TripAfter, st)
 	}
-	if _, err := st.Decide(now.Add(time.Second)); !errors.Is(err, breaker.ErrOpen) {
+	if _, err := st.Decide(testenv.After(now, time.Second)); !errors.Is(err, breaker.ErrOpen) {
 		t.Errorf("Decide on the loaded state = %v, want ErrOpen", err)
 	}
 
