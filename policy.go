@@ -22,15 +22,6 @@ const (
 	JitterNone         Jitter = "none"         // exactly exp
 )
 
-// ParseJitter returns the Jitter named s.
-func ParseJitter(s string) (Jitter, error) {
-	switch j := Jitter(s); j {
-	case JitterFull, JitterEqual, JitterDecorrelated, JitterNone:
-		return j, nil
-	}
-	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
-}
-
 // The defaults WithDefaults gives a RetryPolicy's zero fields
 // (Policy{}.WithDefaults() shows them).
 const (
@@ -141,10 +132,10 @@ func (p Policy) Validate() error {
 	} else if r.Backoff.Max > 0 && r.Backoff.First > r.Backoff.Max {
 		bad("max_delay", "must be at least backoff (%s), got %s", r.Backoff.First, r.Backoff.Max)
 	}
-	if r.Backoff.Jitter != "" {
-		if _, err := ParseJitter(string(r.Backoff.Jitter)); err != nil {
-			bad("jitter", "%s", err.Error())
-		}
+	switch r.Backoff.Jitter {
+	case "", JitterFull, JitterEqual, JitterDecorrelated, JitterNone:
+	default:
+		bad("jitter", "unknown jitter %q (want full, equal, decorrelated or none)", r.Backoff.Jitter)
 	}
 	if r.Timeout < 0 {
 		bad("timeout", "must not be negative, got %s", r.Timeout)

@@ -13,19 +13,6 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 )
 
-func TestParseJitter(t *testing.T) {
-	for _, s := range []string{"full", "equal", "decorrelated", "none"} {
-		if j, err := fusebox.ParseJitter(s); err != nil || string(j) != s {
-			t.Errorf("ParseJitter(%q) = %q, %v", s, j, err)
-		}
-	}
-	for _, s := range []string{"", "Full", "random"} {
-		if _, err := fusebox.ParseJitter(s); err == nil || !strings.Contains(err.Error(), "want full, equal, decorrelated or none") {
-			t.Errorf("ParseJitter(%q) = %v, want an error listing the kinds", s, err)
-		}
-	}
-}
-
 func TestPolicyWithDefaults(t *testing.T) {
 	t.Run("the zero policy gets every default", func(t *testing.T) {
 		want := fusebox.Policy{

@@ -66,9 +66,6 @@ func newKeyTable() *keyTable {
 		required: []string{"broker"},
 	}
 
-	// jitters are the values of jitter:, as fusebox.ParseJitter takes them.
-	jitters := []fusebox.Jitter{fusebox.JitterFull, fusebox.JitterEqual, fusebox.JitterDecorrelated, fusebox.JitterNone}
-
 	retryBudgetBlock := &block{
 		doc: "The long form: percent, min and window.",
 		keys: []key{

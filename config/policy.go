@@ -55,7 +55,7 @@ func (l *loader) jitter(e entry) (fusebox.Jitter, bool) {
 	if !ok {
 		return "", false
 	}
-	j, err := fusebox.ParseJitter(s)
+	j, err := ParseJitter(s)
 	if err != nil {
 		l.errorf(e.value, e.path, "%v", err)
 		return "", false
