@@ -88,7 +88,9 @@ func (p Policy) WithDefaults() Policy {
 	r.Timeout = cmp.Or(r.Timeout, defaultTimeout)
 	r.Deadline = cmp.Or(r.Deadline, defaultDeadline)
 	if r.Budget != nil {
-		b := r.Budget.WithDefaults() // a copy: p's caller may share the pointer
+		b := *r.Budget // a copy: p's caller may share the pointer
+		b.Min = cmp.Or(b.Min, defaultBudgetMin)
+		b.Window = cmp.Or(b.Window, defaultBudgetWindow)
 		r.Budget = &b
 	}
 	b := &p.Breaker

@@ -40,7 +40,7 @@ func table() *keyTable {
 
 // newKeyTable builds the table, each block after the blocks it holds.
 func newKeyTable() *keyTable {
-	defaults, budget := fusebox.Policy{}.WithDefaults(), fusebox.RetryBudget{}.WithDefaults()
+	defaults, budget := fusebox.Policy{}.WithDefaults(), defaultBudget()
 	// sharedMQTTKeys are the keys a top-level mqtt: block and notify: mqtt:
 	// share, read into a *notify.MQTT.
 	sharedMQTTKeys := []key{

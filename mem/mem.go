@@ -148,7 +148,7 @@ func (s *Store) SpendBudget(_ context.Context, name string, b fusebox.RetryBudge
 		l = &budgetlog.Log{}
 		s.budgets[name] = l
 	}
-	return l.Spend(b.WithDefaults(), now, retry), nil
+	return l.Spend(b, now, retry), nil
 }
 
 // Count adds c to the circuit's counters.

@@ -76,7 +76,6 @@ func (s *Store) SpendBudget(ctx context.Context, name string, b fusebox.RetryBud
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.BudgetSpend{}, err
 	}
-	b = b.WithDefaults()
 	keys := s.budgetKeys(name)
 	us := now.UnixMicro()
 	flag := "0"
