@@ -329,7 +329,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time, now breaker.Inst
 	// A period another writer stored past our open_max is bounded, and the
 	// bound stored under the lock, so that status shows it too.
 	bounded := st.BoundOpen(k.policy.Breaker)
-	if permit, err := st.Decide(now); !bounded && err != breaker.ErrNeedLock && !(k.health && openByBreaker(err)) {
+	if permit, err := st.Decide(now); !bounded && (err == nil || errors.Is(err, breaker.ErrOpen)) && !(k.health && openByBreaker(err)) {
 		return permit, err
 	}
 	return k.acquireLocked(ctx, deadline)

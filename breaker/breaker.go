@@ -41,19 +41,20 @@ type Outcome struct {
 
 // Decide answers, from a state read without a lock, whether an attempt may
 // run. It returns a Permit for a closed circuit, ErrOpen (an *OpenError) for an
-// open one, and ErrNeedLock when the decision must be made under the store's
-// lock with Acquire: the circuit is half-open, or its times must be rebased.
+// open one, and any other error when the decision must be made under the
+// store's lock with Acquire: the circuit is half-open, or its times must be
+// rebased.
 func (s *State) Decide(now Instant) (Permit, error) {
 	v := s.view(now)
 	switch {
 	case !v.Settled:
-		return Permit{}, ErrNeedLock
+		return Permit{}, errNeedLock
 	case v.Phase == Closed && s.Phase == ForcedOpen:
-		return Permit{}, ErrNeedLock // the timed trip ended: record it
+		return Permit{}, errNeedLock // the timed trip ended: record it
 	case v.Phase == Closed:
 		return Permit{Generation: s.Generation}, nil
 	case v.Phase == HalfOpen:
-		return Permit{}, ErrNeedLock
+		return Permit{}, errNeedLock
 	}
 	return Permit{}, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn}
 }

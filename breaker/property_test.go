@@ -154,7 +154,7 @@ func (m *model) acquire() (breaker.Permit, bool) {
 	permit, err := m.st.Decide(m.now)
 	var events []breaker.Event
 	id := fmt.Sprintf("lease-%d", m.nextID)
-	if err == breaker.ErrNeedLock {
+	if needsLock(err) {
 		permit, events, err = m.st.Acquire(m.p, m.now, id, false)
 	}
 	m.apply(gen, events)
@@ -382,7 +382,7 @@ func (m *model) checkDecideAgreesWithAcquire(t *rapid.T, v breaker.View) {
 	p, err := m.st.Decide(m.now)
 	lp, _, lerr := locked.Acquire(m.p, m.now, "check", false)
 	switch {
-	case err == breaker.ErrNeedLock:
+	case needsLock(err):
 	case err == nil:
 		if lerr != nil || lp != p {
 			t.Fatalf("Decide gave %+v, Acquire %+v, %v", p, lp, lerr)

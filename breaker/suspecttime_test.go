@@ -86,7 +86,7 @@ func TestSuspectInstantsNeverWedge(t *testing.T) {
 			}
 			_, err := st.Decide(now)
 			var permit breaker.Permit
-			if err == breaker.ErrNeedLock {
+			if needsLock(err) {
 				permit, _, err = st.Acquire(p, now, fmt.Sprint("probe-", step), false)
 			}
 			ended := err == nil && (!leased || permit.Lease != "")
