@@ -13,8 +13,9 @@ import (
 // almostOne is the largest draw below 1: the top of every jitter range.
 var almostOne = math.Nextafter(1, 0)
 
+// TestBackoffExp: without jitter, Delay is the exponential schedule.
 func TestBackoffExp(t *testing.T) {
-	doubling := fusebox.Backoff{First: time.Second, Multiplier: 2, Max: 30 * time.Second}
+	doubling := fusebox.Backoff{First: time.Second, Multiplier: 2, Max: 30 * time.Second, Jitter: fusebox.JitterNone}
 	tests := []struct {
 		name    string
 		b       fusebox.Backoff
@@ -28,14 +29,14 @@ func TestBackoffExp(t *testing.T) {
 		{"attempt 1e9 is capped, not overflowed", doubling, 1e9, 30 * time.Second},
 		{"attempt 0 counts as the first", doubling, 0, time.Second},
 		{"a negative attempt counts as the first", doubling, -7, time.Second},
-		{"multiplier 1 keeps the wait constant", fusebox.Backoff{First: time.Second, Multiplier: 1, Max: time.Minute}, 1e9, time.Second},
-		{"a cap of NoDeadline does not overflow", fusebox.Backoff{First: time.Second, Multiplier: 2, Max: fusebox.NoDeadline}, 1e9, fusebox.NoDeadline},
-		{"a First above Max is capped", fusebox.Backoff{First: time.Minute, Multiplier: 2, Max: 30 * time.Second}, 1, 30 * time.Second},
+		{"multiplier 1 keeps the wait constant", fusebox.Backoff{First: time.Second, Multiplier: 1, Max: time.Minute, Jitter: fusebox.JitterNone}, 1e9, time.Second},
+		{"a cap of NoDeadline does not overflow", fusebox.Backoff{First: time.Second, Multiplier: 2, Max: fusebox.NoDeadline, Jitter: fusebox.JitterNone}, 1e9, fusebox.NoDeadline},
+		{"a First above Max is capped", fusebox.Backoff{First: time.Minute, Multiplier: 2, Max: 30 * time.Second, Jitter: fusebox.JitterNone}, 1, 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.b.Exp(tt.attempt); got != tt.want {
-				t.Errorf("Exp(%d) = %s, want %s", tt.attempt, got, tt.want)
+			if got := tt.b.Delay(tt.attempt, 0, 0.5); got != tt.want {
+				t.Errorf("Delay(%d) = %s, want %s", tt.attempt, got, tt.want)
 			}
 		})
 	}
@@ -98,9 +99,11 @@ func TestBackoffDelayStaysInItsRange(t *testing.T) {
 		draw := min(rapid.Float64Range(0, 1).Draw(t, "draw"), almostOne)
 
 		got := b.Delay(attempt, prev, draw)
-		exp := b.Exp(attempt)
+		none := b
+		none.Jitter = fusebox.JitterNone
+		exp := none.Delay(attempt, prev, draw)
 		if exp < 0 || exp > b.Max {
-			t.Fatalf("Exp(%d) = %s, outside [0, %s]", attempt, exp, b.Max)
+			t.Fatalf("Delay(%d) without jitter = %s, outside [0, %s]", attempt, exp, b.Max)
 		}
 		lo, hi := time.Duration(0), exp // [lo, hi), or exactly lo when hi <= lo
 		switch b.Jitter {
@@ -123,78 +126,6 @@ func TestBackoffDelayStaysInItsRange(t *testing.T) {
 		}
 		if got < lo || got >= hi {
 			t.Fatalf("Delay = %s, outside [%s, %s)", got, lo, hi)
-		}
-	})
-}
-
-func TestRetryPolicyWait(t *testing.T) {
-	p := fusebox.RetryPolicy{
-		Attempts: 3,
-		Backoff:  fusebox.Backoff{First: time.Second, Multiplier: 2, Max: 30 * time.Second, Jitter: fusebox.JitterNone},
-	}
-	tests := []struct {
-		name       string
-		attempt    int
-		retryAfter time.Duration
-		remaining  time.Duration
-		want       time.Duration
-		wantOK     bool
-	}{
-		{"waits the backoff after a failed attempt", 1, 0, fusebox.NoDeadline, time.Second, true},
-		{"the backoff grows with the attempt", 2, 0, fusebox.NoDeadline, 2 * time.Second, true},
-		{"no wait after the last attempt", 3, 0, fusebox.NoDeadline, 0, false},
-		{"no wait past the last attempt", 4, 0, fusebox.NoDeadline, 0, false},
-		{"Retry-After replaces a shorter backoff", 1, 7 * time.Second, fusebox.NoDeadline, 7 * time.Second, true},
-		{"Retry-After replaces a longer backoff", 2, 100 * time.Millisecond, fusebox.NoDeadline, 100 * time.Millisecond, true},
-		{"a wait that would reach the deadline is refused", 1, 0, time.Second, 0, false},
-		{"a wait just short of the deadline is taken", 1, 0, time.Second + 1, time.Second, true},
-		{"Retry-After past the deadline gives up at once", 1, 2 * time.Minute, time.Minute, 0, false},
-		{"Retry-After reaching the deadline gives up at once", 1, time.Minute, time.Minute, 0, false},
-		{"a deadline already reached allows no wait", 1, 0, 0, 0, false},
-		{"a deadline already passed allows no wait", 1, 0, -time.Second, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := p.Wait(tt.attempt, 0, 0.5, tt.retryAfter, tt.remaining)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("Wait(%d, retryAfter %s, remaining %s) = %s, %v; want %s, %v",
-					tt.attempt, tt.retryAfter, tt.remaining, got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
-}
-
-// TestRetryPolicyWaitNeverOutlastsTheDeadline: whatever the schedule and the
-// server asks, a wait that is taken ends before the deadline.
-func TestRetryPolicyWaitNeverOutlastsTheDeadline(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		p := fusebox.Policy{Retry: fusebox.RetryPolicy{
-			Attempts: rapid.IntRange(1, 20).Draw(t, "attempts"),
-			Backoff: fusebox.Backoff{
-				First:  time.Duration(rapid.Int64Range(1, int64(time.Minute)).Draw(t, "first")),
-				Jitter: rapid.SampledFrom([]fusebox.Jitter{fusebox.JitterFull, fusebox.JitterEqual, fusebox.JitterDecorrelated, fusebox.JitterNone}).Draw(t, "jitter"),
-			},
-		}}.WithDefaults().Retry
-		attempt := rapid.IntRange(1, 25).Draw(t, "attempt")
-		retryAfter := time.Duration(rapid.Int64Range(0, int64(10*time.Minute)).Draw(t, "retry_after"))
-		remaining := time.Duration(rapid.Int64Range(-int64(time.Second), int64(10*time.Minute)).Draw(t, "remaining"))
-		draw := min(rapid.Float64Range(0, 1).Draw(t, "draw"), almostOne)
-
-		d, ok := p.Wait(attempt, 0, draw, retryAfter, remaining)
-		if !ok {
-			if d != 0 {
-				t.Fatalf("refused wait is %s, want 0", d)
-			}
-			return
-		}
-		if attempt >= p.Attempts {
-			t.Fatalf("waits after attempt %d of %d", attempt, p.Attempts)
-		}
-		if d >= remaining {
-			t.Fatalf("wait %s reaches the deadline %s away", d, remaining)
-		}
-		if retryAfter > 0 && d != retryAfter {
-			t.Fatalf("wait %s ignores Retry-After %s", d, retryAfter)
 		}
 	})
 }

@@ -1,10 +1,8 @@
 package fusebox
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/internal/human"
@@ -20,36 +18,12 @@ const (
 // store, at Percent of its first attempts in the last Window plus Min: when
 // an upstream is down, a storm of callers then sends about one request each
 // instead of one per attempt. First attempts are never refused. Zero Min and
-// Window mean 3 and 10s (WithDefaults); a Percent of 0 with a Min allows Min
-// retries a window and no more.
+// Window mean 3 and 10s (Policy.WithDefaults fills them in); a Percent of 0
+// with a Min allows Min retries a window and no more.
 type RetryBudget struct {
 	Percent float64 // share of first attempts, 0.2 for 20% (config: retry_budget or retry_budget.percent)
 	Min     int     // retries allowed on top (config: retry_budget.min)
 	Window  time.Duration
-}
-
-// WithDefaults returns b with its zero Min and Window set to the defaults.
-func (b RetryBudget) WithDefaults() RetryBudget {
-	b.Min = cmp.Or(b.Min, defaultBudgetMin)
-	b.Window = cmp.Or(b.Window, defaultBudgetWindow)
-	return b
-}
-
-// Allowed is how many retries b allows for firsts first attempts in a
-// window: floor(Percent*firsts) + Min. The floor is taken after a tiny
-// allowance, so that 20% of 40 is 8 and not 7 for 0.2*40 = 7.999….
-func (b RetryBudget) Allowed(firsts int) int {
-	return int(math.Floor(b.Percent*float64(firsts)+1e-9)) + b.Min
-}
-
-// String is the budget as the config writes it: "20%", or the long form
-// when Min or Window is not the default.
-func (b RetryBudget) String() string {
-	pct := fmt.Sprintf("%g%%", b.Percent*100)
-	if b.Min == defaultBudgetMin && b.Window == defaultBudgetWindow {
-		return pct
-	}
-	return fmt.Sprintf("{percent: %s, min: %d, window: %s}", pct, b.Min, b.Window)
 }
 
 // BudgetSpend is what a BudgetStore decided about one attempt: whether it may
@@ -66,24 +40,26 @@ type BudgetSpend struct {
 // no budget I/O.
 type BudgetStore interface {
 	// SpendBudget decides, at now, whether an attempt of the circuit may
-	// run under b (with its defaults filled in) and records it when it may,
+	// run under b (its defaults filled in, as Do's policy has them: a
+	// store reads a zero Min or Window as it is) and records it when it may,
 	// in one step across every process (and host) sharing the store: two
 	// retries racing for the last allowance never both get it. A first
 	// attempt (retry false) is always allowed and recorded; a retry is
 	// allowed when the retries in the window (now-b.Window, now], plus
-	// this one, are at most b.Allowed of the first attempts in it. The same
-	// errors as Store's methods apply; a caller then lets the attempt run.
+	// this one, are at most floor(b.Percent × the first attempts in it) +
+	// b.Min (internal/budgetlog's Allowed). The same errors as Store's
+	// methods apply; a caller then lets the attempt run.
 	SpendBudget(ctx context.Context, name string, b RetryBudget, now time.Time, retry bool) (BudgetSpend, error)
 }
 
-// BudgetError is the error of a retry a circuit's RetryBudget refused:
-// the last attempt's error, with the budget's counts.
-type BudgetError struct {
+// budgetError is the error of a retry a circuit's RetryBudget refused
+// (ExhaustedError.Budget): the budget's counts.
+type budgetError struct {
 	Firsts, Retries int
 	Window          time.Duration
 }
 
-func (e *BudgetError) Error() string {
+func (e *budgetError) Error() string {
 	return fmt.Sprintf("retry budget exhausted: %d retr%s for %d first attempt%s in %s",
 		e.Retries, pluralY(e.Retries), e.Firsts, plural(e.Firsts), human.Round(e.Window))
 }

@@ -3,6 +3,7 @@ package fusebox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,27 +12,6 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/mem"
 )
-
-func TestBudgetAllowed(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		b      fusebox.RetryBudget
-		firsts int
-		want   int
-	}{
-		{"min alone with no first attempts", fusebox.RetryBudget{Percent: 0.2, Min: 3}, 0, 3},
-		{"20% of 40 is 8, not 7 by rounding", fusebox.RetryBudget{Percent: 0.2, Min: 3}, 40, 11},
-		{"a share of an attempt is no retry", fusebox.RetryBudget{Percent: 0.2, Min: 0}, 4, 0},
-		{"100% allows one retry each", fusebox.RetryBudget{Percent: 1, Min: 0}, 7, 7},
-		{"10% of 30 is 3", fusebox.RetryBudget{Percent: 0.1, Min: 1}, 30, 4},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			if got := c.b.Allowed(c.firsts); got != c.want {
-				t.Fatalf("Allowed(%d) of %+v = %d, want %d", c.firsts, c.b, got, c.want)
-			}
-		})
-	}
-}
 
 func TestBudgetValidate(t *testing.T) {
 	p := fusebox.Policy{Retry: fusebox.RetryPolicy{Budget: &fusebox.RetryBudget{Percent: -0.1, Min: -1, Window: -time.Second}}}
@@ -68,7 +48,7 @@ func TestDoRetryBudgetBoundsAStorm(t *testing.T) {
 	}
 	storm := func(t *testing.T, p fusebox.Policy) (sent int, errs []error, store *mem.Store) {
 		store = mem.New()
-		c := fusebox.New(store, fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+		c := fusebox.New(store, fusebox.WithPolicy(p))
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for range callers {
@@ -96,7 +76,7 @@ func TestDoRetryBudgetBoundsAStorm(t *testing.T) {
 		b := &fusebox.RetryBudget{Percent: 0.2}
 		p := policy(b)
 		sent, errs, store := storm(t, p)
-		want := callers + p.Retry.Budget.Allowed(callers) // 40 + 8 + 3
+		want := callers + callers/5 + 3 // 40 first attempts + 20% of them + Min
 		if sent != want {
 			t.Fatalf("with a 20%% budget: %d attempts, want %d first attempts plus %d retries", sent, callers, want-callers)
 		}
@@ -108,8 +88,9 @@ func TestDoRetryBudgetBoundsAStorm(t *testing.T) {
 			}
 			if ee.Budget != nil { // the budget, not the attempts, ended it
 				refused++
-				if ee.Budget.Firsts != callers || ee.Budget.Retries != want-callers {
-					t.Fatalf("a refusal says %v, want %d retries for %d first attempts", ee, want-callers, callers)
+				msg := fmt.Sprintf("retry budget exhausted: %d retries for %d first attempts in 10s", want-callers, callers)
+				if got := ee.Budget.Error(); got != msg {
+					t.Fatalf("a refusal says %q, want %q", got, msg)
 				}
 			}
 		}
@@ -127,7 +108,7 @@ func TestDoRetryBudgetMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := doPolicy()
 		p.Retry.Budget = &fusebox.RetryBudget{Percent: 0, Min: 1} // one retry a window, and no more
-		c := fusebox.New(mem.New(), fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+		c := fusebox.New(mem.New(), fusebox.WithPolicy(p))
 		err := c.Do(context.Background(), "api", func(context.Context) error { return errors.New("status 503") })
 		const want = "api: retry budget exhausted: 1 retry for 1 first attempt in 10s after 2 attempts: status 503"
 		if err == nil || err.Error() != want {
@@ -153,7 +134,7 @@ func (s *spendCounter) SpendBudget(ctx context.Context, name string, b fusebox.R
 func TestDoWithoutRetryBudgetSpendsNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &spendCounter{Store: mem.New()}
-		c := fusebox.New(s, fusebox.WithPolicy(doPolicy()), fusebox.WithRand(func() float64 { return 0.5 }))
+		c := fusebox.New(s, fusebox.WithPolicy(doPolicy()))
 		c.Do(context.Background(), "api", func(context.Context) error { return errors.New("status 503") })
 		c.Do(context.Background(), "api", func(context.Context) error { return nil })
 		if s.calls != 0 {
@@ -161,7 +142,7 @@ func TestDoWithoutRetryBudgetSpendsNothing(t *testing.T) {
 		}
 		p := doPolicy()
 		p.Retry.Budget = &fusebox.RetryBudget{Percent: 1}
-		c = fusebox.New(s, fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+		c = fusebox.New(s, fusebox.WithPolicy(p))
 		c.Do(context.Background(), "budgeted", func(context.Context) error { return errors.New("status 503") })
 		if s.calls != 3 {
 			t.Fatalf("a call of 3 attempts under a budget asked it %d times, want 3 (1 first attempt, 2 retries)", s.calls)
@@ -188,7 +169,7 @@ func TestDoRetryBudgetWindowPassesDuringWaits(t *testing.T) {
 				p.Retry.Deadline = 5 * time.Minute
 				p.Breaker.TripAfter = 100
 				p.Retry.Budget = &fusebox.RetryBudget{Percent: 0, Min: 1, Window: 10 * time.Second}
-				circuits := fusebox.New(mem.New(), fusebox.WithPolicy(p), fusebox.WithRand(func() float64 { return 0.5 }))
+				circuits := fusebox.New(mem.New(), fusebox.WithPolicy(p))
 				ran := 0
 				err := circuits.Do(context.Background(), "api", func(context.Context) error { ran++; return errors.New("status 503") })
 				if ran != c.attempts {

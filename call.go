@@ -212,7 +212,7 @@ func (k *call) decide(attempt int, prev time.Duration, f *Failure, reopensIn tim
 	if stop != 0 {
 		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stop, Err: last}
 	}
-	wait, ok := r.Wait(attempt, prev, k.c.draw(), f.RetryAfter, time.Until(k.deadline))
+	wait, ok := r.wait(attempt, prev, rand.Float64(), f.RetryAfter, time.Until(k.deadline))
 	switch {
 	case !ok && f.RetryAfter > 0:
 		return 0, &ExhaustedError{Name: k.name, Attempts: attempt, stop: stopRetryAfter, RetryAfter: f.RetryAfter, Err: last}
@@ -292,7 +292,7 @@ func (k *call) admit(parent context.Context, attempt int, now time.Time, instant
 // spendBudget asks the circuit's retry budget for an attempt at now: nil
 // when it may run (always, for a first attempt), else the refusal. A store
 // without budgets, or one that fails, lets every attempt run (warned once).
-func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *BudgetError {
+func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *budgetError {
 	if k.noBudget || k.c.budgets == nil || k.broken {
 		return nil
 	}
@@ -308,7 +308,7 @@ func (k *call) spendBudget(ctx context.Context, now time.Time, retry bool) *Budg
 	if spend.Allowed {
 		return nil
 	}
-	return &BudgetError{Firsts: spend.Firsts, Retries: spend.Retries, Window: b.Window}
+	return &budgetError{Firsts: spend.Firsts, Retries: spend.Retries, Window: b.Window}
 }
 
 // acquire asks the breaker whether an attempt may run: lock-free for a closed
@@ -329,7 +329,7 @@ func (k *call) acquire(ctx context.Context, deadline time.Time, now breaker.Inst
 	// A period another writer stored past our open_max is bounded, and the
 	// bound stored under the lock, so that status shows it too.
 	bounded := st.BoundOpen(k.policy.Breaker)
-	if permit, err := st.Decide(now); !bounded && err != breaker.ErrNeedLock && !(k.health && openByBreaker(err)) {
+	if permit, err := st.Decide(now); !bounded && (err == nil || errors.Is(err, breaker.ErrOpen)) && !(k.health && openByBreaker(err)) {
 		return permit, err
 	}
 	return k.acquireLocked(ctx, deadline)
@@ -350,11 +350,7 @@ func (k *call) acquireLocked(ctx context.Context, deadline time.Time) (breaker.P
 	_, err := s.Update(ctx, k.name, func(st *breaker.State) ([]breaker.Event, bool) {
 		before := *st
 		before.Probes = slices.Clone(st.Probes) // Acquire rebases leases in place
-		if health {
-			permit, events, aerr = st.AcquireHealth(bp, clock.Now(), leaseID)
-		} else {
-			permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID)
-		}
+		permit, events, aerr = st.Acquire(bp, clock.Now(), leaseID, health)
 		return events, len(events) > 0 || permit.Lease != "" || !sameAnchors(&before, st)
 	})
 	if err != nil && ctx.Err() != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
@@ -18,7 +17,6 @@ type Circuits struct {
 	policy    func(name string) Policy
 	clock     Clock
 	logger    *slog.Logger
-	draw      func() float64
 	listeners *dispatcher // nil without WithListener
 	// wall is set when the clock is WallClock: then one time.Now serves
 	// both the call's deadline and the breaker's decision.
@@ -48,9 +46,6 @@ func WithClock(clk Clock) Option { return func(c *Circuits) { c.clock = clk } }
 // WithLogger sets where attempts, waits, skips and transitions are logged
 // (default: nowhere).
 func WithLogger(l *slog.Logger) Option { return func(c *Circuits) { c.logger = l } }
-
-// WithRand sets the source of jitter draws, uniform in [0, 1).
-func WithRand(draw func() float64) Option { return func(c *Circuits) { c.draw = draw } }
 
 // WithListener has every failure, transition, success and skip of every
 // circuit reported to fn (see breaker.EventKind). fn runs on a goroutine of
@@ -85,8 +80,8 @@ func (c *Circuits) dispatcher() *dispatcher {
 	return c.listeners
 }
 
-// defaultPolicy is DefaultPolicy, computed once.
-var defaultPolicy = DefaultPolicy()
+// defaultPolicy is the policy used when nothing is configured, computed once.
+var defaultPolicy = Policy{}.WithDefaults()
 
 // New returns Circuits that keep state in store.
 func New(store Store, opts ...Option) *Circuits {
@@ -95,7 +90,6 @@ func New(store Store, opts ...Option) *Circuits {
 		policy: func(string) Policy { return defaultPolicy },
 		clock:  WallClock{},
 		logger: slog.New(slog.DiscardHandler),
-		draw:   rand.Float64,
 	}
 	for _, o := range opts {
 		o(c)
@@ -129,9 +123,6 @@ func (c *Circuits) since(start breaker.Instant) breaker.Instant {
 // Clock returns the clock the circuits are timed by.
 func (c *Circuits) Clock() Clock { return c.clock }
 
-// Policy returns the policy of the named circuit.
-func (c *Circuits) Policy(name string) Policy { return c.policy(name) }
-
 // Flush waits until every event reported so far has reached the listeners,
 // or ctx ends. A short-lived process calls it before it exits, once its
 // output is written, so that a notification is not lost.
@@ -154,13 +145,20 @@ func (c *Circuits) Trip(ctx context.Context, name string, d time.Duration, by st
 	})
 }
 
-// PressTrip is Trip for a press (an MQTT button): it never shortens a
-// trip in force, and then changes nothing (breaker.State.PressTrip).
+// PressTrip is Trip for a press (an MQTT button, an automation): it never
+// shortens a trip in force. On a circuit forced open until reset, or until
+// later than d from now, it changes nothing; otherwise it trips as Trip
+// does.
 func (c *Circuits) PressTrip(ctx context.Context, name string, d time.Duration, by string) (breaker.View, error) {
 	if d <= 0 {
 		return breaker.View{}, fmt.Errorf("trip %s: a press trips for a positive duration, got %s", name, d)
 	}
-	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) { return st.PressTrip(now, d, by) })
+	return c.force(ctx, name, func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) {
+		if v := st.View(now); v.Phase == breaker.ForcedOpen && (v.OpenUntil.IsZero() || !v.OpenUntil.Before(now.Wall.Add(d))) {
+			return nil, false
+		}
+		return st.Trip(now, d, by), true
+	})
 }
 
 // Reset closes the named circuit and forgets its failures; its counts are
@@ -190,29 +188,4 @@ func (c *Circuits) force(ctx context.Context, name string, apply func(*breaker.S
 	k := &call{c: c, name: name, byHand: true}
 	k.logEvents(events)
 	return st.View(now), nil
-}
-
-// Check reports whether the named circuit is open right now, reading its
-// state without a lock and running nothing: an error matching
-// breaker.ErrOpen (the skip is logged and counted, as Do would) when it is
-// open or forced open, else nil.
-// A half-open circuit, or state that cannot be read, gives nil: Do decides
-// those. It is the cheap first step of a short-lived process that wants to
-// exit at once on an open circuit before doing anything else.
-func (c *Circuits) Check(ctx context.Context, name string) error {
-	if err := ValidateName(name); err != nil {
-		return err
-	}
-	st, err := c.store.Load(ctx, name)
-	if err != nil {
-		return nil
-	}
-	now := c.clock.Now()
-	st.BoundOpen(c.policy(name).Breaker)
-	if _, err := st.Decide(now); err != nil && err != breaker.ErrNeedLock {
-		k := &call{c: c, name: name}
-		k.skip(ctx, err, now.Wall)
-		return err
-	}
-	return nil
 }

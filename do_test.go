@@ -69,8 +69,7 @@ func (e *env) circuits(p fusebox.Policy) *fusebox.Circuits {
 			return a
 		},
 	}))
-	return fusebox.New(e.store, fusebox.WithPolicy(p), fusebox.WithLogger(logger),
-		fusebox.WithClock(e.clock), fusebox.WithRand(func() float64 { return 0.5 }))
+	return fusebox.New(e.store, fusebox.WithPolicy(p), fusebox.WithLogger(logger), fusebox.WithClock(e.clock))
 }
 
 func (e *env) state(name string) breaker.State {
@@ -175,10 +174,8 @@ func TestDoRetryLoop(t *testing.T) {
 			wantMsg: "api: attempts exhausted after 3 attempts: refused (3)"},
 		{name: "a single attempt is not retried", policy: func(r *fusebox.RetryPolicy) { r.Attempts = 1 }, results: []error{err1},
 			wantCalls: 1, wantWhy: "attempts exhausted", wantIs: err1, wantMsg: "after 1 attempt: refused (1)"},
-		{name: "a permanent failure is not retried", results: []error{fusebox.Permanent(err1)},
+		{name: "a permanent failure is not retried", results: []error{&fusebox.Failure{Err: err1, Permanent: true}},
 			wantCalls: 1, wantWhy: "not retryable", wantIs: err1},
-		{name: "Permanent(nil) is a success", results: []error{fusebox.Permanent(nil)},
-			wantCalls: 1},
 		{name: "a Failure's reason replaces its error's text", results: []error{&fusebox.Failure{Err: errors.New("GET https://user:secret@api/"), Reason: "HTTP 503", Permanent: true}},
 			wantCalls: 1, wantWhy: "not retryable", wantMsg: "api: not retryable after 1 attempt: HTTP 503"},
 		{name: "the deadline caps the loop: no wait reaches it",
@@ -524,7 +521,7 @@ func TestDoNeutralFailuresDoNotTrip(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newEnv(t, doPolicy(), nil)
 			for range 3 {
-				e.c.Do(context.Background(), "api", fails(fusebox.Permanent(errRefused)).fn)
+				e.c.Do(context.Background(), "api", fails(&fusebox.Failure{Err: errRefused, Permanent: true}).fn)
 			}
 			if v := e.view("api"); v.Phase != breaker.Open {
 				t.Errorf("after 3 permanent failures the circuit is %s", v.Phase)
@@ -644,12 +641,18 @@ func TestCircuitsPolicies(t *testing.T) {
 		}
 		return fusebox.Policy{}
 	}))
-	if got := c.Policy("slow").Retry.Timeout; got != time.Minute {
-		t.Errorf("slow timeout = %s", got)
-	}
-	if got := c.Policy("other"); got != fusebox.DefaultPolicy() {
-		t.Errorf("other policy = %+v, want the defaults", got)
-	}
+	// Each circuit's attempt runs under its own policy's timeout: the
+	// named one's, or the default's (10s).
+	synctest.Test(t, func(t *testing.T) {
+		for name, want := range map[string]time.Duration{"slow": time.Minute, "other": 10 * time.Second} {
+			c.Do(context.Background(), name, func(ctx context.Context) error {
+				if dl, ok := ctx.Deadline(); !ok || time.Until(dl) != want {
+					t.Errorf("%s: the attempt's deadline is %s away, want %s", name, time.Until(dl), want)
+				}
+				return nil
+			})
+		}
+	})
 }
 
 // bootClock is a boot-aware Clock inside a synctest bubble: its boot clock
@@ -728,37 +731,6 @@ func TestDoAcrossClockJumps(t *testing.T) {
 		}
 		if v := e.view("api"); v.Phase != breaker.Closed {
 			t.Errorf("circuit is %s", v.Phase)
-		}
-	})
-}
-
-func TestCircuitsCheck(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		e := newEnv(t, doPolicy(), nil)
-		if err := e.c.Check(ctx, "api"); err != nil {
-			t.Errorf("Check on a closed circuit = %v", err)
-		}
-		if err := e.c.Check(ctx, "../api"); err == nil {
-			t.Error("Check accepted a bad name")
-		}
-		e.open("api")
-		if err := e.c.Check(ctx, "api"); !errors.Is(err, breaker.ErrOpen) {
-			t.Errorf("Check on an open circuit = %v, want ErrOpen", err)
-		}
-		if n := e.skips("api"); n != 1 {
-			t.Errorf("skips = %d, want 1", n)
-		}
-		time.Sleep(30 * time.Second)
-		if err := e.c.Check(ctx, "api"); err != nil {
-			t.Errorf("Check on a half-open circuit = %v: Do decides who probes", err)
-		}
-		broken := fusebox.New(&brokenStore{Store: e.mem, load: true})
-		e.mem.Update(ctx, "api", func(st *breaker.State) ([]breaker.Event, bool) {
-			return st.Trip(fusebox.WallClock{}.Now(), 0, ""), true
-		})
-		if err := broken.Check(ctx, "api"); err != nil {
-			t.Errorf("Check with an unreadable store = %v, want nil (fail open)", err)
 		}
 	})
 }
@@ -857,8 +829,8 @@ func TestDoSaysWhetherAFailureWasToldAlready(t *testing.T) {
 				if err := tc.call(e); !errors.As(err, &ee) {
 					t.Fatalf("Do = %v, want an *ExhaustedError", err)
 				}
-				if ee.Overtaken != tc.wantOvertaken || ee.Reopened != tc.wantReopened || ee.Told() != (tc.wantOvertaken || tc.wantReopened) {
-					t.Errorf("Overtaken %v, Reopened %v, Told %v; want %v, %v (%s)", ee.Overtaken, ee.Reopened, ee.Told(), tc.wantOvertaken, tc.wantReopened, ee.Describe(""))
+				if ee.Overtaken != tc.wantOvertaken || ee.Reopened != tc.wantReopened {
+					t.Errorf("Overtaken %v, Reopened %v; want %v, %v (%s)", ee.Overtaken, ee.Reopened, tc.wantOvertaken, tc.wantReopened, ee.Describe(""))
 				}
 			})
 		})

@@ -18,6 +18,10 @@ var ErrLockTimeout = errors.New("timed out")
 // ExhaustedError is returned by Do when the call failed: every attempt
 // failed, a failure was not retryable, the deadline left no time for another
 // attempt, or the circuit opened while the call waited to retry.
+//
+// A call that Reopened its circuit or was Overtaken failed within an outage
+// told already, by the call that opened its circuit: a front end that prints
+// each failed call where people see it can keep this one below.
 type ExhaustedError struct {
 	Name     string
 	Attempts int        // attempts that ran
@@ -27,26 +31,21 @@ type ExhaustedError struct {
 	RetryAfter time.Duration
 	// Reopened says the call was the probe of a half-open circuit and its
 	// failure opened the circuit again: the outage goes on, and was told
-	// when the circuit first opened (see Told).
+	// when the circuit first opened.
 	Reopened bool
 	// Overtaken says another call's failure opened the circuit while this
 	// one ran or waited to retry, and it was still open when this call
 	// ended with a failure that counted: the outage was told by the call
 	// that opened it.
 	Overtaken bool
-	// Budget is the retry budget's refusal, when it ended the call: the
-	// circuit's retries and first attempts in its budget's window.
-	Budget *BudgetError
+	// Budget is the retry budget's refusal, when it ended the call, saying
+	// the circuit's retries and first attempts in its budget's window; nil
+	// otherwise.
+	Budget error
 	// Err is the last attempt's error as Do logged it, which says what cut
 	// it short and unwraps to what the attempt returned; or the deadline's.
 	Err error
 }
-
-// Told reports whether the call failed within an outage that was told
-// already, by the call that opened its circuit: the call was a failed probe
-// (Reopened) or another's failure overtook it (Overtaken). A front end that
-// prints each failed call where people see it can keep this one below.
-func (e *ExhaustedError) Told() bool { return e.Reopened || e.Overtaken }
 
 // stopReason says why Do made no further attempt.
 type stopReason int
@@ -180,15 +179,6 @@ func (f *Failure) Error() string {
 
 // Unwrap returns the wrapped error.
 func (f *Failure) Unwrap() error { return f.Err }
-
-// Permanent marks err as not worth retrying. It still counts against the
-// breaker. Permanent(nil) is nil, so `return Permanent(f())` keeps a success.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &Failure{Err: err, Permanent: true}
-}
 
 func plural(n int) string {
 	if n == 1 {

@@ -36,19 +36,6 @@ func TestOpenErrorReadsWell(t *testing.T) {
 	}
 }
 
-func TestPermanent(t *testing.T) {
-	err := fusebox.Permanent(io.EOF)
-	var f *fusebox.Failure
-	if !errors.As(err, &f) || !f.Permanent || !errors.Is(err, io.EOF) || err.Error() != "EOF" {
-		t.Errorf("Permanent(io.EOF) = %#v", err)
-	}
-	// A caller writing `return fusebox.Permanent(doIt())` must not turn a
-	// success into a failure (whose Error() would dereference nil).
-	if err := fusebox.Permanent(nil); err != nil {
-		t.Errorf("Permanent(nil) = %#v, want nil", err)
-	}
-}
-
 func TestValidateName(t *testing.T) {
 	for _, name := range []string{"a", "api.example.com", "db_primary-2", strings.Repeat("x", fusebox.MaxNameLen)} {
 		if err := fusebox.ValidateName(name); err != nil {

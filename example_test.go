@@ -55,12 +55,13 @@ func ExampleCircuits_Do() {
 func ExampleBackoff_Delay() {
 	b := fusebox.Backoff{First: time.Second, Multiplier: 2, Max: 10 * time.Second}
 	// Delay is a pure function of the random draw: with a draw of 0.5, full
-	// jitter waits half the exponential delay and equal jitter three quarters.
-	equal := b
-	equal.Jitter = fusebox.JitterEqual
+	// jitter waits half the exponential delay (no jitter's) and equal jitter
+	// three quarters.
+	none, equal := b, b
+	none.Jitter, equal.Jitter = fusebox.JitterNone, fusebox.JitterEqual
 	for attempt := 1; attempt <= 5; attempt++ {
 		fmt.Printf("after attempt %d: exp %-3s full %-4s equal %s\n",
-			attempt, b.Exp(attempt), b.Delay(attempt, 0, 0.5), equal.Delay(attempt, 0, 0.5))
+			attempt, none.Delay(attempt, 0, 0.5), b.Delay(attempt, 0, 0.5), equal.Delay(attempt, 0, 0.5))
 	}
 	// Output:
 	// after attempt 1: exp 1s  full 500ms equal 750ms
@@ -99,7 +100,7 @@ func ExamplePolicy() {
 	p := policy.WithDefaults()
 	fmt.Println("attempts:", p.Retry.Attempts, "open for:", p.Breaker.OpenFor, "probes (the default):", p.Breaker.Probes)
 	for attempt := 1; attempt < p.Retry.Attempts; attempt++ {
-		fmt.Printf("wait before retry %d: up to %s\n", attempt, p.Retry.Backoff.Exp(attempt))
+		fmt.Printf("wait before retry %d: up to %s\n", attempt, p.Retry.Backoff.Delay(attempt, 0, 1)) // full jitter's top draw
 	}
 
 	store := mem.New() // or file.Open("/var/lib/fusebox"), or redis.Open("redis://nas.lan:6379/0")

@@ -22,17 +22,8 @@ const (
 	JitterNone         Jitter = "none"         // exactly exp
 )
 
-// ParseJitter returns the Jitter named s.
-func ParseJitter(s string) (Jitter, error) {
-	switch j := Jitter(s); j {
-	case JitterFull, JitterEqual, JitterDecorrelated, JitterNone:
-		return j, nil
-	}
-	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
-}
-
-// The defaults WithDefaults gives a RetryPolicy's zero fields (DefaultPolicy
-// shows them; the breaker's are breaker.Policy.WithDefaults').
+// The defaults WithDefaults gives a RetryPolicy's zero fields
+// (Policy{}.WithDefaults() shows them).
 const (
 	defaultAttempts   = 3
 	defaultBackoff    = 2 * time.Second
@@ -40,6 +31,20 @@ const (
 	defaultMaxDelay   = 30 * time.Second
 	defaultTimeout    = 10 * time.Second
 	defaultDeadline   = 60 * time.Second
+)
+
+// The defaults WithDefaults gives a breaker.Policy's zero fields.
+const (
+	defaultTripAfter      = 3
+	defaultOpenFor        = 30 * time.Second
+	defaultOpenMultiplier = 2.0
+	defaultOpenMax        = 5 * time.Minute
+	defaultProbes         = 1
+	// probeLeaseSlack is added to the attempt timeout to make the default
+	// probe lease: a probe is killed at its timeout (plus a grace), so its
+	// lease outlives it, and a probe killed with SIGKILL frees the circuit
+	// once its lease ends.
+	probeLeaseSlack = 2 * time.Second
 )
 
 // Backoff is the schedule of waits between attempts. The zero value means the
@@ -69,11 +74,10 @@ type Policy struct {
 	Breaker breaker.Policy
 }
 
-// DefaultPolicy returns the policy used when nothing is configured.
-func DefaultPolicy() Policy { return Policy{}.WithDefaults() }
-
-// WithDefaults returns p with every zero field set to its default; the
-// default probe lease is the attempt timeout and 2s.
+// WithDefaults returns p with every zero field set to its default, the
+// breaker's included (see breaker.Policy); the default probe lease is the
+// attempt timeout and 2s. Policy{}.WithDefaults() is the policy used when
+// nothing is configured.
 func (p Policy) WithDefaults() Policy {
 	r := &p.Retry
 	r.Attempts = cmp.Or(r.Attempts, defaultAttempts)
@@ -84,10 +88,18 @@ func (p Policy) WithDefaults() Policy {
 	r.Timeout = cmp.Or(r.Timeout, defaultTimeout)
 	r.Deadline = cmp.Or(r.Deadline, defaultDeadline)
 	if r.Budget != nil {
-		b := r.Budget.WithDefaults() // a copy: p's caller may share the pointer
+		b := *r.Budget // a copy: p's caller may share the pointer
+		b.Min = cmp.Or(b.Min, defaultBudgetMin)
+		b.Window = cmp.Or(b.Window, defaultBudgetWindow)
 		r.Budget = &b
 	}
-	p.Breaker = p.Breaker.WithDefaults(r.Timeout)
+	b := &p.Breaker
+	b.TripAfter = cmp.Or(b.TripAfter, defaultTripAfter)
+	b.OpenFor = cmp.Or(b.OpenFor, defaultOpenFor)
+	b.OpenMultiplier = cmp.Or(b.OpenMultiplier, defaultOpenMultiplier)
+	b.OpenMax = cmp.Or(b.OpenMax, max(defaultOpenMax, b.OpenFor))
+	b.Probes = cmp.Or(b.Probes, defaultProbes)
+	b.ProbeLease = cmp.Or(b.ProbeLease, r.Timeout+probeLeaseSlack)
 	return p
 }
 
@@ -122,10 +134,10 @@ func (p Policy) Validate() error {
 	} else if r.Backoff.Max > 0 && r.Backoff.First > r.Backoff.Max {
 		bad("max_delay", "must be at least backoff (%s), got %s", r.Backoff.First, r.Backoff.Max)
 	}
-	if r.Backoff.Jitter != "" {
-		if _, err := ParseJitter(string(r.Backoff.Jitter)); err != nil {
-			bad("jitter", "%s", err.Error())
-		}
+	switch r.Backoff.Jitter {
+	case "", JitterFull, JitterEqual, JitterDecorrelated, JitterNone:
+	default:
+		bad("jitter", "unknown jitter %q (want full, equal, decorrelated or none)", r.Backoff.Jitter)
 	}
 	if r.Timeout < 0 {
 		bad("timeout", "must not be negative, got %s", r.Timeout)

@@ -13,19 +13,6 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 )
 
-func TestParseJitter(t *testing.T) {
-	for _, s := range []string{"full", "equal", "decorrelated", "none"} {
-		if j, err := fusebox.ParseJitter(s); err != nil || string(j) != s {
-			t.Errorf("ParseJitter(%q) = %q, %v", s, j, err)
-		}
-	}
-	for _, s := range []string{"", "Full", "random"} {
-		if _, err := fusebox.ParseJitter(s); err == nil || !strings.Contains(err.Error(), "want full, equal, decorrelated or none") {
-			t.Errorf("ParseJitter(%q) = %v, want an error listing the kinds", s, err)
-		}
-	}
-}
-
 func TestPolicyWithDefaults(t *testing.T) {
 	t.Run("the zero policy gets every default", func(t *testing.T) {
 		want := fusebox.Policy{
@@ -42,9 +29,6 @@ func TestPolicyWithDefaults(t *testing.T) {
 		}
 		if got := (fusebox.Policy{}).WithDefaults(); !reflect.DeepEqual(got, want) {
 			t.Errorf("WithDefaults() = %+v\nwant %+v", got, want)
-		}
-		if got := fusebox.DefaultPolicy(); !reflect.DeepEqual(got, want) {
-			t.Errorf("DefaultPolicy() = %+v\nwant %+v", got, want)
 		}
 	})
 	t.Run("set fields are kept", func(t *testing.T) {
@@ -137,7 +121,7 @@ func TestPolicyValidate(t *testing.T) {
 		want []string
 	}{
 		{"the zero policy is valid: zero means default", fusebox.Policy{}, nil},
-		{"the default policy is valid", fusebox.DefaultPolicy(), nil},
+		{"the default policy is valid", fusebox.Policy{}.WithDefaults(), nil},
 		{"a sane failure rate is valid", rate(breaker.FailureRate{Threshold: 0.5, Window: 20, MinAttempts: 10}), nil},
 		{"a threshold of 100% is valid", rate(breaker.FailureRate{Threshold: 1, Window: 1}), nil},
 		{"negative attempts", retry(func(r *fusebox.RetryPolicy) { r.Attempts = -1 }), []string{"attempts"}},

@@ -125,23 +125,6 @@ type Counts struct {
 	LastSuccess time.Time `json:"last_success,omitzero"`
 }
 
-// Add returns the sum of c and d, with the later LastSuccess.
-func (c Counts) Add(d Counts) Counts {
-	c.Successes += d.Successes
-	c.Failures += d.Failures
-	c.Skips += d.Skips
-	if d.LastSuccess.After(c.LastSuccess) {
-		c.LastSuccess = d.LastSuccess
-	}
-	return c
-}
-
-// Defaults for GC.
-const (
-	DefaultGCAfter        = 7 * 24 * time.Hour
-	DefaultEventRetention = 30 * 24 * time.Hour
-)
-
 // GCReport says what a GC removed.
 type GCReport struct {
 	Circuits []string // circuits whose state was removed

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 	"github.com/fusebox-hq/fusebox/mem"
 )
 
@@ -33,8 +34,8 @@ func TestDoKeepsALeaseRebasedFromTheFuture(t *testing.T) {
 		now := clock.Now()
 		if _, err := store.Update(context.Background(), "api", func(st *breaker.State) ([]breaker.Event, bool) {
 			st.Phase, st.Generation = breaker.Open, 1
-			st.OpenedAt, st.OpenPeriod = now.Add(-time.Hour), breaker.Duration(time.Second)
-			st.Probes = []breaker.Lease{{ID: "dead", Granted: now.Add(time.Hour), For: breaker.Duration(12 * time.Second)}}
+			st.OpenedAt, st.OpenPeriod = testenv.After(now, -time.Hour), breaker.Duration(time.Second)
+			st.Probes = []breaker.Lease{{ID: "dead", Granted: testenv.After(now, time.Hour), For: breaker.Duration(12 * time.Second)}}
 			return nil, true
 		}); err != nil {
 			t.Fatal(err)

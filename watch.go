@@ -9,7 +9,7 @@ import (
 )
 
 // Watched applies a watch's verdict, up or down, to the named circuit, for
-// reason, as breaker.State.WatchUp and WatchDown describe; transitions are
+// reason, as breaker.State.Watch describes; transitions are
 // logged and told to listeners as any call's are. A verdict that changes
 // nothing is judged on a state read without a lock and writes nothing: a
 // watch that hears "online" every minute costs a Load. Watched returns the
@@ -19,10 +19,7 @@ func (c *Circuits) Watched(ctx context.Context, name string, p breaker.Policy, u
 		return breaker.View{}, false, err
 	}
 	apply := func(st *breaker.State, now breaker.Instant) ([]breaker.Event, bool) {
-		if up {
-			return st.WatchUp(now, reason)
-		}
-		return st.WatchDown(p, now, reason)
+		return st.Watch(p, now, up, reason)
 	}
 	if st, err := c.store.Load(ctx, name); err == nil {
 		now := c.clock.Now()

@@ -26,7 +26,7 @@ func TestWatchedWritesOnlyTransitions(t *testing.T) {
 	store := &countingStore{Store: m}
 	c := fusebox.New(store)
 	ctx := context.Background()
-	p := fusebox.DefaultPolicy().Breaker
+	p := fusebox.Policy{}.WithDefaults().Breaker
 	for i, step := range []struct {
 		up      bool
 		changed bool

@@ -53,7 +53,7 @@ func (s Scale) Of(d time.Duration) time.Duration {
 // bash window, so both contenders stay away equally long after a failure;
 // open_max (5 m by default) is the same 300 s, so probes never wait longer.
 func (s Scale) FuseboxFlags() []string {
-	d := fusebox.DefaultPolicy()
+	d := fusebox.Policy{}.WithDefaults()
 	flag := func(name string, v time.Duration) string { return "--" + name + "=" + v.String() }
 	return []string{
 		"--attempts=" + strconv.Itoa(bashAttempts),
@@ -76,7 +76,7 @@ func (s Scale) FaketimeRate() string { return "+0 x" + strconv.FormatInt(s.Facto
 // policy of FuseboxFlags; with health above 0 the daemon health-checks it
 // that often.
 func (s Scale) FuseboxConfig(url string, health time.Duration) string {
-	d := fusebox.DefaultPolicy()
+	d := fusebox.Policy{}.WithDefaults()
 	cfg := fmt.Sprintf(`circuits:
   upstream:
     attempts: %d

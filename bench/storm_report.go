@@ -99,7 +99,7 @@ func stormMarkdown(cfg stormConfig, sums []stormSummary, missing []string) strin
 
 	bash, ok := find(sums, "classic bash")
 	if ok {
-		openMax := sc.Of(fusebox.DefaultPolicy().Breaker.OpenMax)
+		openMax := sc.Of(fusebox.Policy{}.WithDefaults().Breaker.OpenMax)
 		limit := int(openMax / sc.Tick)
 		b.WriteString("\nTargets (against classic bash; one open_max is " + strconv.Itoa(limit) + " ticks):\n\n")
 		var trows [][]string

@@ -21,14 +21,3 @@ func (s *State) BoundOpen(p Policy) bool {
 	s.OpenUntil = s.OpenedAt.Wall.Add(longest)
 	return true
 }
-
-// PressTrip is Trip for a press (an MQTT button, an automation): it never
-// shortens a trip in force. On a circuit forced open until reset, or until
-// later than d from now, it changes nothing and returns no event, and
-// changed is false; otherwise it trips as Trip does.
-func (s *State) PressTrip(now Instant, d time.Duration, by string) (events []Event, changed bool) {
-	if v := s.View(now); v.Phase == ForcedOpen && d > 0 && (v.OpenUntil.IsZero() || !v.OpenUntil.Before(now.Wall.Add(d))) {
-		return nil, false
-	}
-	return s.Trip(now, d, by), true
-}

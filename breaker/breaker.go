@@ -13,7 +13,7 @@ type Permit struct {
 	Generation uint64
 	Lease      string // the probe lease ID when the attempt is a half-open probe
 	// Health marks a health check's probe of an open circuit, granted
-	// before its open period ends (AcquireHealth): its success closes the
+	// before its open period ends (Acquire's health): its success closes the
 	// circuit, its failure leaves the open period as it was.
 	Health bool
 	// Unprotected is set when the store could not be used and the attempt runs
@@ -41,19 +41,20 @@ type Outcome struct {
 
 // Decide answers, from a state read without a lock, whether an attempt may
 // run. It returns a Permit for a closed circuit, ErrOpen (an *OpenError) for an
-// open one, and ErrNeedLock when the decision must be made under the store's
-// lock with Acquire: the circuit is half-open, or its times must be rebased.
+// open one, and any other error when the decision must be made under the
+// store's lock with Acquire: the circuit is half-open, or its times must be
+// rebased.
 func (s *State) Decide(now Instant) (Permit, error) {
 	v := s.view(now)
 	switch {
 	case !v.Settled:
-		return Permit{}, ErrNeedLock
+		return Permit{}, errNeedLock
 	case v.Phase == Closed && s.Phase == ForcedOpen:
-		return Permit{}, ErrNeedLock // the timed trip ended: record it
+		return Permit{}, errNeedLock // the timed trip ended: record it
 	case v.Phase == Closed:
 		return Permit{Generation: s.Generation}, nil
 	case v.Phase == HalfOpen:
-		return Permit{}, ErrNeedLock
+		return Permit{}, errNeedLock
 	}
 	return Permit{}, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn}
 }
@@ -61,7 +62,17 @@ func (s *State) Decide(now Instant) (Permit, error) {
 // Acquire makes the decision of Decide under the store's lock, granting a
 // half-open probe lease (leaseID, for p.ProbeLease) while fewer than p.Probes
 // unexpired leases are held.
-func (s *State) Acquire(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
+//
+// With health set, the attempt is a health check (fusebox serve's): it may
+// also probe an open circuit before its open period ends, under the same
+// probe leases (at most p.Probes at once, across every process), so that a
+// circuit closes as soon as its endpoint is back, not when the open period
+// happens to end. A circuit forced open is refused: a trip by hand says
+// nothing about health.
+func (s *State) Acquire(p Policy, now Instant, leaseID string, health bool) (Permit, []Event, error) {
+	if health {
+		return s.acquireHealth(p, now, leaseID)
+	}
 	s.BoundOpen(p)
 	events := s.settle(now)
 	v := s.View(now)
@@ -77,18 +88,13 @@ func (s *State) Acquire(p Policy, now Instant, leaseID string) (Permit, []Event,
 	return Permit{}, events, &OpenError{Name: s.Name, Phase: v.Phase, ReopensIn: v.ReopensIn, Probing: v.Phase == HalfOpen}
 }
 
-// AcquireHealth is Acquire for a health check (fusebox serve's): it may also
-// probe an open circuit before its open period ends, under the same probe
-// leases as Acquire (at most p.Probes at once, across every process), so
-// that a circuit closes as soon as its endpoint is back, not when the open
-// period happens to end. A circuit forced open is refused: a trip by hand
-// says nothing about health.
-func (s *State) AcquireHealth(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
+// acquireHealth is Acquire for a health check.
+func (s *State) acquireHealth(p Policy, now Instant, leaseID string) (Permit, []Event, error) {
 	s.BoundOpen(p)
 	events := s.settle(now)
 	v := s.View(now)
 	if v.Phase != Open {
-		permit, more, err := s.Acquire(p, now, leaseID)
+		permit, more, err := s.Acquire(p, now, leaseID, false)
 		return permit, append(events, more...), err
 	}
 	if len(s.Probes) < max(p.Probes, 1) {

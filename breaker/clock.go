@@ -8,7 +8,8 @@ import (
 // Instant is a point in time as seen by one machine: the wall clock, plus the
 // boot ID and the CLOCK_BOOTTIME reading when the clock that took it knows them.
 // Within one boot, elapsed time is measured on the boot clock, which does not
-// jump when NTP corrects the wall clock.
+// jump when NTP corrects the wall clock. An Instant never set is the zero
+// value (a zero Wall).
 type Instant struct {
 	Wall     time.Time     `json:"wall"`
 	Boot     string        `json:"boot,omitempty"`
@@ -34,18 +35,6 @@ func (i Instant) Since(earlier Instant) (time.Duration, bool) {
 	}
 	return d, !sameBoot && i.Boot == earlier.Boot
 }
-
-// Add returns i moved forward by d on every clock it carries.
-func (i Instant) Add(d time.Duration) Instant {
-	i.Wall = i.Wall.Add(d)
-	if i.Boot != "" {
-		i.BootTime += d
-	}
-	return i
-}
-
-// IsZero reports whether i was never set.
-func (i Instant) IsZero() bool { return i.Wall.IsZero() }
 
 // Duration is a time.Duration that reads as "1m30s" in JSON, so state files
 // stay readable with cat.

@@ -1,11 +1,13 @@
 package breaker_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 var (
@@ -42,22 +44,25 @@ func TestInstantSince(t *testing.T) {
 	}
 }
 
-func TestInstantAddMovesEveryClock(t *testing.T) {
+// An instant moved on (testenv.After, as a test clock advances) moves on
+// every clock it carries, and Since measures the move on the boot clock.
+func TestAnInstantMovesOnEveryClock(t *testing.T) {
 	i := breaker.Instant{Wall: noon, Boot: "boot-a", BootTime: time.Hour}
-	got := i.Add(time.Minute)
+	got := testenv.After(i, time.Minute)
 	want := breaker.Instant{Wall: noon.Add(time.Minute), Boot: "boot-a", BootTime: time.Hour + time.Minute}
 	if got != want {
-		t.Errorf("Add = %+v, want %+v", got, want)
+		t.Errorf("After = %+v, want %+v", got, want)
 	}
 	if d, sure := got.Since(i); d != time.Minute || !sure {
-		t.Errorf("Since after Add = %s, %v", d, sure)
+		t.Errorf("Since after After = %s, %v", d, sure)
 	}
-	wallOnly := breaker.Instant{Wall: noon}.Add(time.Minute)
+	wallOnly := testenv.After(breaker.Instant{Wall: noon}, time.Minute)
 	if wallOnly.BootTime != 0 || !wallOnly.Wall.Equal(noon.Add(time.Minute)) {
-		t.Errorf("wall-only Add = %+v: a clock it does not carry was moved", wallOnly)
+		t.Errorf("wall-only After = %+v: a clock it does not carry was moved", wallOnly)
 	}
-	if !(breaker.Instant{}).IsZero() || i.IsZero() {
-		t.Error("IsZero is wrong")
+	// A never-set instant is left out of a stored state; a set one is kept.
+	if b, err := json.Marshal(breaker.State{Name: "x", FirstOpenedAt: i}); err != nil || bytes.Contains(b, []byte(`"opened_at"`)) || !bytes.Contains(b, []byte(`"first_opened_at"`)) {
+		t.Errorf("a state with only first_opened_at set = %s, %v", b, err)
 	}
 }
 
@@ -96,7 +101,7 @@ func TestStateSurvivesJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	now := st.OpenedAt.Add(10 * time.Second)
+	now := testenv.After(st.OpenedAt, 10*time.Second)
 	if got, want := back.View(now), st.View(now); got != want {
 		t.Errorf("after a JSON round trip View = %+v, want %+v\n%s", got, want, b)
 	}

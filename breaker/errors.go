@@ -13,8 +13,8 @@ import (
 // slot taken.
 var ErrOpen = errors.New("circuit open")
 
-// ErrNeedLock tells the caller of Decide to decide again under the lock.
-var ErrNeedLock = errors.New("decide under lock")
+// errNeedLock tells the caller of Decide to decide again under the lock.
+var errNeedLock = errors.New("decide under lock")
 
 // OpenError is the ErrOpen of one circuit.
 type OpenError struct {

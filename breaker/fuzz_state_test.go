@@ -9,6 +9,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // FuzzStateJSON decodes arbitrary bytes as a stored State, as a store does
@@ -69,7 +70,7 @@ func FuzzStateJSON(f *testing.F) {
 }
 
 var policies = []breaker.Policy{
-	fusebox.DefaultPolicy().Breaker,
+	fusebox.Policy{}.WithDefaults().Breaker,
 	{TripAfter: 1, OpenFor: time.Second, OpenMultiplier: 3, OpenMax: 10 * time.Second, Probes: 2, ProbeLease: 5 * time.Second},
 	{OpenFor: time.Minute, OpenMultiplier: 2, OpenMax: time.Hour, Probes: 1, ProbeLease: time.Minute,
 		FailureRate: &breaker.FailureRate{Threshold: 0.5, Window: 4, MinAttempts: 2}},
@@ -105,7 +106,7 @@ func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant
 	for _, failed := range []bool{false, true} {
 		s = clone()
 		held := liveLeases(&s, now)
-		permit, _, err := s.Acquire(p, now, "fuzz-lease")
+		permit, _, err := s.Acquire(p, now, "fuzz-lease", false)
 		if permit.Lease != "" && held >= max(p.Probes, 1) {
 			t.Fatalf("a lease granted while %d were held (probes %d)", held, p.Probes)
 		}
@@ -113,7 +114,7 @@ func drive(t *testing.T, st breaker.State, p breaker.Policy, now breaker.Instant
 			continue
 		}
 		gen := s.Generation
-		s.Record(p, now.Add(time.Millisecond), permit, breaker.Outcome{Failed: failed, Attempt: 1, Reason: "fuzz"})
+		s.Record(p, testenv.After(now, time.Millisecond), permit, breaker.Outcome{Failed: failed, Attempt: 1, Reason: "fuzz"})
 		switch {
 		case permit.Lease != "" && !failed && s.Phase != breaker.Closed:
 			t.Fatalf("a successful probe left the circuit %s", s.Phase)

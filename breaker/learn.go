@@ -27,7 +27,7 @@ const (
 // recovered records how the outage under way ended, now, when it is known
 // when it began.
 func (s *State) recovered(now Instant) {
-	if s.FirstOpenedAt.IsZero() {
+	if s.FirstOpenedAt.Wall.IsZero() {
 		return
 	}
 	up, ok := now.Since(s.FirstOpenedAt)

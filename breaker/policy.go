@@ -1,9 +1,6 @@
 package breaker
 
-import (
-	"cmp"
-	"time"
-)
+import "time"
 
 // FailureRate trips a circuit when, over the last Window attempts (and at
 // least MinAttempts of them), the share that failed reaches Threshold.
@@ -14,8 +11,10 @@ type FailureRate struct {
 }
 
 // Policy says when a circuit opens and how it recovers. A zero field means
-// its default (WithDefaults); State's methods take a Policy with its
-// defaults set.
+// its default, which fusebox.Policy.WithDefaults fills in: 3 failures open
+// the circuit for 30s, doubling per failed probe up to 5m (at least
+// OpenFor), one probe at a time, whose lease lasts the attempt timeout and
+// 2s. State's methods take a Policy with its defaults set.
 type Policy struct {
 	// TripAfter consecutive failed attempts open a closed circuit. It is not
 	// used when FailureRate is set.
@@ -36,32 +35,4 @@ type Policy struct {
 	// may try a half-open circuit at once. Each holds a lease of ProbeLease.
 	Probes     int
 	ProbeLease time.Duration
-}
-
-// The defaults WithDefaults gives a Policy's zero fields.
-const (
-	defaultTripAfter      = 3
-	defaultOpenFor        = 30 * time.Second
-	defaultOpenMultiplier = 2.0
-	defaultOpenMax        = 5 * time.Minute
-	defaultProbes         = 1
-	// probeLeaseSlack is added to the attempt timeout to make the default
-	// probe lease: a probe is killed at its timeout (plus a grace), so its
-	// lease outlives it, and a probe killed with SIGKILL frees the circuit
-	// once its lease ends.
-	probeLeaseSlack = 2 * time.Second
-)
-
-// WithDefaults returns p with every zero field set to its default: 3
-// failures open the circuit for 30s, doubling per failed probe up to 5m
-// (at least OpenFor), one probe at a time, whose lease lasts
-// attemptTimeout, the longest a probe's attempt may run, and 2s.
-func (p Policy) WithDefaults(attemptTimeout time.Duration) Policy {
-	p.TripAfter = cmp.Or(p.TripAfter, defaultTripAfter)
-	p.OpenFor = cmp.Or(p.OpenFor, defaultOpenFor)
-	p.OpenMultiplier = cmp.Or(p.OpenMultiplier, defaultOpenMultiplier)
-	p.OpenMax = cmp.Or(p.OpenMax, max(defaultOpenMax, p.OpenFor))
-	p.Probes = cmp.Or(p.Probes, defaultProbes)
-	p.ProbeLease = cmp.Or(p.ProbeLease, attemptTimeout+probeLeaseSlack)
-	return p
 }

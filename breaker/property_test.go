@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // TestBreakerProperties drives one circuit through random sequences of
@@ -153,8 +154,8 @@ func (m *model) acquire() (breaker.Permit, bool) {
 	permit, err := m.st.Decide(m.now)
 	var events []breaker.Event
 	id := fmt.Sprintf("lease-%d", m.nextID)
-	if err == breaker.ErrNeedLock {
-		permit, events, err = m.st.Acquire(m.p, m.now, id)
+	if needsLock(err) {
+		permit, events, err = m.st.Acquire(m.p, m.now, id, false)
 	}
 	m.apply(gen, events)
 	if err != nil {
@@ -270,7 +271,7 @@ func (m *model) pass(t *rapid.T) {
 		1, time.Second, m.p.OpenFor, m.p.ProbeLease, m.p.OpenMax,
 		time.Duration(rapid.Int64Range(0, int64(2*m.p.OpenMax)).Draw(t, "any")),
 	}).Draw(t, "d")
-	m.now = m.now.Add(d)
+	m.now = testenv.After(m.now, d)
 }
 
 func (m *model) jumpWall(t *rapid.T) {
@@ -362,7 +363,7 @@ func (m *model) check(t *rapid.T) {
 	if m.st.Phase == breaker.HalfOpen || m.st.Phase == "" && m.st.Generation > 0 {
 		t.Fatalf("stored phase %q", m.st.Phase)
 	}
-	if m.st.Phase == breaker.Closed && (m.st.Probes != nil || !m.st.OpenedAt.IsZero()) {
+	if m.st.Phase == breaker.Closed && (m.st.Probes != nil || !m.st.OpenedAt.Wall.IsZero()) {
 		t.Fatalf("a closed circuit keeps open-circuit state: %+v", m.st)
 	}
 	if m.p.FailureRate != nil && len(m.st.Recent) > m.p.FailureRate.Window || strings.Trim(m.st.Recent, "sf") != "" {
@@ -379,9 +380,9 @@ func (m *model) checkDecideAgreesWithAcquire(t *rapid.T, v breaker.View) {
 	locked := m.st
 	locked.Probes = slices.Clone(m.st.Probes)
 	p, err := m.st.Decide(m.now)
-	lp, _, lerr := locked.Acquire(m.p, m.now, "check")
+	lp, _, lerr := locked.Acquire(m.p, m.now, "check", false)
 	switch {
-	case err == breaker.ErrNeedLock:
+	case needsLock(err):
 	case err == nil:
 		if lerr != nil || lp != p {
 			t.Fatalf("Decide gave %+v, Acquire %+v, %v", p, lp, lerr)

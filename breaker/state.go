@@ -124,11 +124,6 @@ func (s *State) view(now Instant) View {
 	return v
 }
 
-// TrippedUntilReset reports whether the circuit was forced open by hand with
-// no end: a deliberate state that garbage collection must keep however long
-// the circuit goes unused.
-func (s *State) TrippedUntilReset() bool { return s.Phase == ForcedOpen && s.OpenPeriod == 0 }
-
 // TripInForce reports whether, at the wall time now, the circuit is forced
 // open by hand and its trip has not ended: until reset, or timed and not yet
 // over. Garbage collection keeps such a circuit however long it goes unused,
@@ -145,7 +140,7 @@ func (s *State) TripInForce(now time.Time) bool {
 // later jump nor stretched by an earlier one.
 func (s *State) rebase(now Instant) {
 	re := func(i *Instant) {
-		if i.IsZero() {
+		if i.Wall.IsZero() {
 			return
 		}
 		if _, ok := now.Since(*i); ok {

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // drawInstant draws an instant on any clock: wall-only, or with a boot ID
@@ -66,7 +67,7 @@ func TestSuspectInstantsNeverWedge(t *testing.T) {
 		leased := rapid.Bool().Draw(t, "leased")
 		switch {
 		case leased: // half-open, a probe's lease taken at the suspect instant
-			st.Phase, st.OpenedAt, st.OpenPeriod = breaker.Open, now.Add(-time.Hour), breaker.Duration(time.Second)
+			st.Phase, st.OpenedAt, st.OpenPeriod = breaker.Open, testenv.After(now, -time.Hour), breaker.Duration(time.Second)
 			st.Probes = []breaker.Lease{{ID: "stuck", Granted: at, For: breaker.Duration(p.ProbeLease)}}
 			length = p.ProbeLease
 		case rapid.Bool().Draw(t, "timed_trip"):
@@ -85,8 +86,8 @@ func TestSuspectInstantsNeverWedge(t *testing.T) {
 			}
 			_, err := st.Decide(now)
 			var permit breaker.Permit
-			if err == breaker.ErrNeedLock {
-				permit, _, err = st.Acquire(p, now, fmt.Sprint("probe-", step))
+			if needsLock(err) {
+				permit, _, err = st.Acquire(p, now, fmt.Sprint("probe-", step), false)
 			}
 			ended := err == nil && (!leased || permit.Lease != "")
 			if ended {
@@ -107,7 +108,7 @@ func TestSuspectInstantsNeverWedge(t *testing.T) {
 				time.Duration(rapid.Int64Range(1, int64(length)).Draw(t, "any_step")),
 			}).Draw(t, "step")
 			d = max(d, 1)
-			now, elapsed = now.Add(d), elapsed+d
+			now, elapsed = testenv.After(now, d), elapsed+d
 		}
 	})
 	t.Logf("longest open period: %.9f of its length; longest lease: %.9f of its length", longest.open, longest.lease)

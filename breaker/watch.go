@@ -5,14 +5,23 @@ package breaker
 // it is down.
 const causeWatch Cause = "watch"
 
-// WatchDown applies a watch's verdict that the circuit is down, for reason:
-// a closed circuit records the failure and opens at once for p.OpenMax; an
-// open one whose open period has ended (half-open) opens again, and one
+// Watch applies a watch's verdict, up or down, to the circuit, for reason,
+// and reports whether it changed anything that must be stored.
+func (s *State) Watch(p Policy, now Instant, up bool, reason string) (events []Event, changed bool) {
+	if up {
+		return s.watchUp(now, reason)
+	}
+	return s.watchDown(p, now, reason)
+}
+
+// watchDown applies a watch's verdict that the circuit is down: a closed
+// circuit records the failure and opens at once for p.OpenMax; an open one
+// whose open period has ended (half-open) opens again, and one
 // with less than a quarter of p.OpenMax left has its period renewed
 // quietly, so that runs keep skipping while the watch says down. A circuit
 // forced open by hand is left as it is, as is an open one with time left:
 // changed is false, and nothing need be stored.
-func (s *State) WatchDown(p Policy, now Instant, reason string) (events []Event, changed bool) {
+func (s *State) watchDown(p Policy, now Instant, reason string) (events []Event, changed bool) {
 	events = s.settle(now)
 	period := max(p.OpenMax, p.OpenFor)
 	v := s.View(now)
@@ -31,11 +40,11 @@ func (s *State) WatchDown(p Policy, now Instant, reason string) (events []Event,
 	return append(events, s.open(now, period, reason)), true
 }
 
-// WatchUp applies a watch's verdict that the circuit is up, for reason: an
+// watchUp applies a watch's verdict that the circuit is up: an
 // open (or half-open) circuit closes, as after a probe that succeeded. A
 // closed circuit, or one forced open by hand, is left as it is: changed is
 // false.
-func (s *State) WatchUp(now Instant, reason string) (events []Event, changed bool) {
+func (s *State) watchUp(now Instant, reason string) (events []Event, changed bool) {
 	events = s.settle(now)
 	if s.Phase != Open {
 		return events, len(events) > 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 	"github.com/fusebox-hq/fusebox/notify"
 )
 
@@ -21,13 +22,13 @@ type Config struct {
 	Path     string
 	State    string        // the state directory (a relative state: taken from the config file's directory) or a redis:// URL; "" when not set
 	Fsync    bool          // default true
-	GCAfter  time.Duration // default fusebox.DefaultGCAfter
+	GCAfter  time.Duration // default 7 days (internal/retention)
 	Defaults fusebox.Policy
 	// DefaultNotify is defaults: notify:, the rules of circuits that set
 	// none of their own (Notify).
 	DefaultNotify notify.Rules
 	// HistoryKeep is how long events are kept (history: keep:, default
-	// fusebox.DefaultEventRetention).
+	// 30 days, internal/retention).
 	HistoryKeep time.Duration
 	Circuits    map[string]*Circuit
 	Chains      map[string]*httpcall.Chain // Endpoints name circuits only: nested chains are inlined
@@ -333,8 +334,8 @@ func (l *loader) config(path string) *Config {
 	c := &Config{
 		Path:        path,
 		Fsync:       true,
-		GCAfter:     fusebox.DefaultGCAfter,
-		HistoryKeep: fusebox.DefaultEventRetention,
+		GCAfter:     retention.GCAfter,
+		HistoryKeep: retention.Events,
 		Circuits:    map[string]*Circuit{},
 		Chains:      map[string]*httpcall.Chain{},
 

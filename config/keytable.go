@@ -7,6 +7,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 	"github.com/fusebox-hq/fusebox/notify"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
@@ -39,7 +40,7 @@ func table() *keyTable {
 
 // newKeyTable builds the table, each block after the blocks it holds.
 func newKeyTable() *keyTable {
-	defaults, budget := fusebox.DefaultPolicy(), fusebox.RetryBudget{}.WithDefaults()
+	defaults, budget := fusebox.Policy{}.WithDefaults(), defaultBudget()
 	// sharedMQTTKeys are the keys a top-level mqtt: block and notify: mqtt:
 	// share, read into a *notify.MQTT.
 	sharedMQTTKeys := []key{
@@ -54,7 +55,7 @@ func newKeyTable() *keyTable {
 	historyBlock := &block{
 		doc: "The event log (fusebox history).",
 		keys: []key{
-			{name: "keep", doc: "How long events are kept.", is: positive, def: formatDuration(fusebox.DefaultEventRetention), example: "30d",
+			{name: "keep", doc: "How long events are kept.", is: positive, def: formatDuration(retention.Events), example: "30d",
 				decode: into(func(l *loader, f entry, c *Config) { set(&c.HistoryKeep)(l.positive(f)) })},
 		},
 	}
@@ -64,9 +65,6 @@ func newKeyTable() *keyTable {
 		keys:     sharedMQTTKeys,
 		required: []string{"broker"},
 	}
-
-	// jitters are the values of jitter:, as fusebox.ParseJitter takes them.
-	jitters := []fusebox.Jitter{fusebox.JitterFull, fusebox.JitterEqual, fusebox.JitterDecorrelated, fusebox.JitterNone}
 
 	retryBudgetBlock := &block{
 		doc: "The long form: percent, min and window.",
@@ -397,7 +395,7 @@ func newKeyTable() *keyTable {
 				is: boolean, def: true, example: true,
 				decode: into(func(l *loader, f entry, t *topRead) { set(&t.c.Fsync)(l.boolean(f.value, f.path)) })},
 			{name: "gc_after", doc: "Forget circuits unused this long.",
-				is: positive, def: formatDuration(fusebox.DefaultGCAfter), example: "7d",
+				is: positive, def: formatDuration(retention.GCAfter), example: "7d",
 				decode: into(func(l *loader, f entry, t *topRead) { set(&t.c.GCAfter)(l.positive(f)) })},
 			{name: "history", block: historyBlock,
 				decode: into(func(l *loader, f entry, t *topRead) { l.read(f, historyBlock, t.c, nil, "") })},

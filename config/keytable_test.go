@@ -216,20 +216,22 @@ func TestEveryKeyIsDescribed(t *testing.T) {
 	}
 }
 
-// TestJitterEnumIsParseJitter: the jitters the schema offers are those
-// fusebox.ParseJitter takes (the other enums are the loader's own lists).
-func TestJitterEnumIsParseJitter(t *testing.T) {
+// TestJitterEnumIsTheDomains: the jitters the schema offers (and
+// ParseJitter takes) are those fusebox.Policy.Validate accepts (the other
+// enums are the loader's own lists).
+func TestJitterEnumIsTheDomains(t *testing.T) {
 	for _, k := range table().policy.keys {
 		if k.name != "jitter" {
 			continue
 		}
 		for _, j := range k.is().Enum {
-			if _, err := fusebox.ParseJitter(j.(string)); err != nil {
+			p := fusebox.Policy{Retry: fusebox.RetryPolicy{Backoff: fusebox.Backoff{Jitter: fusebox.Jitter(j.(string))}}}
+			if err := p.Validate(); err != nil {
 				t.Errorf("the schema offers jitter %q: %v", j, err)
 			}
 		}
 		if len(k.is().Enum) != 4 {
-			t.Errorf("the schema offers %d jitters, want the 4 of fusebox.ParseJitter", len(k.is().Enum))
+			t.Errorf("the schema offers %d jitters, want the 4 fusebox.Jitter kinds", len(k.is().Enum))
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/httpcall"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 	"github.com/fusebox-hq/fusebox/redirect"
 )
 
@@ -113,7 +114,7 @@ func TestParseValid(t *testing.T) {
 		check func(t *testing.T, c *Config)
 	}{
 		{"empty file means the defaults", "", func(t *testing.T, c *Config) {
-			if c.State != "" || !c.Fsync || c.GCAfter != fusebox.DefaultGCAfter || !reflect.DeepEqual(c.Defaults, fusebox.Policy{}) {
+			if c.State != "" || !c.Fsync || c.GCAfter != retention.GCAfter || !reflect.DeepEqual(c.Defaults, fusebox.Policy{}) {
 				t.Errorf("got %+v", c)
 			}
 			if c.Circuits == nil || c.Chains == nil {

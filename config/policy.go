@@ -22,7 +22,7 @@ type keyRefs map[string]entry
 func (l *loader) attempts(e entry) (int, bool) {
 	n, ok := l.integer(e.value, e.path)
 	if ok && n == 0 {
-		l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.DefaultPolicy().Retry.Attempts)
+		l.errorAt(e, e.path, "must be at least 1, got 0 (leave attempts out for the default, %d)", fusebox.Policy{}.WithDefaults().Retry.Attempts)
 		return 0, false
 	}
 	return n, ok
@@ -55,7 +55,7 @@ func (l *loader) jitter(e entry) (fusebox.Jitter, bool) {
 	if !ok {
 		return "", false
 	}
-	j, err := fusebox.ParseJitter(s)
+	j, err := ParseJitter(s)
 	if err != nil {
 		l.errorf(e.value, e.path, "%v", err)
 		return "", false
@@ -104,11 +104,17 @@ func (l *loader) retryBudget(e entry, b *block, refs keyRefs) *fusebox.RetryBudg
 	return rb
 }
 
+// defaultBudget is a retry budget's defaults: what a budget that sets only
+// its percent gets.
+func defaultBudget() fusebox.RetryBudget {
+	return *fusebox.Policy{Retry: fusebox.RetryPolicy{Budget: &fusebox.RetryBudget{}}}.WithDefaults().Retry.Budget
+}
+
 // budgetMin reads retry_budget's min: at least 1, as 0 means the default.
 func (l *loader) budgetMin(f entry) (int, bool) {
 	n, ok := l.integer(f.value, f.path)
 	if ok && n == 0 {
-		l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", fusebox.RetryBudget{}.WithDefaults().Min)
+		l.errorAt(f, f.path, "must be at least 1, got 0 (leave min out for the default, %d; percent alone then bounds the retries)", defaultBudget().Min)
 		return 0, false
 	}
 	return n, ok
@@ -119,7 +125,7 @@ func (l *loader) budgetMin(f entry) (int, bool) {
 func (l *loader) budgetWindow(f entry) (time.Duration, bool) {
 	d, ok := l.duration(f.value, f.path)
 	if ok && d == 0 {
-		l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", fusebox.RetryBudget{}.WithDefaults().Window)
+		l.errorAt(f, f.path, "must be above 0 (leave window out for the default, %s)", defaultBudget().Window)
 		return 0, false
 	}
 	return d, ok

@@ -3,9 +3,23 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fusebox-hq/fusebox"
 )
+
+// jitters are the values of jitter: and --jitter: the fusebox.Jitter kinds.
+var jitters = []fusebox.Jitter{fusebox.JitterFull, fusebox.JitterEqual, fusebox.JitterDecorrelated, fusebox.JitterNone}
+
+// ParseJitter returns the jitter named s, as jitter: and --jitter write it.
+func ParseJitter(s string) (fusebox.Jitter, error) {
+	if j := fusebox.Jitter(s); slices.Contains(jitters, j) {
+		return j, nil
+	}
+	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
+}
 
 // sizeUnits are the units of a byte size, longest first so "MiB" is not
 // read as "B".

@@ -86,3 +86,16 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestParseJitter(t *testing.T) {
+	for _, s := range []string{"full", "equal", "decorrelated", "none"} {
+		if j, err := ParseJitter(s); err != nil || string(j) != s {
+			t.Errorf("ParseJitter(%q) = %q, %v", s, j, err)
+		}
+	}
+	for _, s := range []string{"", "Full", "random"} {
+		if _, err := ParseJitter(s); err == nil || !strings.Contains(err.Error(), "want full, equal, decorrelated or none") {
+			t.Errorf("ParseJitter(%q) = %v, want an error listing the kinds", s, err)
+		}
+	}
+}

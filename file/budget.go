@@ -54,7 +54,7 @@ func (s *Store) SpendBudget(ctx context.Context, name string, b fusebox.RetryBud
 	}
 	// Written even when refused: the attempts that left the window, and
 	// those dated after now that now count as made now, are kept so.
-	spend := l.Spend(b.WithDefaults(), now, retry)
+	spend := l.Spend(b, now, retry)
 	if err := writeBudget(fd, path, l); err != nil {
 		return fusebox.BudgetSpend{}, fmt.Errorf("spend budget %s: %w", name, err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
 )
 
 // An event log is bounded by size as well as by age (gc's history.keep):
@@ -148,7 +149,7 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]breaker.Event
 		}
 		out = append(out, evs...)
 	}
-	breaker.SortEvents(out)
+	eventorder.Sort(out)
 	return out, nil
 }
 

@@ -19,7 +19,7 @@ func TestLayout(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	s := open(t, dir)
 	now := breaker.Instant{Wall: time.Now()}
-	p := fusebox.DefaultPolicy().Breaker
+	p := fusebox.Policy{}.WithDefaults().Breaker
 	if _, err := s.Update(ctx, "db", func(st *breaker.State) ([]breaker.Event, bool) {
 		evs := st.Record(p, now, breaker.Permit{Generation: st.Generation}, breaker.Outcome{Failed: true, Attempt: 1, Reason: "refused"})
 		return evs, true

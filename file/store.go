@@ -36,6 +36,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 )
 
 var (
@@ -80,7 +81,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.logger = l } 
 
 // WithRetention sets the automatic GC, run at most hourly after an Update:
 // circuits and answers unused for gcAfter and events older than eventsFor are
-// removed (defaults fusebox.DefaultGCAfter and fusebox.DefaultEventRetention;
+// removed (defaults 7 and 30 days, internal/retention;
 // a duration that is not positive keeps its default).
 func WithRetention(gcAfter, eventsFor time.Duration) Option {
 	return func(s *Store) {
@@ -122,8 +123,8 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		euid:        os.Geteuid(),
 		fsync:       true,
 		logger:      slog.New(slog.DiscardHandler),
-		gcAfter:     fusebox.DefaultGCAfter,
-		eventsFor:   fusebox.DefaultEventRetention,
+		gcAfter:     retention.GCAfter,
+		eventsFor:   retention.Events,
 		lockTimeout: 5 * time.Second,
 		now:         time.Now,
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
 	"github.com/fusebox-hq/fusebox/history"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 )
 
 // yearDir is a state dir after a simulated year of one outage a day on
@@ -99,7 +100,7 @@ func dirSize(b *testing.B, dir string) (bytes int64, files int) {
 // finds its outages, as `fusebox history` does, after a year of one outage
 // a day on 20 circuits: pruned to the default 30 days, and kept whole.
 func BenchmarkHistoryOfAYear(b *testing.B) {
-	for _, keep := range []time.Duration{fusebox.DefaultEventRetention, 400 * 24 * time.Hour} {
+	for _, keep := range []time.Duration{retention.Events, 400 * 24 * time.Hour} {
 		b.Run(fmt.Sprintf("keep=%dd", int(keep.Hours()/24)), func(b *testing.B) {
 			y := simulatedYear(b, keep)
 			s, err := file.Open(y.dir)

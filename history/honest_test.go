@@ -83,7 +83,7 @@ func TestSavedIsEstimatedFromThePolicyTheRunsUsed(t *testing.T) {
 				t.Fatalf("Do on the open circuit: %v, want a skip", err)
 			}
 		}
-		time.Sleep(fusebox.DefaultPolicy().Breaker.OpenFor)
+		time.Sleep(fusebox.Policy{}.WithDefaults().Breaker.OpenFor)
 		c.Do(ctx, "bridge", func(context.Context) error { return nil })
 		events, _ := store.AllEvents(ctx, time.Time{})
 		out, _ := history.Outages(events, nil, time.Now()) // the config's default: 3 attempts, 2 s backoff

@@ -13,6 +13,8 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/history"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // Any history the state machine can write reads as outages that begin at
@@ -27,7 +29,7 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 		openings, failures := 0, 0
 		steps := rapid.IntRange(0, 200).Draw(t, "steps")
 		for i := range steps {
-			now = now.Add(time.Duration(rapid.IntRange(1, 120).Draw(t, "wait")) * time.Second)
+			now = testenv.After(now, time.Duration(rapid.IntRange(1, 120).Draw(t, "wait"))*time.Second)
 			var ev []breaker.Event
 			switch action := rapid.SampledFrom([]string{"fail", "fail", "succeed", "trip", "reset"}).Draw(t, "action"); action {
 			case "trip":
@@ -35,7 +37,7 @@ func TestOutagesOfAnyHistory(t *testing.T) {
 			case "reset":
 				ev = st.Reset(now, "")
 			default:
-				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i))
+				permit, acq, err := st.Acquire(p.Breaker, now, fmt.Sprint(i), false)
 				ev = acq
 				if err == nil {
 					ev = append(ev, st.Record(p.Breaker, now, permit, breaker.Outcome{Failed: action == "fail", Attempt: 1, Reason: "boom"})...)
@@ -163,7 +165,7 @@ func drawEvents(t *rapid.T, now time.Time) []breaker.Event {
 
 // Whatever the events, and however their circuits interleave, the outages
 // keep their order, their times stay believable, and what the stores return
-// (SortEvents' order) reads the same as the order they were written in.
+// (eventorder.Sort's order) reads the same as the order they were written in.
 func TestOutagesOfAnyEventSequence(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -177,7 +179,7 @@ func TestOutagesOfAnyEventSequence(t *testing.T) {
 		}
 		want := outagesJSON(t, outages)
 		sorted := slices.Clone(events)
-		breaker.SortEvents(sorted)
+		eventorder.Sort(sorted)
 		if got, _ := history.Outages(sorted, nil, now); outagesJSON(t, got) != want {
 			t.Fatalf("events as a store returns them read\n%s\nwritten, they read\n%s", outagesJSON(t, got), want)
 		}

@@ -194,7 +194,7 @@ func (c *Client) Call(ctx context.Context, name string, opt CallOptions) (*Resul
 		if opt.personal() {
 			return nil, fmt.Errorf("%s: %w: a chain passes on no path, query or body", name, ErrNotAllowed)
 		}
-		p = plan{name: name, fresh: ch.Fresh, stale: ch.Stale, deadline: ch.TotalDeadline(c.policy), hedge: ch.Hedge, log: c.log.With("chain", name)}
+		p = plan{name: name, fresh: ch.Fresh, stale: ch.Stale, deadline: ch.TotalDeadline(c.Policy), hedge: ch.Hedge, log: c.log.With("chain", name)}
 		for _, n := range ch.Endpoints {
 			p.endpoints = append(p.endpoints, c.endpoints[n])
 		}

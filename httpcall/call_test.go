@@ -444,7 +444,7 @@ func TestWithHTTPClient(t *testing.T) {
 	t.Cleanup(hc.CloseIdleConnections)
 	h := newHarness(t, []*httpcall.Endpoint{endpoint("svc", s.URL, func(e *httpcall.Endpoint) {
 		e.Headers = map[string]string{"User-Agent": "my-script/1"}
-	})}, nil, httpcall.WithHTTPClient(hc), httpcall.WithRand(func() float64 { return 0.5 }))
+	})}, nil, httpcall.WithHTTPClient(hc))
 	h.mustCall("svc")
 	if got := <-agents; got != "my-script/1" {
 		t.Errorf("User-Agent %q", got)

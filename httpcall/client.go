@@ -64,7 +64,6 @@ type Option func(*settings)
 type settings struct {
 	logger        *slog.Logger
 	clock         fusebox.Clock
-	draw          func() float64
 	httpClient    *http.Client
 	transport     http.RoundTripper
 	redactor      *redact.Redactor
@@ -82,9 +81,6 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 // WithClock sets the clock of the breakers and of stored answers' ages
 // (default fusebox.WallClock).
 func WithClock(c fusebox.Clock) Option { return func(s *settings) { s.clock = c } }
-
-// WithRand sets the source of backoff jitter draws, uniform in [0, 1).
-func WithRand(draw func() float64) Option { return func(s *settings) { s.draw = draw } }
 
 // WithHTTPClient makes requests with a copy of hc. Per-attempt timeouts come
 // from the request's context, so hc needs no Timeout; each endpoint's
@@ -120,8 +116,8 @@ func WithRedactor(r *redact.Redactor) Option { return func(s *settings) { s.reda
 // New checks and compiles endpoints and chains, reporting every problem at
 // once, each naming its endpoint or chain, and returns a Client whose
 // breakers live in store. An endpoint's circuit uses its Policy; any other
-// name gets fusebox.DefaultPolicy. Fresh and stale answers are kept in store,
-// which must then be a answers.Store too.
+// name gets the default policy (fusebox.Policy{}.WithDefaults()). Fresh and
+// stale answers are kept in store, which must then be a answers.Store too.
 func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Option) (*Client, error) {
 	if store == nil {
 		return nil, errors.New("httpcall: no store")
@@ -183,10 +179,7 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	if s.answers != nil {
 		c.answerLevel = *s.answers
 	}
-	copts := []fusebox.Option{fusebox.WithPolicies(c.policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
-	if s.draw != nil {
-		copts = append(copts, fusebox.WithRand(s.draw))
-	}
+	copts := []fusebox.Option{fusebox.WithPolicies(c.Policy), fusebox.WithClock(s.clock), fusebox.WithLogger(c.log)}
 	for _, fn := range s.listeners {
 		copts = append(copts, fusebox.WithListener(fn))
 	}
@@ -224,11 +217,13 @@ func (c *Client) Redactor() *redact.Redactor { return c.red }
 // transport.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
-func (c *Client) policy(name string) fusebox.Policy {
+// Policy returns the policy of the named circuit, its defaults filled in:
+// its endpoint's, or for any other name the default policy.
+func (c *Client) Policy(name string) fusebox.Policy {
 	if ep, ok := c.endpoints[name]; ok {
 		return ep.policy
 	}
-	return fusebox.DefaultPolicy()
+	return fusebox.Policy{}.WithDefaults()
 }
 
 func keepsAnswers(endpoints []*Endpoint, chains []*Chain) bool {
@@ -379,7 +374,7 @@ func (c *Client) checkChain(ch *Chain, endpoints map[string]bool) error {
 	if ch.Hedge > 0 && len(ch.Endpoints) < 2 {
 		bad("hedge needs two endpoints or more: it starts the next one beside the one being tried")
 	}
-	if dl := ch.TotalDeadline(c.policy); ch.Hedge > 0 && ch.Hedge >= dl {
+	if dl := ch.TotalDeadline(c.Policy); ch.Hedge > 0 && ch.Hedge >= dl {
 		bad("hedge (%s) must be shorter than the chain's deadline (%s)", ch.Hedge, dl)
 	}
 	if len(errs) > 0 {

@@ -87,7 +87,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if bodyUsed {
 			body, err := req.GetBody()
 			if err != nil {
-				return fusebox.Permanent(err)
+				return &fusebox.Failure{Err: err, Permanent: true}
 			}
 			r = req.Clone(req.Context())
 			r.Body = body

@@ -15,6 +15,7 @@ import (
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/budgetlog"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
 )
 
 var (
@@ -147,7 +148,7 @@ func (s *Store) SpendBudget(_ context.Context, name string, b fusebox.RetryBudge
 		l = &budgetlog.Log{}
 		s.budgets[name] = l
 	}
-	return l.Spend(b.WithDefaults(), now, retry), nil
+	return l.Spend(b, now, retry), nil
 }
 
 // Count adds c to the circuit's counters.
@@ -243,7 +244,7 @@ func (s *Store) AllEvents(_ context.Context, since time.Time) ([]breaker.Event, 
 			}
 		}
 	}
-	breaker.SortEvents(out)
+	eventorder.Sort(out)
 	return out, nil
 }
 

@@ -28,7 +28,7 @@ func (s *Store) budgetKeys(name string) []string {
 }
 
 // budgetScript is internal/budgetlog's Log.Spend in Lua, the allowance
-// (RetryBudget.Allowed) included, and so is the clamp of an attempt dated
+// (budgetlog.Allowed) included, and so is the clamp of an attempt dated
 // after now to now (a host whose clock is ahead).
 //
 //	KEYS: firsts, retries, firsts' aside, retries' aside
@@ -76,7 +76,6 @@ func (s *Store) SpendBudget(ctx context.Context, name string, b fusebox.RetryBud
 	if err := fusebox.ValidateName(name); err != nil {
 		return fusebox.BudgetSpend{}, err
 	}
-	b = b.WithDefaults()
 	keys := s.budgetKeys(name)
 	us := now.UnixMicro()
 	flag := "0"

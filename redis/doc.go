@@ -19,7 +19,7 @@
 //	PREFIX bf:NAME    sorted set: a retry budget's first attempts (budget.go); PREFIX br:NAME its retries
 //
 // A circuit's keys expire after the store's TTL (WithTTL, default
-// fusebox.DefaultGCAfter), refreshed on every write, so idle circuits go away
+// 7 days), refreshed on every write, so idle circuits go away
 // by themselves. A circuit tripped until reset has its keys persisted
 // instead: someone meant it. The two sorted sets carry no TTL (a tripped
 // circuit must stay listed); Names and GC drop members whose keys are gone.

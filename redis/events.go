@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/bounds"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
 )
 
 // Events reads the circuit's stream, within the bounds of every store
@@ -92,7 +93,7 @@ func (s *Store) AllEvents(ctx context.Context, since time.Time) ([]breaker.Event
 		evs, _ := decodeEvents(entries, since)
 		out = append(out, evs...)
 	}
-	breaker.SortEvents(out)
+	eventorder.Sort(out)
 	return out, nil
 }
 

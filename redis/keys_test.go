@@ -30,7 +30,7 @@ func sharedKeys() []sharedKey {
 		}))
 	}
 	spend := func(s *redis.Store) error {
-		b := fusebox.RetryBudget{Percent: 0.2, Min: 1}
+		b := fusebox.RetryBudget{Percent: 0.2, Min: 1, Window: 10 * time.Second}
 		if err := second(s.SpendBudget(ctx, "api", b, time.Now(), false)); err != nil {
 			return err
 		}

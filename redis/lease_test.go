@@ -50,7 +50,7 @@ func TestALeaseExpiringBeforeItsProbeEnds(t *testing.T) {
 	if probes != 2 || !errors.Is(cErr, breaker.ErrOpen) || bErr == nil || errors.Is(bErr, breaker.ErrOpen) {
 		t.Errorf("%d probes ran (b: %v, c: %v); want a's and exactly one more, b's, failing, and c skipped", probes, bErr, cErr)
 	}
-	if err := a.Check(ctx, "bridge"); !errors.Is(err, breaker.ErrOpen) {
-		t.Errorf("after a's late success: Check = %v; want the circuit b reopened still open", err)
+	if err := a.Do(ctx, "bridge", func(context.Context) error { probes++; return nil }); !errors.Is(err, breaker.ErrOpen) {
+		t.Errorf("after a's late success: Do = %v; want the circuit b reopened still open", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/bounds"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 )
 
 var (
@@ -71,7 +72,7 @@ type Option func(*Store)
 func WithPrefix(p string) Option { return func(s *Store) { s.prefix = p } }
 
 // WithTTL sets how long an idle circuit's keys, and a stored answer, live
-// (default fusebox.DefaultGCAfter). d <= 0 keeps the default: a circuit
+// (default 7 days). d <= 0 keeps the default: a circuit
 // tripped until reset is the one thing kept for ever.
 func WithTTL(d time.Duration) Option {
 	return func(s *Store) {
@@ -118,7 +119,7 @@ func Password(rawURL string) string {
 // never contain the URL's password.
 func Open(rawURL string, opts ...Option) (*Store, error) {
 	s := &Store{
-		prefix: DefaultPrefix, ttl: fusebox.DefaultGCAfter,
+		prefix: DefaultPrefix, ttl: retention.GCAfter,
 		dialTimeout: DefaultDialTimeout, commandTimeout: DefaultCommandTimeout,
 		lockTimeout: DefaultLockTimeout, lockLease: DefaultLockLease,
 		maxEvents: DefaultMaxEvents, newEpoch: randomToken(),
@@ -419,7 +420,7 @@ func (s *Store) compareAndSet(ctx context.Context, name, version string, st brea
 	}
 	ttl := ttlArg(s.ttl)
 	switch {
-	case st.TrippedUntilReset():
+	case st.Phase == breaker.ForcedOpen && st.OpenPeriod == 0: // tripped until reset: kept however long unused
 		ttl = 0
 	case st.Phase == breaker.ForcedOpen && st.OpenUntil.After(time.Now()):
 		ttl = ttlArg(time.Until(st.OpenUntil) + s.ttl) // a timed trip outlives its unused period

@@ -34,8 +34,8 @@ type Spec struct {
 	// Stderr gets the command's stderr once the call has ended, when its
 	// result is news: a success prints its final attempt's stderr; a failure
 	// prints every attempt's, unless it was told already (a failed probe, or
-	// a call another call's failure overtook: fusebox.ExhaustedError.Told),
-	// which prints none. Each attempt's is held up to a bound: past it the
+	// a call another call's failure overtook: fusebox.ExhaustedError's
+	// Reopened or Overtaken), which prints none. Each attempt's is held up to a bound: past it the
 	// first and last parts are kept and a line says how much was cut. With
 	// Stream or StderrLive every attempt's passes through as it comes. nil
 	// discards it. The last line an attempt wrote there ends its failure's
@@ -189,7 +189,7 @@ func (h *held) print(err error) error {
 	switch {
 	case err == nil && len(stderr) > 0:
 		stderr = stderr[len(stderr)-1:] // a success's retries are no news
-	case errors.As(err, &ee) && ee.Told():
+	case errors.As(err, &ee) && (ee.Reopened || ee.Overtaken):
 		stderr = nil
 	}
 	var first error

@@ -106,7 +106,7 @@ func (s *Server) checkHealth(ctx context.Context, w *world, name string) {
 		return
 	}
 	v := st.View(s.o.Clock.Now())
-	probes := max(w.client.Circuits().Policy(name).Breaker.Probes, 1)
+	probes := max(w.client.Policy(name).Breaker.Probes, 1)
 	if v.Phase != breaker.Open && v.Phase != breaker.HalfOpen || len(st.Probes) >= probes {
 		return
 	}

@@ -82,7 +82,7 @@ func (f *Fallback) decideLocked(ctx context.Context) {
 	leaseID := strconv.FormatUint(rand.Uint64(), 36)
 	var aerr error
 	if _, err := h.Update(ctx, healthCircuit, func(st *breaker.State) ([]breaker.Event, bool) {
-		permit, _, aerr = st.Acquire(f.o.Health, f.o.Clock.Now(), leaseID)
+		permit, _, aerr = st.Acquire(f.o.Health, f.o.Clock.Now(), leaseID, false)
 		return nil, true
 	}); err != nil {
 		f.route, f.permit = onPrimary, breaker.Permit{Unprotected: true}

@@ -52,8 +52,8 @@ type Options struct {
 	Dir       string
 	LocalDir  string
 	Fsync     bool          // flush every state write to disk (see file.WithFsync)
-	GCAfter   time.Duration // remove circuits unused this long; 0: fusebox.DefaultGCAfter
-	EventsFor time.Duration // keep events this long; 0: fusebox.DefaultEventRetention
+	GCAfter   time.Duration // remove circuits unused this long; 0: the default, 7 days
+	EventsFor time.Duration // keep events this long; 0: the default, 30 days
 	Logger    *slog.Logger  // for the store's own warnings; nil: none
 	// ReadOnly opens the store for a command that only reads it (status,
 	// history, explain): a state dir that is not there is not created, and

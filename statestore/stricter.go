@@ -17,7 +17,7 @@ func strictness(st breaker.State, now breaker.Instant) int {
 	case breaker.Open:
 		return 2
 	case breaker.ForcedOpen:
-		if st.TrippedUntilReset() {
+		if st.OpenPeriod == 0 { // until reset
 			return 4
 		}
 		return 3

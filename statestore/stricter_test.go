@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 func TestStricter(t *testing.T) {
 	now := breaker.Instant{Wall: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-	ago := func(d time.Duration) breaker.Instant { return now.Add(-d) }
+	ago := func(d time.Duration) breaker.Instant { return testenv.After(now, -d) }
 	closed := breaker.State{Phase: breaker.Closed, ConsecutiveFailures: 3}
 	open := func(at breaker.Instant, d time.Duration) breaker.State {
 		return breaker.State{Phase: breaker.Open, OpenedAt: at, OpenPeriod: breaker.Duration(d)}

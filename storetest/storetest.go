@@ -23,6 +23,8 @@ import (
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/budgetlog"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -146,8 +148,8 @@ func testRoundTrip(t *testing.T, s fusebox.Admin) {
 		OpenedAt: opened, OpenPeriod: breaker.Duration(90 * time.Second), OpenUntil: wall.Add(90 * time.Second),
 		Reopens: 1,
 		Probes: []breaker.Lease{
-			{ID: "a1", Granted: opened.Add(time.Second), For: breaker.Duration(12 * time.Second)},
-			{ID: "b2", Granted: opened.Add(2 * time.Second), For: breaker.Duration(12 * time.Second)},
+			{ID: "a1", Granted: testenv.After(opened, time.Second), For: breaker.Duration(12 * time.Second)},
+			{ID: "b2", Granted: testenv.After(opened, 2*time.Second), For: breaker.Duration(12 * time.Second)},
 		},
 		LastFailureAt: wall, LastFailure: `refused: "quoted" \ and ünïcode`, UpdatedAt: time.Now(),
 	}
@@ -405,7 +407,7 @@ func populate(t *testing.T, s fusebox.Admin) time.Time {
 
 func testGCNow(t *testing.T, s fusebox.Admin) {
 	populate(t, s)
-	r, err := s.GC(ctx, time.Now(), fusebox.DefaultGCAfter, fusebox.DefaultEventRetention)
+	r, err := s.GC(ctx, time.Now(), retention.GCAfter, retention.Events)
 	if err != nil {
 		t.Fatalf("GC: %v", err)
 	}
@@ -462,7 +464,7 @@ func testGCEvents(t *testing.T, s fusebox.Admin) {
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	r, err := s.GC(ctx, now, fusebox.DefaultGCAfter, time.Hour)
+	r, err := s.GC(ctx, now, retention.GCAfter, time.Hour)
 	if err != nil {
 		t.Fatalf("GC: %v", err)
 	}
@@ -476,7 +478,7 @@ func testGCEvents(t *testing.T, s fusebox.Admin) {
 }
 
 func testBreaker(t *testing.T, s fusebox.Admin) {
-	p := fusebox.DefaultPolicy().Breaker
+	p := fusebox.Policy{}.WithDefaults().Breaker
 	now := breaker.Instant{Wall: time.Now().Round(0)}
 	fail := breaker.Outcome{Failed: true, Attempt: 1, Reason: "connection refused"}
 	var recorded []breaker.Event
@@ -501,7 +503,7 @@ func testBreaker(t *testing.T, s fusebox.Admin) {
 	if st.Phase != breaker.Open || st.ConsecutiveFailures != p.TripAfter {
 		t.Fatalf("after %d failures: %+v, want open", p.TripAfter, st)
 	}
-	if _, err := st.Decide(now.Add(time.Second)); !errors.Is(err, breaker.ErrOpen) {
+	if _, err := st.Decide(testenv.After(now, time.Second)); !errors.Is(err, breaker.ErrOpen) {
 		t.Errorf("Decide on the loaded state = %v, want ErrOpen", err)
 	}
 
@@ -764,7 +766,7 @@ func testBudgetSpend(t *testing.T, s fusebox.Admin) {
 			t.Fatalf("first attempt %d: got %+v", i+1, got)
 		}
 	}
-	allowed := budget20.Allowed(10) // 20% of 10, plus 3
+	allowed := budgetlog.Allowed(budget20, 10) // 20% of 10, plus 3
 	for i := range allowed {
 		if got := spend(t, bs, "db", budget20, now, true); !got.Allowed || got.Retries != i+1 || got.Firsts != 10 {
 			t.Fatalf("retry %d of the %d allowed: got %+v", i+1, allowed, got)
@@ -784,7 +786,7 @@ func testBudgetWindow(t *testing.T, s fusebox.Admin) {
 	for range 5 {
 		spend(t, bs, "db", budget20, start, false)
 	}
-	for range budget20.Allowed(5) {
+	for range budgetlog.Allowed(budget20, 5) {
 		spend(t, bs, "db", budget20, start, true)
 	}
 	if got := spend(t, bs, "db", budget20, start.Add(budget20.Window-time.Millisecond), true); got.Allowed {
@@ -808,7 +810,7 @@ func testBudgetFuture(t *testing.T, s fusebox.Admin) {
 	for range 5 {
 		spend(t, bs, "db", budget20, ahead, false)
 	}
-	for range budget20.Allowed(5) {
+	for range budgetlog.Allowed(budget20, 5) {
 		spend(t, bs, "db", budget20, ahead, true)
 	}
 	if got := spend(t, bs, "db", budget20, now, true); got.Allowed || got.Firsts != 5 {
@@ -845,7 +847,7 @@ func testBudgetConcurrent(t *testing.T, s fusebox.Admin) {
 		})
 	}
 	wg.Wait()
-	if want := budget20.Allowed(firsts); allowed != want {
+	if want := budgetlog.Allowed(budget20, firsts); allowed != want {
 		t.Fatalf("%d concurrent retries for %d first attempts: %d allowed, want exactly %d", callers, firsts, allowed, want)
 	}
 }

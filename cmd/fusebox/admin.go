@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/retention"
 	"github.com/fusebox-hq/fusebox/statestore"
 )
 
@@ -143,7 +144,7 @@ itself, at most once an hour, so there is rarely a need to run it.`,
 			}
 			store := a.openStore(cfg)
 			defer store.Close()
-			after, keep := fusebox.DefaultGCAfter, fusebox.DefaultEventRetention
+			after, keep := retention.GCAfter, retention.Events
 			if cfg != nil {
 				after, keep = cfg.GCAfter, cfg.HistoryKeep
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/internal/budgetlog"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 )
 
@@ -106,7 +107,7 @@ func stormWithBudget(t *testing.T, dir string, newCmd func(args ...string) *exec
 	}
 	wg.Wait()
 
-	retries := stormBudget.Allowed(stormProcs)
+	retries := budgetlog.Allowed(stormBudget, stormProcs)
 	bound := stormProcs + retries
 	refusal := regexp.MustCompile(`retry budget exhausted: (\d+) retries for (\d+) first attempts in 1h0m0s`)
 	refused := 0
@@ -126,14 +127,14 @@ func stormWithBudget(t *testing.T, dir string, newCmd func(args ...string) *exec
 	got := int(requests.Load())
 	switch {
 	case got > bound:
-		t.Errorf("%d processes of %d attempts with retry_budget %s sent %d requests to the dead upstream, want at most %d (%d first attempts + 20%% of them + %d); %d processes were refused",
+		t.Errorf("%d processes of %d attempts with retry_budget %+v sent %d requests to the dead upstream, want at most %d (%d first attempts + 20%% of them + %d); %d processes were refused",
 			stormProcs, stormAttempts, stormBudget, got, bound, stormProcs, stormBudget.Min, refused)
 	case got < stormProcs:
 		t.Errorf("the upstream saw %d requests, fewer than the %d first attempts: a first attempt was refused or lost", got, stormProcs)
 	case refused == 0:
 		t.Errorf("no process said the budget refused it (%d requests sent); stderr of the first:\n%s", got, stderr[0].String())
 	}
-	t.Logf("%d processes x %d attempts, retry_budget %s: %d requests (bound %d, %d without a budget); %d processes refused a retry",
+	t.Logf("%d processes x %d attempts, retry_budget %+v: %d requests (bound %d, %d without a budget); %d processes refused a retry",
 		stormProcs, stormAttempts, stormBudget, got, bound, stormProcs*stormAttempts, refused)
 	return got
 }

@@ -139,7 +139,7 @@ type jitterValue struct{ j *fusebox.Jitter }
 
 func (v jitterValue) String() string { return string(*v.j) }
 func (v jitterValue) Set(s string) error {
-	j, err := fusebox.ParseJitter(s)
+	j, err := config.ParseJitter(s)
 	if err != nil {
 		return err
 	}

@@ -178,10 +178,10 @@ func runRun(ctx context.Context, a *app, o *runOptions) error {
 }
 
 // told reports whether err is a failure whose outage was told already: the
-// circuit was open when it ended (see fusebox.ExhaustedError.Told).
+// circuit was open when it ended (see fusebox.ExhaustedError).
 func told(err error) bool {
 	var ee *fusebox.ExhaustedError
-	return errors.As(err, &ee) && ee.Told()
+	return errors.As(err, &ee) && (ee.Reopened || ee.Overtaken)
 }
 
 // skipped is the error of a run skipped because the circuit is open: it
@@ -208,7 +208,7 @@ func logFailed(a *app, name string, err error) {
 		return
 	}
 	level := slog.LevelWarn
-	if ee.Told() {
+	if ee.Reopened || ee.Overtaken {
 		level = slog.LevelInfo
 	}
 	a.logger.Log(context.Background(), level, "failed", "circuit", name, "reason", ee.Describe(""))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // judge follows a circuit through an outage, saying at each moment what a
@@ -29,7 +30,7 @@ func TestJudgeSaysWhatACallWouldDo(t *testing.T) {
 	}
 	permit := func(lease string) breaker.Permit {
 		t.Helper()
-		permit, _, err := st.Acquire(p, now, lease)
+		permit, _, err := st.Acquire(p, now, lease, false)
 		if err != nil {
 			t.Fatalf("no permit: %v", err)
 		}
@@ -47,14 +48,14 @@ func TestJudgeSaysWhatACallWouldDo(t *testing.T) {
 	opened := now.Wall
 	check("opened", actionSkip, opened.Add(10*time.Second), "opened at", "by 3 consecutive failures", "last: boom")
 
-	now = now.Add(11 * time.Second)
+	now = testenv.After(now, 11*time.Second)
 	check("its open period over", actionProbe, time.Time{}, "half-open", "this call would be the probe")
 	probe := permit("probe-1") // another caller takes the probe
 	check("the probe taken", actionSkip, now.Wall.Add(5*time.Second), "another caller holds the probe")
 	st.Record(p, now, probe, breaker.Outcome{Attempt: 1, Failed: true, Reason: "still down"})
 	check("a failed probe", actionSkip, now.Wall.Add(20*time.Second), "last: still down", "1 failed probe(s) since")
 
-	now = now.Add(21 * time.Second)
+	now = testenv.After(now, 21*time.Second)
 	st.Record(p, now, permit("probe-2"), breaker.Outcome{Attempt: 1})
 	check("a probe that succeeded", actionRun, time.Time{}, "closed")
 
@@ -62,7 +63,7 @@ func TestJudgeSaysWhatACallWouldDo(t *testing.T) {
 	check("tripped until reset", actionSkip, time.Time{}, "tripped for maintenance", "until reset")
 	st.Trip(now, time.Minute, "")
 	check("tripped for a minute", actionSkip, now.Wall.Add(time.Minute), "tripped for maintenance")
-	now = now.Add(2 * time.Minute)
+	now = testenv.After(now, 2*time.Minute)
 	check("the trip over", actionRun, time.Time{}, "the trip for maintenance has ended")
 
 	// A state another writer stored with an open period of a century is
@@ -71,6 +72,6 @@ func TestJudgeSaysWhatACallWouldDo(t *testing.T) {
 	st = breaker.State{Name: "api", Phase: breaker.Open, Generation: 4, OpenedAt: now,
 		OpenPeriod: breaker.Duration(century), OpenUntil: now.Wall.Add(century)}
 	opened = now.Wall
-	now = now.Add(time.Second)
+	now = testenv.After(now, time.Second)
 	check("opened for a century", actionSkip, opened.Add(time.Minute), "opened at")
 }

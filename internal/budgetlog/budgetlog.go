@@ -5,6 +5,7 @@
 package budgetlog
 
 import (
+	"math"
 	"time"
 
 	"github.com/fusebox-hq/fusebox"
@@ -33,12 +34,19 @@ func (l *Log) Spend(b fusebox.RetryBudget, now time.Time, retry bool) fusebox.Bu
 	switch {
 	case !retry:
 		l.Firsts = append(l.Firsts, t)
-	case len(l.Retries)+1 <= b.Allowed(len(l.Firsts)):
+	case len(l.Retries)+1 <= Allowed(b, len(l.Firsts)):
 		l.Retries = append(l.Retries, t)
 	default:
 		return fusebox.BudgetSpend{Firsts: len(l.Firsts), Retries: len(l.Retries)}
 	}
 	return fusebox.BudgetSpend{Allowed: true, Firsts: len(l.Firsts), Retries: len(l.Retries)}
+}
+
+// Allowed is how many retries b allows for firsts first attempts in a
+// window: floor(Percent*firsts) + Min. The floor is taken after a tiny
+// allowance, so that 20% of 40 is 8 and not 7 for 0.2*40 = 7.999….
+func Allowed(b fusebox.RetryBudget, firsts int) int {
+	return int(math.Floor(b.Percent*float64(firsts)+1e-9)) + b.Min
 }
 
 // inWindow keeps the times of ts in the window (since, now], in place and

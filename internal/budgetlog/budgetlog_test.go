@@ -18,7 +18,7 @@ func TestBudgetLogWindow(t *testing.T) {
 		l.Spend(b, t0.Add(time.Duration(i)*time.Second), false)
 	}
 	at := t0.Add(3 * time.Second)
-	for i := range b.Allowed(4) { // 2 + 1
+	for i := range budgetlog.Allowed(b, 4) { // 2 + 1
 		if got := l.Spend(b, at, true); !got.Allowed {
 			t.Fatalf("retry %d of 3 at t0+3s refused: %+v", i+1, got)
 		}
@@ -64,4 +64,25 @@ func TestBudgetLogKeepsOnlyTheWindow(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestAllowed(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		b      fusebox.RetryBudget
+		firsts int
+		want   int
+	}{
+		{"min alone with no first attempts", fusebox.RetryBudget{Percent: 0.2, Min: 3}, 0, 3},
+		{"20% of 40 is 8, not 7 by rounding", fusebox.RetryBudget{Percent: 0.2, Min: 3}, 40, 11},
+		{"a share of an attempt is no retry", fusebox.RetryBudget{Percent: 0.2, Min: 0}, 4, 0},
+		{"100% allows one retry each", fusebox.RetryBudget{Percent: 1, Min: 0}, 7, 7},
+		{"10% of 30 is 3", fusebox.RetryBudget{Percent: 0.1, Min: 1}, 30, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := budgetlog.Allowed(c.b, c.firsts); got != c.want {
+				t.Fatalf("Allowed(%d) of %+v = %d, want %d", c.firsts, c.b, got, c.want)
+			}
+		})
+	}
 }

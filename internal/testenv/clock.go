@@ -27,5 +27,15 @@ func (c *Clock) Now() breaker.Instant {
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	c.now = After(c.now, d)
+}
+
+// After returns i moved forward by d on every clock it carries: what a
+// machine's clock reads d later within the same boot.
+func After(i breaker.Instant, d time.Duration) breaker.Instant {
+	i.Wall = i.Wall.Add(d)
+	if i.Boot != "" {
+		i.BootTime += d
+	}
+	return i
 }

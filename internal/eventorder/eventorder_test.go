@@ -1,4 +1,4 @@
-package breaker_test
+package eventorder_test
 
 import (
 	"fmt"
@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/internal/eventorder"
 )
 
-// SortEvents interleaves circuits by time but never reorders one circuit's
+// Sort interleaves circuits by time but never reorders one circuit's
 // events: one stored after a clock stepped back stays after those before it.
-func TestSortEventsKeepsEachCircuitsOrder(t *testing.T) {
+func TestSortKeepsEachCircuitsOrder(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 6, 0, 0, 0, time.UTC)
 	ev := func(name string, min int, reason string) breaker.Event {
 		return breaker.Event{Time: t0.Add(time.Duration(min) * time.Minute), Circuit: name, Reason: reason}
@@ -20,7 +21,7 @@ func TestSortEventsKeepsEachCircuitsOrder(t *testing.T) {
 		ev("nas", 10, "opened"), ev("nas", 12, "probe failed"), ev("nas", -50, "closed, the clock stepped back"), ev("nas", 20, "failed"),
 		ev("api", 5, "a"), ev("api", 11, "b"), ev("api", 15, "c"),
 	}
-	breaker.SortEvents(events)
+	eventorder.Sort(events)
 	var got []string
 	for _, e := range events {
 		got = append(got, fmt.Sprintf("%s:%s", e.Circuit, e.Reason))
