@@ -22,7 +22,7 @@ import (
 //
 // Any client can write the epoch, so every script that reads it checks it
 // first (epochCheck): a key that is not a hash, an id that is not a token
-// of at most maxEpochID hex digits, or a changed that is not a number of at
+// of at most MaxEpochID hex digits, or a changed that is not a number of at
 // most maxVersionLen digits is damage, moved aside to PREFIX damaged:epoch
 // in the same step, unread, with one ERROR, and replaced by a new epoch
 // marked mended: the dataset did not lose its data, only its epoch, so a
@@ -77,8 +77,10 @@ func (s *Store) EpochMended() bool {
 	return e != nil && e.mended
 }
 
-// maxEpochID bounds an epoch's id: randomToken's 32 hex digits, with room.
-const maxEpochID = 64
+// MaxEpochID bounds an epoch's id: randomToken's 32 hex digits, with room.
+// An id Epoch returns is at most this long; a host's copy of it
+// (package statestore) is bounded by it too.
+const MaxEpochID = 64
 
 // epochCheck is Lua that scripts reading the epoch start with: its
 // epoch_damage(epoch, aside, TTL ms, new id) moves an epoch that is not one
@@ -91,7 +93,7 @@ local function epoch_damage(k, aside, ttl, id)
   local bad = ''
   if t == 'hash' then
     local n, c = redis.call('HSTRLEN', k, 'id'), redis.call('HSTRLEN', k, 'changed')
-    if n > ` + strconv.Itoa(maxEpochID) + ` or c > ` + strconv.Itoa(maxVersionLen) + ` then
+    if n > ` + strconv.Itoa(MaxEpochID) + ` or c > ` + strconv.Itoa(maxVersionLen) + ` then
       bad = 'it holds an id of ' .. n .. ' bytes and a time of ' .. c .. ', more than an epoch may'
     else
       local e = redis.call('HMGET', k, 'id', 'changed')

@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fusebox-hq/fusebox/answers"
 	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/redis"
 )
 
 // After the primary lost its data (Redis restarted without persistence, or
@@ -44,23 +46,33 @@ type knownEpoch struct {
 	changed int64 // Unix ms
 }
 
+// epochFileMax bounds the host's epoch file: an id of at most
+// redis.MaxEpochID bytes, a space, a Unix time in ms (an int64: at most 20
+// bytes with its sign) and a newline.
+const epochFileMax = redis.MaxEpochID + 1 + 20 + 1
+
 // readEpoch reads the host's epoch file; a missing or damaged one is no
-// epoch known.
+// epoch known. It reads at most epochFileMax bytes.
 func readEpoch(path string) knownEpoch {
 	f, err := os.Open(path)
 	if err != nil {
 		return knownEpoch{}
 	}
 	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 128))
+	b, _ := io.ReadAll(io.LimitReader(f, epochFileMax))
 	id, ms, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
 	n, _ := strconv.ParseInt(ms, 10, 64)
 	return knownEpoch{id: id, changed: n}
 }
 
 // writeEpoch replaces the host's epoch file (a temporary file renamed over
-// it, so that a reader never sees half of one).
+// it, so that a reader never sees half of one). An id readEpoch could not
+// read back (longer than redis.MaxEpochID, or with a space in it) is not
+// one the primary gives, and is refused.
 func writeEpoch(path string, e knownEpoch) error {
+	if len(e.id) > redis.MaxEpochID || strings.ContainsFunc(e.id, unicode.IsSpace) {
+		return fmt.Errorf("epoch id %.20q…: not an id Redis gives (at most %d bytes, no space)", e.id, redis.MaxEpochID)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".redis-epoch-*")
 	if err != nil {
 		return err
