@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,13 +169,11 @@ func buildDeb(t *testing.T) string {
 	if err != nil {
 		testenv.Skip(t, "dpkg --print-architecture: %v", err)
 	}
-	switch a := strings.TrimSpace(string(arch)); a {
-	case "amd64", "arm64", "armhf":
-		return releaseFile(t, "fusebox_"+releaseVersion+"_"+a+".deb")
-	default:
+	a := strings.TrimSpace(string(arch))
+	if !slices.ContainsFunc(releaseCPUs, func(c releaseCPU) bool { return c.debArch == a }) {
 		testenv.Skip(t, "release.sh builds no .deb for %s", a)
-		return ""
 	}
+	return releaseFile(t, "fusebox_"+releaseVersion+"_"+a+".deb")
 }
 
 // needInstallable skips, loudly, a machine where the .deb cannot be
