@@ -34,8 +34,8 @@ func calledName(url string) string {
 
 // recipeWaits reads how long each documented caller of the daemon waits,
 // from the recipes themselves: Home Assistant's rest sensors, the n8n
-// workflow's HTTP Request nodes, the Node-RED node's example flow and its
-// default.
+// workflow's HTTP Request nodes, the Node-RED http request node's flow, the
+// Node-RED node's example flow and its default.
 func recipeWaits(t *testing.T) []callerWait {
 	t.Helper()
 	var waits []callerWait
@@ -109,6 +109,37 @@ func recipeWaits(t *testing.T) []callerWait {
 			waits = append(waits, callerWait{"node-red-fusebox/examples/weather.json: " + n.Name, n.Target, time.Duration(s * float64(time.Second))})
 		}
 	}
+	// The http request node's flow: its wait is the msg.requestTimeout
+	// (ms) the inject node wired to it sets; without one, Node-RED's
+	// default of 120 s (settings.js httpRequestTimeout).
+	var httpFlow []struct {
+		ID, Type, Name, URL string
+		Props               []struct{ P, V string }
+		Wires               [][]string
+	}
+	if err := json.Unmarshal(read("examples/node-red-flow.json"), &httpFlow); err != nil {
+		t.Fatalf("examples/node-red-flow.json: %v", err)
+	}
+	sent := map[string]time.Duration{} // msg.requestTimeout, by the node it reaches
+	for _, n := range httpFlow {
+		for _, p := range n.Props {
+			if ms, err := strconv.Atoi(p.V); p.P == "requestTimeout" && err == nil {
+				for _, to := range slices.Concat(n.Wires...) {
+					sent[to] = time.Duration(ms) * time.Millisecond
+				}
+			}
+		}
+	}
+	for _, n := range httpFlow {
+		if n.Type == "http request" && calledName(n.URL) != "" {
+			w, ok := sent[n.ID]
+			if !ok {
+				w = 120 * time.Second
+			}
+			waits = append(waits, callerWait{"node-red-flow.json: " + n.Name, calledName(n.URL), w})
+		}
+	}
+
 	m := regexp.MustCompile(`(?m)^const DEFAULT_TIMEOUT_S = (\d+);`).FindSubmatch(read("node-red-fusebox/call.js"))
 	if m == nil {
 		t.Fatal("node-red-fusebox/call.js: no DEFAULT_TIMEOUT_S")
@@ -144,8 +175,8 @@ func TestTheDaemonAnswersEveryNameBeforeEveryRecipesCallerGivesUp(t *testing.T) 
 		t.Fatal(err)
 	}
 	waits := recipeWaits(t)
-	if len(waits) < 4 {
-		t.Fatalf("found %d callers in the recipes, want the HA sensors, the n8n node and the Node-RED node: %v", len(waits), waits)
+	if len(waits) < 5 {
+		t.Fatalf("found %d callers in the recipes, want the HA sensors, the n8n node, the http request node and the Node-RED node: %v", len(waits), waits)
 	}
 	var names []string
 	for _, ep := range endpoints {
