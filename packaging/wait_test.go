@@ -2,6 +2,7 @@ package packaging_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -203,5 +205,57 @@ func TestTheDaemonAnswersEveryNameBeforeEveryRecipesCallerGivesUp(t *testing.T) 
 				t.Errorf("%s: the daemon may take %s over %s, a caller that declares no wait; %s gives up after %s", name, longest, name, c.recipe, c.wait)
 			}
 		}
+	}
+}
+
+// The example weather chain (openweather: attempts 2 of the default 10s;
+// deadline 20s) with openweather answering, then hanging: the first call
+// after it starts hanging is wttr's answer within the chain's deadline,
+// not a 503 with "wttr: not tried" (issue 34 item 1). It is the call the
+// Home Assistant sensor makes, with its headers; its wait, 30s, is longer
+// than the chain's deadline, so the chain's deadline is what is shared.
+func TestTheExampleChainsFallbackAnswersTheFirstCallAfterItsPrimaryStartsHanging(t *testing.T) {
+	t.Parallel() // waits on timers: it runs beside the others
+	var ha struct {
+		Sensor []haSensor `yaml:"sensor"`
+	}
+	b, err := os.ReadFile("examples/home-assistant.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &ha); err != nil {
+		t.Fatal(err)
+	}
+	var sensor haSensor
+	for _, s := range ha.Sensor {
+		if calledName(s.Resource) == "weather" {
+			sensor = s
+		}
+	}
+	if sensor.Resource == "" {
+		t.Fatal("examples/home-assistant.yaml has no sensor of the weather chain")
+	}
+	up := startUpstream(t)
+	up.Release()
+	d := exampleDaemon(t, up)
+	wait := time.Duration(sensor.Timeout) * time.Second
+
+	if resp, body := send(t, d, http.MethodGet, sensor.Resource, sensor.Headers, wait); resp.StatusCode != 200 || resp.Header.Get(serve.HeaderSource) != "openweather" {
+		t.Fatalf("openweather up: %s from %q: %s", resp.Status, resp.Header.Get(serve.HeaderSource), body)
+	}
+	up.Slow(fakeapis.OpenWeatherMap, time.Hour) // accepts, and never answers within a call
+	hits := up.Hits(fakeapis.OpenWeatherMap)
+	start := time.Now()
+	resp, body := send(t, d, http.MethodGet, sensor.Resource, sensor.Headers, wait)
+	took := time.Since(start)
+	t.Logf("the first call after openweather started hanging: %s from %q after %s", resp.Status, resp.Header.Get(serve.HeaderSource), took.Round(10*time.Millisecond))
+	if resp.StatusCode != 200 || resp.Header.Get(serve.HeaderSource) != "wttr" {
+		t.Errorf("%s from %q: %s; want wttr's answer", resp.Status, resp.Header.Get(serve.HeaderSource), body)
+	}
+	if up.Hits(fakeapis.OpenWeatherMap) == hits {
+		t.Error("openweather was not asked: the call did not meet the hanging primary")
+	}
+	if took >= 20*time.Second {
+		t.Errorf("answered after %s, past the chain's 20s deadline", took)
 	}
 }
