@@ -216,18 +216,9 @@ func TestTheDaemonAnswersEveryNameBeforeEveryRecipesCallerGivesUp(t *testing.T) 
 // than the chain's deadline, so the chain's deadline is what is shared.
 func TestTheExampleChainsFallbackAnswersTheFirstCallAfterItsPrimaryStartsHanging(t *testing.T) {
 	t.Parallel() // waits on timers: it runs beside the others
-	var ha struct {
-		Sensor []haSensor `yaml:"sensor"`
-	}
-	b, err := os.ReadFile("examples/home-assistant.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, &ha); err != nil {
-		t.Fatal(err)
-	}
+	sensors, _ := haExample(t)
 	var sensor haSensor
-	for _, s := range ha.Sensor {
+	for _, s := range sensors {
 		if calledName(s.Resource) == "weather" {
 			sensor = s
 		}
