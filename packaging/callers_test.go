@@ -109,6 +109,22 @@ type haSensor struct {
 	Headers       map[string]string `yaml:"headers"`
 }
 
+// haExample returns the sensors of examples/home-assistant.yaml, and its text.
+func haExample(t *testing.T) ([]haSensor, string) {
+	t.Helper()
+	var cfg struct {
+		Sensor []haSensor `yaml:"sensor"`
+	}
+	b, err := os.ReadFile("examples/home-assistant.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("examples/home-assistant.yaml: %v", err)
+	}
+	return cfg.Sensor, string(b)
+}
+
 // read requests the sensor's resource as Home Assistant does and returns
 // whether the sensor is available and its state, as Home Assistant renders
 // them from the answer (the status of which it does not look at).
@@ -142,18 +158,9 @@ func (s haSensor) read(t *testing.T, d *daemon) (available bool, state any) {
 // answers, and a circuit's state from /api/circuits.
 func TestHomeAssistantRESTSensors(t *testing.T) {
 	t.Parallel()
-	var cfg struct {
-		Sensor []haSensor `yaml:"sensor"`
-	}
-	b, err := os.ReadFile("examples/home-assistant.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		t.Fatalf("examples/home-assistant.yaml: %v", err)
-	}
+	all, text := haExample(t)
 	sensors := map[string]haSensor{}
-	for _, s := range cfg.Sensor {
+	for _, s := range all {
 		if s.Platform != "rest" {
 			t.Errorf("sensor %q has platform %q, want rest", s.Name, s.Platform)
 		}
@@ -170,7 +177,7 @@ func TestHomeAssistantRESTSensors(t *testing.T) {
 		t.Fatal("README.md shows no sensor: block")
 	}
 	for line := range strings.Lines(shown) {
-		if line, _, _ = strings.Cut(line, " #"); strings.TrimSpace(line) != "" && !strings.Contains(string(b), line) {
+		if line, _, _ = strings.Cut(line, " #"); strings.TrimSpace(line) != "" && !strings.Contains(text, line) {
 			t.Errorf("README.md's sensor has %q, examples/home-assistant.yaml does not", line)
 		}
 	}

@@ -315,6 +315,10 @@ func TestJobUnitRunsAsSystemdRunsIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		dropIn = readUnit(t, f)
+		// packaging/README.md's install of the job writes that drop-in.
+		if readme, err := os.ReadFile("README.md"); err != nil || !strings.Contains(string(readme), "<<'EOF'\n"+text+"EOF\n") {
+			t.Errorf("README.md's job install does not write the drop-in of docs/schedulers.md (%v):\n%s", err, text)
+		}
 	}
 	if rw := dropIn["Service"]["ReadWritePaths"]; !slices.Equal(rw, []string{"/mnt/nas"}) {
 		t.Fatalf("the drop-in of docs/schedulers.md has ReadWritePaths=%q; this test's job writes to /mnt/nas", rw)

@@ -271,7 +271,9 @@ func exampleWait(t *testing.T) string {
 // the daemon is stopped, the connection's error to "fusebox unreachable"
 // through the HTTP Request node's error output; without that output, the
 // node fails the execution. A daemon with a token, sent a wrong one, lands
-// on "Token wrong or call not allowed", not on the outage's branch; and
+// on "Token wrong or call not allowed", not on the outage's branch, and
+// fails the execution with the fix (a mistake that never heals, listed
+// among the failed executions and given to an error workflow); and
 // every request sends the node's timeout as X-Fusebox-Wait.
 func TestN8nWorkflow(t *testing.T) {
 	t.Parallel()
@@ -319,15 +321,19 @@ func TestN8nWorkflow(t *testing.T) {
 		t.Errorf("the daemon answered %v requests, want one per execution, 2", got)
 	}
 
-	t.Run("a daemon with a token, sent a wrong one: the 401 to Token wrong or call not allowed", func(t *testing.T) {
+	t.Run("a daemon with a token, sent a wrong one: the 401 to Token wrong or call not allowed, and the execution fails", func(t *testing.T) {
 		tp.To(exampleDaemonWithToken(t, up, "packaging-serve-token"))
 		e := n.execute(t, wrongToken)
 		got := e.items("Token wrong or call not allowed", 0)
-		if e.exitErr != nil || e.Status != "success" || len(got) != 1 || e.items("Every endpoint down", 0) != nil {
-			t.Fatalf("execution %s (%v), nodes run %v; want success through Token wrong or call not allowed only", e.Status, e.exitErr, e.ran())
+		if e.Status != "error" || len(got) != 1 || e.items("Every endpoint down", 0) != nil || e.Data.ResultData.LastNodeExecuted != "Fail: fix the token" {
+			t.Fatalf("execution %s (%v), nodes run %v, last %q; want it failed by Fail: fix the token, after Token wrong or call not allowed only",
+				e.Status, e.exitErr, e.ran(), e.Data.ResultData.LastNodeExecuted)
 		}
 		if fix, _ := got[0]["fix"].(string); got[0]["status"] != 401.0 || !strings.Contains(fix, "token is wrong") {
 			t.Errorf("Token wrong or call not allowed = %v; want status 401 and that the token is wrong", got[0])
+		}
+		if err := e.Data.ResultData.Error; err == nil || !strings.Contains(err.Message, "(401, ") || !strings.Contains(err.Message, "token is wrong") {
+			t.Errorf("the execution's error %+v; want the 401 and that the token is wrong", err)
 		}
 	})
 	if got := tp.Waits(); len(got) != 3 || slices.ContainsFunc(got, func(w string) bool { return w != wait }) {

@@ -2,6 +2,7 @@ package packaging_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/config"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/fakeapis"
 	"github.com/fusebox-hq/fusebox/serve"
 )
 
@@ -34,8 +36,8 @@ func calledName(url string) string {
 
 // recipeWaits reads how long each documented caller of the daemon waits,
 // from the recipes themselves: Home Assistant's rest sensors, the n8n
-// workflow's HTTP Request nodes, the Node-RED node's example flow and its
-// default.
+// workflow's HTTP Request nodes, the Node-RED http request node's flow, the
+// Node-RED node's example flow and its default.
 func recipeWaits(t *testing.T) []callerWait {
 	t.Helper()
 	var waits []callerWait
@@ -109,6 +111,37 @@ func recipeWaits(t *testing.T) []callerWait {
 			waits = append(waits, callerWait{"node-red-fusebox/examples/weather.json: " + n.Name, n.Target, time.Duration(s * float64(time.Second))})
 		}
 	}
+	// The http request node's flow: its wait is the msg.requestTimeout
+	// (ms) the inject node wired to it sets; without one, Node-RED's
+	// default of 120 s (settings.js httpRequestTimeout).
+	var httpFlow []struct {
+		ID, Type, Name, URL string
+		Props               []struct{ P, V string }
+		Wires               [][]string
+	}
+	if err := json.Unmarshal(read("examples/node-red-flow.json"), &httpFlow); err != nil {
+		t.Fatalf("examples/node-red-flow.json: %v", err)
+	}
+	sent := map[string]time.Duration{} // msg.requestTimeout, by the node it reaches
+	for _, n := range httpFlow {
+		for _, p := range n.Props {
+			if ms, err := strconv.Atoi(p.V); p.P == "requestTimeout" && err == nil {
+				for _, to := range slices.Concat(n.Wires...) {
+					sent[to] = time.Duration(ms) * time.Millisecond
+				}
+			}
+		}
+	}
+	for _, n := range httpFlow {
+		if n.Type == "http request" && calledName(n.URL) != "" {
+			w, ok := sent[n.ID]
+			if !ok {
+				w = 120 * time.Second
+			}
+			waits = append(waits, callerWait{"node-red-flow.json: " + n.Name, calledName(n.URL), w})
+		}
+	}
+
 	m := regexp.MustCompile(`(?m)^const DEFAULT_TIMEOUT_S = (\d+);`).FindSubmatch(read("node-red-fusebox/call.js"))
 	if m == nil {
 		t.Fatal("node-red-fusebox/call.js: no DEFAULT_TIMEOUT_S")
@@ -144,8 +177,8 @@ func TestTheDaemonAnswersEveryNameBeforeEveryRecipesCallerGivesUp(t *testing.T) 
 		t.Fatal(err)
 	}
 	waits := recipeWaits(t)
-	if len(waits) < 4 {
-		t.Fatalf("found %d callers in the recipes, want the HA sensors, the n8n node and the Node-RED node: %v", len(waits), waits)
+	if len(waits) < 5 {
+		t.Fatalf("found %d callers in the recipes, want the HA sensors, the n8n node, the http request node and the Node-RED node: %v", len(waits), waits)
 	}
 	var names []string
 	for _, ep := range endpoints {
@@ -172,5 +205,48 @@ func TestTheDaemonAnswersEveryNameBeforeEveryRecipesCallerGivesUp(t *testing.T) 
 				t.Errorf("%s: the daemon may take %s over %s, a caller that declares no wait; %s gives up after %s", name, longest, name, c.recipe, c.wait)
 			}
 		}
+	}
+}
+
+// The example weather chain (openweather: attempts 2 of the default 10s;
+// deadline 20s) with openweather answering, then hanging: the first call
+// after it starts hanging is wttr's answer within the chain's deadline,
+// not a 503 with "wttr: not tried" (issue 34 item 1). It is the call the
+// Home Assistant sensor makes, with its headers; its wait, 30s, is longer
+// than the chain's deadline, so the chain's deadline is what is shared.
+func TestTheExampleChainsFallbackAnswersTheFirstCallAfterItsPrimaryStartsHanging(t *testing.T) {
+	t.Parallel() // waits on timers: it runs beside the others
+	sensors, _ := haExample(t)
+	var sensor haSensor
+	for _, s := range sensors {
+		if calledName(s.Resource) == "weather" {
+			sensor = s
+		}
+	}
+	if sensor.Resource == "" {
+		t.Fatal("examples/home-assistant.yaml has no sensor of the weather chain")
+	}
+	up := startUpstream(t)
+	up.Release()
+	d := exampleDaemon(t, up)
+	wait := time.Duration(sensor.Timeout) * time.Second
+
+	if resp, body := send(t, d, http.MethodGet, sensor.Resource, sensor.Headers, wait); resp.StatusCode != 200 || resp.Header.Get(serve.HeaderSource) != "openweather" {
+		t.Fatalf("openweather up: %s from %q: %s", resp.Status, resp.Header.Get(serve.HeaderSource), body)
+	}
+	up.Slow(fakeapis.OpenWeatherMap, time.Hour) // accepts, and never answers within a call
+	hits := up.Hits(fakeapis.OpenWeatherMap)
+	start := time.Now()
+	resp, body := send(t, d, http.MethodGet, sensor.Resource, sensor.Headers, wait)
+	took := time.Since(start)
+	t.Logf("the first call after openweather started hanging: %s from %q after %s", resp.Status, resp.Header.Get(serve.HeaderSource), took.Round(10*time.Millisecond))
+	if resp.StatusCode != 200 || resp.Header.Get(serve.HeaderSource) != "wttr" {
+		t.Errorf("%s from %q: %s; want wttr's answer", resp.Status, resp.Header.Get(serve.HeaderSource), body)
+	}
+	if up.Hits(fakeapis.OpenWeatherMap) == hits {
+		t.Error("openweather was not asked: the call did not meet the hanging primary")
+	}
+	if took >= 20*time.Second {
+		t.Errorf("answered after %s, past the chain's 20s deadline", took)
 	}
 }

@@ -60,6 +60,34 @@ func TestStatusJSONHasTheDocumentedFields(t *testing.T) {
 	}
 }
 
+// A chain whose deadline, shared between its endpoints, leaves the last one
+// less than an attempt is a warning on stderr, with exit 0 (issue 34 item
+// 3); the configs fusebox ships warn of nothing (the docs' own blocks and
+// packaging's config are checked by TestDocsConfigsValidate and
+// TestPackagingExampleConfigValidates).
+func TestValidateWarnsOfAChainsShareTooShortForItsLastEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte(`circuits:
+  a: {http: {url: "http://127.0.0.1:1/"}}
+  b: {http: {url: "http://127.0.0.1:2/"}}
+chains:
+  weather:
+    endpoints: [a, b]
+    deadline: 15s
+`), 0o600)
+	p := inproc(t, state, "validate", "--config", cfg)
+	want := "warning: " + cfg + ":7: chains.weather: a deadline of 15s leaves b, the last endpoint, 7.5s when the ones before it hang: less than its 10s timeout (a deadline of 20s gives it one whole attempt)\n"
+	if p.Code != 0 || !strings.Contains(p.Stdout, ": ok (2 circuits") || p.Stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, ok, and the warning %q", p.Code, p.Stdout, p.Stderr, want)
+	}
+	p = fbEnv(t, state, []string{"OWM_API_KEY=example"}, "validate", "--config", "../../examples/weather.yaml")
+	if p.Code != 0 || p.Stderr != "" {
+		t.Errorf("examples/weather.yaml: exit %d, stderr %q; want 0 and no warning", p.Code, p.Stderr)
+	}
+}
+
 func TestValidateNamesFileLineAndKeyAndExits78(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")

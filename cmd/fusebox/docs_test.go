@@ -9,7 +9,8 @@ import (
 )
 
 // TestDocsConfigsValidate keeps the config examples of README.md and
-// docs/*.md true: each yaml block must pass fusebox validate.
+// docs/*.md true: each yaml block must pass fusebox validate, and warn of
+// nothing.
 func TestDocsConfigsValidate(t *testing.T) {
 	dir := t.TempDir()
 	n := 0
@@ -21,8 +22,8 @@ func TestDocsConfigsValidate(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := fbEnv(t, filepath.Join(dir, "state"), []string{"OWM_API_KEY=example", "HA_TOKEN=example"}, "validate", "--config", cfg)
-			if p.Code != 0 {
-				t.Errorf("%s yaml block %d does not validate: %s\n%s", page, i+1, p.Stderr, b)
+			if p.Code != 0 || p.Stderr != "" {
+				t.Errorf("%s yaml block %d does not validate without a warning: %s\n%s", page, i+1, p.Stderr, b)
 			}
 		}
 	}

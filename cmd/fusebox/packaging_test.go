@@ -13,7 +13,7 @@ import (
 
 // TestPackagingExampleConfigValidates keeps packaging/examples/config.yaml,
 // which the n8n, Node-RED and Home Assistant examples call, a valid config
-// that defines what they call.
+// that defines what they call and warns of nothing.
 func TestPackagingExampleConfigValidates(t *testing.T) {
 	dir := t.TempDir()
 	b, err := os.ReadFile("../../packaging/examples/config.yaml")
@@ -25,7 +25,7 @@ func TestPackagingExampleConfigValidates(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "owm_api_key"), []byte("key\n"), 0o600)
 	os.WriteFile(filepath.Join(dir, "ha_token"), []byte("token\n"), 0o600)
 	p := inproc(t, filepath.Join(dir, "state"), "validate", "--config", cfg)
-	if p.Code != 0 || !strings.Contains(p.Stdout, "1 chains") {
+	if p.Code != 0 || !strings.Contains(p.Stdout, "1 chains") || p.Stderr != "" {
 		t.Fatalf("validate: exit %d: %s%s", p.Code, p.Stdout, p.Stderr)
 	}
 }

@@ -176,6 +176,90 @@ func installedCron(t *testing.T, c crontab, env []string) func(command string) t
 	}
 }
 
+// cronLine is a crontab line that runs fusebox, wherever a page shows one:
+// five schedule fields (or an @-shortcut), then fusebox.
+var cronLine = regexp.MustCompile(`(?m)(^|` + "`" + `)(@(reboot|yearly|annually|monthly|weekly|daily|midnight|hourly)|([0-9*/,-]+ ){5})fusebox `)
+
+// TestDocsCrontabsFindFuseboxWhereverItIsInstalled checks every crontab of
+// README.md and docs/*.md that runs fusebox: each is a crontab block
+// (never a line in the prose, which a reader copies without its PATH=),
+// and its PATH= holds each dir README.md's Install puts fusebox in. cron's
+// own PATH, /usr/bin:/bin, misses /usr/local/bin: without the line every
+// run of a release archive's or go install's fusebox mails "fusebox: not
+// found" (TestDocsCrontabLineMailsTwicePerOutage runs that).
+func TestDocsCrontabsFindFuseboxWhereverItIsInstalled(t *testing.T) {
+	readme := strings.Join(strings.Fields(doctext.Read(t, "README.md")), " ") // as wrapped anywhere
+	installs := []struct{ says, dir string }{
+		{"/usr/local/bin/fusebox ```", "/usr/local/bin"},       // the release archive
+		{"installs `/usr/bin/fusebox`", "/usr/bin"},            // the .deb
+		{"GOBIN=/usr/local/bin go install ", "/usr/local/bin"}, // go install
+	}
+	for _, install := range installs {
+		if !strings.Contains(readme, install.says) {
+			t.Errorf("README.md's Install no longer says %q: check where it puts fusebox, and this test", install.says)
+		}
+	}
+	n := 0
+	for _, page := range doctext.Pages(t) {
+		blocks := doctext.Fenced(t, page, "crontab")
+		shown := len(cronLine.FindAllString(doctext.Read(t, page), -1))
+		for _, block := range blocks {
+			shown -= len(cronLine.FindAllString(block, -1))
+			c := parseCrontab(t, block)
+			if !strings.Contains(c.command, "fusebox ") {
+				continue
+			}
+			n++
+			var path string
+			for _, v := range c.vars {
+				if p, ok := strings.CutPrefix(v, "PATH="); ok {
+					path = p
+				}
+			}
+			for _, install := range installs {
+				if !slices.Contains(filepath.SplitList(path), install.dir) {
+					t.Errorf("%s: the crontab %q has PATH %q, without %s, where README.md's Install puts fusebox", page, block, path, install.dir)
+				}
+			}
+		}
+		if shown != 0 {
+			t.Errorf("%s shows %d crontab lines running fusebox outside a ```crontab block with its PATH= line: %q", page, shown, cronLine.FindAllString(doctext.Read(t, page), -1))
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d crontabs running fusebox in the docs, want docs/schedulers.md's and docs/status.md's at least", n)
+	}
+}
+
+// TestDocsTextfileCrontabWritesTheMetricsWithoutAMail runs the crontab of
+// docs/status.md, as written, as cron does (see installedCron), with the
+// textfile collector's dir below the test's: the job writes the metrics
+// file and mails nothing.
+func TestDocsTextfileCrontabWritesTheMetricsWithoutAMail(t *testing.T) {
+	t.Parallel()
+	c := parseCrontab(t, doctext.Block(t, "docs/status.md", "crontab", "fusebox status"))
+	const shipped = "/var/lib/prometheus/node-exporter/fusebox.prom"
+	if !strings.Contains(c.command, shipped) {
+		t.Fatalf("the crontab of docs/status.md, %q, no longer writes %s: change this test with it", c.command, shipped)
+	}
+	dir := t.TempDir()
+	prom := filepath.Join(dir, "node-exporter", "fusebox.prom")
+	if err := os.MkdirAll(filepath.Dir(prom), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := installedCron(t, c, []string{"FUSEBOX_STATE_DIR=" + filepath.Join(dir, "state")})
+	if j := run("fusebox run zigbee2mqtt -- true"); j.Code != 0 {
+		t.Fatalf("a run to make a circuit: exit %d: %s", j.Code, j.Stderr)
+	}
+	if j := run(strings.Replace(c.command, shipped, prom, 1)); j.Code != 0 || j.Stdout != "" || j.Stderr != "" {
+		t.Errorf("the job: exit %d, stdout %q, stderr %q; want exit 0 and nothing to mail", j.Code, j.Stdout, j.Stderr)
+	}
+	b, err := os.ReadFile(prom)
+	if err != nil || !strings.Contains(string(b), `fusebox_circuitbreaker_state{name="zigbee2mqtt",state="closed"} 1`) {
+		t.Errorf("the textfile: %v\n%s", err, b)
+	}
+}
+
 // TestDocsCrontabLineMailsTwicePerOutage runs the crontab of
 // docs/schedulers.md, as written, as cron does (see installedCron): any
 // byte on stdout or stderr is a mail. None while the bridge works, at most
@@ -192,25 +276,6 @@ func TestDocsCrontabLineMailsTwicePerOutage(t *testing.T) {
 		t.Errorf("README.md shows the crontab %q, docs/schedulers.md %q: one crontab, tested here", shown, block)
 	}
 	c := parseCrontab(t, block)
-	var path string
-	for _, v := range c.vars {
-		if p, ok := strings.CutPrefix(v, "PATH="); ok {
-			path = p
-		}
-	}
-	readme := strings.Join(strings.Fields(doctext.Read(t, "README.md")), " ") // as wrapped anywhere
-	for _, install := range []struct{ says, dir string }{
-		{"/usr/local/bin/fusebox ```", "/usr/local/bin"},       // the release archive
-		{"installs `/usr/bin/fusebox`", "/usr/bin"},            // the .deb
-		{"GOBIN=/usr/local/bin go install ", "/usr/local/bin"}, // go install
-	} {
-		if !strings.Contains(readme, install.says) {
-			t.Errorf("README.md's Install no longer says %q: check where it puts fusebox, and this test", install.says)
-		}
-		if !slices.Contains(filepath.SplitList(path), install.dir) {
-			t.Errorf("the crontab's PATH %q does not hold %s, where README.md's Install puts fusebox", path, install.dir)
-		}
-	}
 
 	b := newBridgeHealth(t)
 	command := b.aimed(t, c.command)

@@ -194,7 +194,7 @@ func explainCircuit(ctx context.Context, x *Explanation, r Request, store fusebo
 		x.Until = &v.until
 	}
 	x.Policy = policyValues(r.Config, x.Name, p, r.Flags)
-	l := longestCall(p)
+	l := longestCall(p, x.Kind == "endpoint")
 	if x.Kind == "endpoint" && x.Name == r.Name { // a chain's endpoint has the chain's
 		ep := httpcall.Endpoint{Policy: p}
 		l.served(ep.Longest(), r.ServeBudget)

@@ -352,6 +352,7 @@ circuits:
     attempts: 1
     http: {url: "http://127.0.0.1:3/", timeout: 3s}
   nightly: {attempts: 5, deadline: 20s}
+  backup: {attempts: 2, timeout: 10s}
 chains:
   weather: {endpoints: [slow, quick], deadline: 20s}
   sum: {endpoints: [quick, quicker]}
@@ -364,6 +365,7 @@ chains:
 		{"slow", "2 × its 10s timeout + waits of up to 2s; a server's Retry-After may stretch a wait, up to its 1m0s deadline", 22, 24},
 		{"quick", "one attempt of its 3s timeout", 3, 3},
 		{"nightly", "its deadline of 20s", 20, 0},
+		{"backup", "2 × its 10s timeout + waits of up to 2s", 22, 0}, // a command sends no Retry-After
 		{"weather", "the chain's deadline of 20s, shared: each endpoint has what is left divided by the endpoints still to try", 20, 20},
 		{"sum", "its endpoints' longest calls, one after the other", 6, 6},
 	} {

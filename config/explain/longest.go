@@ -21,8 +21,9 @@ type Longest struct {
 	ServeSeconds float64 `json:"serve_seconds,omitempty"`
 }
 
-// longestCall says how long a call under p takes at most.
-func longestCall(p fusebox.Policy) Longest {
+// longestCall says how long a call under p takes at most; http says it
+// is an endpoint's, whose server may send Retry-After (a command cannot).
+func longestCall(p fusebox.Policy, http bool) Longest {
 	r := p.WithDefaults().Retry
 	d, capped := r.Longest()
 	if capped {
@@ -43,7 +44,7 @@ func longestCall(p fusebox.Policy) Longest {
 			waits = append(waits, "…")
 		}
 		from += " + waits of up to " + strings.Join(waits, ", ")
-		if r.Deadline != fusebox.NoDeadline {
+		if http && r.Deadline != fusebox.NoDeadline {
 			from += fmt.Sprintf("; a server's Retry-After may stretch a wait, up to its %s deadline", round(r.Deadline))
 		}
 	}
