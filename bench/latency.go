@@ -46,6 +46,7 @@ const (
 type latencyResult struct {
 	Name        string
 	Median, P99 time.Duration
+	Times       []time.Duration // run by run: the i-th of every contender ran in the same shuffled pass
 }
 
 // chainConfig is the config of the fallback scenario: a chain whose primary
@@ -269,25 +270,25 @@ func runLatency(ctx context.Context, cs []latencyContender, env []string, runs i
 	}
 	res := make([]latencyResult, len(cs))
 	for k, c := range cs {
-		res[k] = latencyResult{Name: c.Name, Median: median(times[k]), P99: p99(times[k])}
+		res[k] = latencyResult{Name: c.Name, Median: median(times[k]), P99: p99(times[k]), Times: times[k]}
 	}
 	return res, nil
 }
 
-func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir string) (string, error) {
+func latencyRound(ctx context.Context, t *tools, repo string, runs int, outDir string) (roundResult, error) {
 	dir, err := newScratch(t.work, "latency")
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	cs, env, stop, err := latencySetup(ctx, t, repo, dir)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	defer stop()
 	log.Printf("latency: %d contenders, %d runs each, interleaved", len(cs), runs)
 	res, err := runLatency(ctx, cs, env, runs)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	inits := initRuns(runs)
 	log.Printf("latency: package init, %d runs with GODEBUG=inittrace=1", inits)
@@ -299,7 +300,7 @@ func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir 
 	}
 	table, err := initTable(ctx, failFast[0], env, inits)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 
 	byName := map[string]latencyResult{}
@@ -315,7 +316,7 @@ func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir 
 		chart.Bars = append(chart.Bars, Bar{Label: r.Name, Value: ms(r.Median), Whisker: ms(r.P99)})
 	}
 	if err := writeChart(filepath.Join(outDir, "bench-latency.svg"), chart); err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 
 	var b strings.Builder
@@ -324,31 +325,53 @@ func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir 
 		"the exit-at-main floor is the same binary built with `-tags fusebox_exitatmain`. "+
 		"Every binary is timed as installed: copied with write(2), not as the Go linker left it.\n\n", runs)
 	b.WriteString(mdTable([]string{"process", "median", "p99", "median / hello-world"}, "lrrr", rows))
-	b.WriteString("\n")
-	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", latencyTargets(byName)))
 	b.WriteString("\n![latency](bench-latency.svg)\n\n")
 	b.WriteString(table)
-	return b.String(), nil
+	return roundResult{Detail: b.String(), Figures: latencyFigures(byName)}, nil
 }
 
-// latencyTargets are issue 29's targets, and issue 5's and issue 14's that
-// stand, from medians of one run.
-func latencyTargets(by map[string]latencyResult) [][]string {
-	m := func(name string) time.Duration { return by[name].Median }
-	vsHello := ratio(float64(m(cOpen)), float64(m(cHello)))
-	floorVsHello := ratio(float64(m(cFloor)), float64(m(cHello)))
-	vsBash := ratio(float64(m(cOpen)), float64(m(cBash)))
-	healthyOver := m(cHealthy) - (m(cOpen) + m(cTrue))
-	twentyVsOne := ratio(float64(m(cTwenty)), float64(m(cOne)))
-	const healthyOverMax = 300 * time.Microsecond
-	return [][]string{
-		{"fail-fast run ≤3.5x the static hello-world", fmtRatio(vsHello), verdict(vsHello <= 3.5)},
-		{"exit-at-main floor ≤2.1x the static hello-world", fmtRatio(floorVsHello), verdict(floorVsHello <= 2.1)},
-		{"healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms", signedMs(healthyOver) + " over fail-fast + true", verdict(healthyOver <= healthyOverMax)},
-		{"healthy run with a 20-circuit config ≤1.25x with a one-circuit config", fmtRatio(twentyVsOne), verdict(twentyVsOne <= 1.25)},
-		{"fail-fast run ≤0.5x the classic bash check's time", fmtRatio(vsBash) + " the time", verdict(vsBash <= 0.5)},
-		{"`fusebox call` with its primary open, against curling the fallback directly", fmtRatio(ratio(float64(m(cFallback)), float64(m(cCurl)))) + " the time", "(no target)"},
+// latencyFigures are issue 29's targets, and issue 5's and issue 14's that
+// stand, from medians of one round; then the paired ratios (the median,
+// pass by pass, of one process's time over the other's in the same
+// shuffled pass) and the margins the prose quotes.
+func latencyFigures(by map[string]latencyResult) []figure {
+	m := func(name string) float64 { return float64(by[name].Median) }
+	paired := func(a, b string) float64 {
+		var rs []float64
+		for i := range by[a].Times {
+			rs = append(rs, ratio(float64(by[a].Times[i]), float64(by[b].Times[i])))
+		}
+		return medianOf(rs)
 	}
+	timeOf := func(v float64) string { return fmtRatio(v) + " the time" }
+	over := func(v float64) string { return signedMs(time.Duration(v)) + " over fail-fast + true" }
+	return []figure{
+		{Key: "open/hello", Label: "fail-fast run ≤3.5x the static hello-world", Value: ratio(m(cOpen), m(cHello)), Format: fmtRatio, Met: atMost(3.5)},
+		{Key: "floor/hello", Label: "exit-at-main floor ≤2.1x the static hello-world", Value: ratio(m(cFloor), m(cHello)), Format: fmtRatio, Met: atMost(2.1)},
+		{Key: "healthy over", Label: "healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms", Value: m(cHealthy) - m(cOpen) - m(cTrue), Format: over,
+			Met: atMost(float64(300 * time.Microsecond))},
+		{Key: "twenty/one", Label: "healthy run with a 20-circuit config ≤1.25x with a one-circuit config", Value: ratio(m(cTwenty), m(cOne)), Format: fmtRatio, Met: atMost(1.25)},
+		{Key: "open/bash", Label: "fail-fast run ≤0.5x the classic bash check's time", Value: ratio(m(cOpen), m(cBash)), Format: timeOf, Met: atMost(0.5)},
+		{Key: "call/curl", Label: "`fusebox call` with its primary open, against curling the fallback directly", Value: ratio(m(cFallback), m(cCurl)), Format: timeOf,
+			Note: "(no target)"},
+		{Key: "open over floor", Value: m(cOpen) - m(cFloor), Format: func(v float64) string { return signedMs(time.Duration(v)) }},
+		{Key: "bash/hello", Value: ratio(m(cBash), m(cHello)), Format: fmtRatio},
+		{Key: "paired open/hello", Value: paired(cOpen, cHello), Format: fmtRatio},
+		{Key: "paired open/bash", Value: paired(cOpen, cBash), Format: fmtRatio},
+		{Key: "paired twenty/one", Value: paired(cTwenty, cOne), Format: fmtRatio},
+		{Key: "paired floor/hello", Value: paired(cFloor, cHello), Format: fmtRatio},
+	}
+}
+
+// latencyProse is what the latency rounds show.
+func latencyProse(s summary) string {
+	return fmt.Sprintf("The fail-fast run took %s over the exit-at-main floor, and the floor %s the static hello-world before fusebox does anything of its own. "+
+		"Paired pass by pass (each process's time over the other's in the same shuffled pass, the median of those ratios), "+
+		"the fail-fast run was %s the hello-world, the floor %s, the fail-fast run %s the classic bash check's time, "+
+		"and a healthy run with the 20-circuit config %s one with the one-circuit config. "+
+		"The bash check itself took %s the hello-world, and the healthy run came to %s.",
+		s.get("open over floor"), s.get("floor/hello"), s.get("paired open/hello"), s.get("paired floor/hello"),
+		s.get("paired open/bash"), s.get("paired twenty/one"), s.get("bash/hello"), s.get("healthy over"))
 }
 
 // signedMs prints a difference of medians: "+0.42 ms", "-0.05 ms".
