@@ -94,9 +94,9 @@ func withVar(env []string, name, value string) []string {
 
 // cronPath is the PATH cron gives a job (Debian's cron, and the POSIX
 // default): the latency processes run with it, as cron's would. With this
-// machine's own PATH of 13 entries, finding `true` in the 11th cost the
-// healthy run 0.2 ms (68ebc6b's run of 2026-12-01, docs/benchmarks.md) that
-// the /bin/true row, which looks nothing up, did not pay.
+// machine's own long PATH, finding `true` near its end cost the healthy run
+// failed stats (d141d6d's session) that the /bin/true row, which looks
+// nothing up, did not pay.
 const cronPath = "/usr/bin:/bin"
 
 // buildFloor builds fusebox with -tags fusebox_exitatmain: the same binary
@@ -114,9 +114,9 @@ func buildFloor(ctx context.Context, repo, out string) error {
 // install copies the program at src into dir with write(2), as a package
 // manager or cp installs it, and returns the copy's path. The Go linker
 // writes its output through mmap, and on this machine (ext4, Linux 6.x) a
-// process of the file it wrote started 0.8-1 ms slower than one of the
-// same bytes written by write(2) (the run of 2026-12-07, docs/benchmarks.md):
-// the latency contenders are timed as installed.
+// process of the file it wrote started slower than one of the same bytes
+// written by write(2) (2db6eea's session): the latency contenders are timed
+// as installed.
 func install(src, dir string) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
@@ -343,18 +343,17 @@ func latencyFigures(by map[string]latencyResult) []figure {
 		}
 		return medianOf(rs)
 	}
-	timeOf := func(v float64) string { return fmtRatio(v) + " the time" }
-	over := func(v float64) string { return signedMs(time.Duration(v)) + " over fail-fast + true" }
+	signed := func(v float64) string { return signedMs(time.Duration(v)) }
 	return []figure{
 		{Key: "open/hello", Label: "fail-fast run ≤3.5x the static hello-world", Value: ratio(m(cOpen), m(cHello)), Format: fmtRatio, Met: atMost(3.5)},
 		{Key: "floor/hello", Label: "exit-at-main floor ≤2.1x the static hello-world", Value: ratio(m(cFloor), m(cHello)), Format: fmtRatio, Met: atMost(2.1)},
-		{Key: "healthy over", Label: "healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms", Value: m(cHealthy) - m(cOpen) - m(cTrue), Format: over,
+		{Key: "healthy over", Label: "healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms (its excess over the two)", Value: m(cHealthy) - m(cOpen) - m(cTrue), Format: signed,
 			Met: atMost(float64(300 * time.Microsecond))},
 		{Key: "twenty/one", Label: "healthy run with a 20-circuit config ≤1.25x with a one-circuit config", Value: ratio(m(cTwenty), m(cOne)), Format: fmtRatio, Met: atMost(1.25)},
-		{Key: "open/bash", Label: "fail-fast run ≤0.5x the classic bash check's time", Value: ratio(m(cOpen), m(cBash)), Format: timeOf, Met: atMost(0.5)},
-		{Key: "call/curl", Label: "`fusebox call` with its primary open, against curling the fallback directly", Value: ratio(m(cFallback), m(cCurl)), Format: timeOf,
+		{Key: "open/bash", Label: "fail-fast run ≤0.5x the classic bash check's time", Value: ratio(m(cOpen), m(cBash)), Format: fmtRatio, Met: atMost(0.5)},
+		{Key: "call/curl", Label: "`fusebox call` with its primary open, against curling the fallback directly", Value: ratio(m(cFallback), m(cCurl)), Format: fmtRatio,
 			Note: "(no target)"},
-		{Key: "open over floor", Value: m(cOpen) - m(cFloor), Format: func(v float64) string { return signedMs(time.Duration(v)) }},
+		{Key: "open over floor", Value: m(cOpen) - m(cFloor), Format: signed},
 		{Key: "bash/hello", Value: ratio(m(cBash), m(cHello)), Format: fmtRatio},
 		{Key: "paired open/hello", Value: paired(cOpen, cHello), Format: fmtRatio},
 		{Key: "paired open/bash", Value: paired(cOpen, cBash), Format: fmtRatio},
@@ -369,7 +368,7 @@ func latencyProse(s summary) string {
 		"Paired pass by pass (each process's time over the other's in the same shuffled pass, the median of those ratios), "+
 		"the fail-fast run was %s the hello-world, the floor %s, the fail-fast run %s the classic bash check's time, "+
 		"and a healthy run with the 20-circuit config %s one with the one-circuit config. "+
-		"The bash check itself took %s the hello-world, and the healthy run came to %s.",
+		"The bash check itself took %s the hello-world, and the healthy run %s over the fail-fast run and `/bin/true` together.",
 		s.get("open over floor"), s.get("floor/hello"), s.get("paired open/hello"), s.get("paired floor/hello"),
 		s.get("paired open/bash"), s.get("paired twenty/one"), s.get("bash/hello"), s.get("healthy over"))
 }
