@@ -16,6 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fusebox-hq/fusebox"
+	"github.com/fusebox-hq/fusebox/breaker"
+	"github.com/fusebox-hq/fusebox/file"
 )
 
 // Whole-process latency: every contender is run Runs times, interleaved in a
@@ -23,10 +27,12 @@ import (
 // alike, and timed from fork to exit.
 
 type latencyContender struct {
-	Name string
-	Argv []string
-	Want int      // the exit status that means it did what it should
-	Env  []string // nil: the scenario's
+	Name   string
+	Argv   []string
+	Want   int          // the exit status that means it did what it should
+	Env    []string     // nil: the scenario's
+	Before func() error // nil, or set up before each run, untimed
+	Every  int          // run in every Every-th pass only (0: every pass)
 }
 
 // The contenders the targets are computed from, by name.
@@ -41,7 +47,58 @@ const (
 	cTwenty   = "fusebox run -- true, closed, 20-circuit config"
 	cFallback = "fusebox call, primary open → fallback"
 	cCurl     = "curl the fallback directly"
+	cGCDue    = "fusebox run -- true, closed, 10,000 circuits, the hourly GC due"
+	cGCDone   = "fusebox run -- true, closed, 10,000 circuits, the hourly GC done"
 )
+
+// gcCircuits is the state dir the hourly GC's cost is timed on: each
+// circuit has a state, counts and an event, none old enough to remove, as
+// a household with many devices and a long-lived config has.
+const gcCircuits = 10_000
+
+// writeGCDir writes gcCircuits circuits into dir, each with a state (one
+// failure), an event and counts: what the hourly GC scans.
+func writeGCDir(dir string) error {
+	s, err := file.Open(dir, file.WithFsync(false))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for i := range gcCircuits {
+		name := fmt.Sprintf("circuit-%05d", i)
+		fail := breaker.Event{Time: now, Circuit: name, Kind: breaker.EventFailure, Attempt: 1, Reason: "connect: connection refused"}
+		if _, err := s.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
+			st.ConsecutiveFailures, st.LastFailureAt, st.LastFailure = 1, now, fail.Reason
+			return []breaker.Event{fail}, true
+		}); err != nil {
+			return fmt.Errorf("write the GC's state dir: %w", err)
+		}
+		if err := s.Count(ctx, name, fusebox.Counts{Successes: 100, Failures: 1}); err != nil {
+			return fmt.Errorf("write the GC's state dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// gcMarkAged sets the mtime of the store's GC mark (DIR/.gc, file/gc.go)
+// to age ago: two hours makes the next success run the hourly GC, none
+// makes it skip it.
+func gcMarkAged(dir string, age time.Duration) func() error {
+	return func() error {
+		mark := filepath.Join(dir, ".gc")
+		if err := os.WriteFile(mark, nil, 0o600); err != nil {
+			return err
+		}
+		t := time.Now().Add(-age)
+		return os.Chtimes(mark, t, t)
+	}
+}
+
+// gcRuns is how many runs the GC pair gets at most: a due GC takes a
+// scan of every circuit, and a full run of them would take minutes.
+const gcRuns = 30
 
 type latencyResult struct {
 	Name        string
@@ -139,7 +196,7 @@ func install(src, dir string) (string, error) {
 // breaker's file, builds the exit-at-main floor, installs the binaries
 // (see install), and returns the contenders. stop shuts the local HTTP
 // server down.
-func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latencyContender, env []string, stop func(), err error) {
+func latencySetup(ctx context.Context, t *tools, repo, dir string, runs int) (cs []latencyContender, env []string, stop func(), err error) {
 	built := filepath.Join(dir, "fusebox-exit-at-main")
 	if err := buildFloor(ctx, repo, built); err != nil {
 		return nil, nil, nil, err
@@ -205,6 +262,14 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		stop()
 		return nil, nil, nil, err
 	}
+	gcDir := filepath.Join(dir, "gc-state")
+	log.Printf("latency: writing %d circuits for the hourly GC", gcCircuits)
+	if err := writeGCDir(gcDir); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	gcEnv := withVar(env, "FUSEBOX_STATE_DIR", gcDir)
+	every := max((runs+gcRuns-1)/gcRuns, 1)
 	healthy := []string{fb, "run", "healthy", "--", "true"}
 	cs = []latencyContender{
 		{Name: cTrue, Argv: []string{"/bin/true"}},
@@ -217,6 +282,8 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		{Name: cTwenty, Argv: healthy, Env: withConfig(env, twenty)},
 		{Name: cFallback, Argv: []string{fb, "call", "lookup"}},
 		{Name: cCurl, Argv: []string{"curl", "-fsS", base + "/fallback"}},
+		{Name: cGCDue, Argv: healthy, Env: gcEnv, Before: gcMarkAged(gcDir, 2*time.Hour), Every: every},
+		{Name: cGCDone, Argv: healthy, Env: gcEnv, Before: gcMarkAged(gcDir, 0), Every: every},
 	}
 	for _, c := range cs {
 		if c.Env == nil {
@@ -252,6 +319,14 @@ func runLatency(ctx context.Context, cs []latencyContender, env []string, runs i
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, k := range order {
 			c := cs[k]
+			if c.Every > 1 && round%c.Every != 0 {
+				continue
+			}
+			if c.Before != nil {
+				if err := c.Before(); err != nil {
+					return nil, fmt.Errorf("%s: %w", c.Name, err)
+				}
+			}
 			cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 			cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, devnull, devnull, devnull
 			if c.Env != nil {
@@ -280,7 +355,7 @@ func latencyRound(ctx context.Context, t *tools, repo string, runs int, outDir s
 	if err != nil {
 		return roundResult{}, err
 	}
-	cs, env, stop, err := latencySetup(ctx, t, repo, dir)
+	cs, env, stop, err := latencySetup(ctx, t, repo, dir, runs)
 	if err != nil {
 		return roundResult{}, err
 	}
@@ -359,6 +434,10 @@ func latencyFigures(by map[string]latencyResult) []figure {
 		{Key: "paired open/bash", Value: paired(cOpen, cBash), Format: fmtRatio},
 		{Key: "paired twenty/one", Value: paired(cTwenty, cOne), Format: fmtRatio},
 		{Key: "paired floor/hello", Value: paired(cFloor, cHello), Format: fmtRatio},
+		{Key: "gc/done", Label: "a healthy run at 10,000 circuits that runs the hourly GC, against one that finds it done (paired)",
+			Value: paired(cGCDue, cGCDone), Format: fmtRatio, Note: "(no target: what the hourly GC costs the run that finds it due)"},
+		{Key: "gc cost", Value: m(cGCDue) - m(cGCDone), Format: fmtDur},
+		{Key: "gc done", Value: m(cGCDone), Format: fmtDur},
 	}
 }
 
@@ -368,9 +447,12 @@ func latencyProse(s summary) string {
 		"Paired pass by pass (each process's time over the other's in the same shuffled pass, the median of those ratios), "+
 		"the fail-fast run was %s the hello-world, the floor %s, the fail-fast run %s the classic bash check's time, "+
 		"and a healthy run with the 20-circuit config %s one with the one-circuit config. "+
-		"The bash check itself took %s the hello-world, and the healthy run %s over the fail-fast run and `/bin/true` together.",
+		"The bash check itself took %s the hello-world, and the healthy run %s over the fail-fast run and `/bin/true` together. "+
+		"At 10,000 circuits the hourly GC cost the one healthy run an hour that finds it due %s more than the same run without it (%s), "+
+		"%s that run's time, paired.",
 		s.get("open over floor"), s.get("floor/hello"), s.get("paired open/hello"), s.get("paired floor/hello"),
-		s.get("paired open/bash"), s.get("paired twenty/one"), s.get("bash/hello"), s.get("healthy over"))
+		s.get("paired open/bash"), s.get("paired twenty/one"), s.get("bash/hello"), s.get("healthy over"),
+		s.get("gc cost"), s.get("gc done"), s.get("gc/done"))
 }
 
 // signedMs prints a difference of medians: "+0.42 ms", "-0.05 ms".
