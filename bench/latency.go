@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/md5"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -37,18 +38,21 @@ type latencyContender struct {
 
 // The contenders the targets are computed from, by name.
 const (
-	cTrue     = "/bin/true"
-	cHello    = "static Go hello-world (floor)"
-	cBash     = "classic bash check, open"
-	cFloor    = "fusebox exiting at the top of main"
-	cOpen     = "fusebox run, open (fail fast)"
-	cHealthy  = "fusebox run -- true, closed"
-	cOne      = "fusebox run -- true, closed, one-circuit config"
-	cTwenty   = "fusebox run -- true, closed, 20-circuit config"
-	cFallback = "fusebox call, primary open → fallback"
-	cCurl     = "curl the fallback directly"
-	cGCDue    = "fusebox run -- true, closed, 10,000 circuits, the hourly GC due"
-	cGCDone   = "fusebox run -- true, closed, 10,000 circuits, the hourly GC done"
+	cTrue      = "/bin/true"
+	cHello     = "static Go hello-world (floor)"
+	cBash      = "classic bash check, open"
+	cFloor     = "fusebox exiting at the top of main"
+	cOpen      = "fusebox run, open (fail fast)"
+	cHealthy   = "fusebox run -- true, closed"
+	cOne       = "fusebox run -- true, closed, one-circuit config"
+	cTwenty    = "fusebox run -- true, closed, 20-circuit config"
+	cFallback  = "fusebox call, primary open → fallback"
+	cCurl      = "curl the fallback directly"
+	cRedis     = "fusebox run, open (fail fast), Redis store"
+	cJobTwenty = "fusebox run job-4, open, 20-circuit config"
+	cJobAlone  = "fusebox run job-4, open, a config of job-4 alone"
+	cGCDue     = "fusebox run -- true, closed, 10,000 circuits, the hourly GC due"
+	cGCDone    = "fusebox run -- true, closed, 10,000 circuits, the hourly GC done"
 )
 
 // gcCircuits is the state dir the hourly GC's cost is timed on: each
@@ -230,7 +234,7 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string, runs int) (cs
 		return nil, nil, nil, err
 	}
 	env = withVar(isolatedEnv(dir), "PATH", cronPath)
-	for _, name := range []string{"open-circuit", "primary"} {
+	for _, name := range []string{"open-circuit", "primary", "job-4"} {
 		cmd := exec.Command(t.fusebox, "trip", "--new", name, "--for", "24h") // open-circuit is in no config
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -253,8 +257,12 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string, runs int) (cs
 		stop()
 		return nil, nil, nil, fmt.Errorf("fusebox call lookup was not answered by the fallback: %v\n%s", err, out)
 	}
-	one, twenty := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "twenty.yaml")
+	one, twenty, job4 := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "twenty.yaml"), filepath.Join(dir, "job-4.yaml")
 	if err := os.WriteFile(one, []byte("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n  healthy:\n    attempts: 2\n"), 0o600); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	if err := os.WriteFile(job4, []byte("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n  job-4:\n    attempts: 3\n    open_for: 4m\n"), 0o600); err != nil {
 		stop()
 		return nil, nil, nil, err
 	}
@@ -280,6 +288,8 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string, runs int) (cs
 		{Name: cHealthy, Argv: healthy},
 		{Name: cOne, Argv: healthy, Env: withConfig(env, one)},
 		{Name: cTwenty, Argv: healthy, Env: withConfig(env, twenty)},
+		{Name: cJobTwenty, Argv: []string{fb, "run", "job-4", "--", "true"}, Env: withConfig(env, twenty), Want: 75},
+		{Name: cJobAlone, Argv: []string{fb, "run", "job-4", "--", "true"}, Env: withConfig(env, job4), Want: 75},
 		{Name: cFallback, Argv: []string{fb, "call", "lookup"}},
 		{Name: cCurl, Argv: []string{"curl", "-fsS", base + "/fallback"}},
 		{Name: cGCDue, Argv: healthy, Env: gcEnv, Before: gcMarkAged(gcDir, 2*time.Hour), Every: every},
@@ -298,6 +308,24 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string, runs int) (cs
 		}
 	}
 	return cs, env, stop, nil
+}
+
+// redisContender starts a redis-server, trips the fail-fast run's circuit
+// in it and returns the fail-fast run against it; stop stops the server.
+func redisContender(ctx context.Context, cs []latencyContender, env []string) (latencyContender, func(), error) {
+	i := slices.IndexFunc(cs, func(c latencyContender) bool { return c.Name == cOpen })
+	url, stop, err := startRedis(ctx)
+	if err != nil {
+		return latencyContender{}, nil, err
+	}
+	renv := withVar(env, "FUSEBOX_STATE_DIR", url)
+	trip := exec.Command(cs[i].Argv[0], "trip", "--new", "open-circuit", "--for", "24h")
+	trip.Env = renv
+	if out, err := trip.CombinedOutput(); err != nil {
+		stop()
+		return latencyContender{}, nil, fmt.Errorf("fusebox trip on Redis: %v\n%s", err, out)
+	}
+	return latencyContender{Name: cRedis, Argv: cs[i].Argv, Env: renv, Want: 75}, stop, nil
 }
 
 // runLatency times each contender runs times (after warm rounds that are not
@@ -360,6 +388,17 @@ func latencyRound(ctx context.Context, t *tools, repo string, runs int, outDir s
 		return roundResult{}, err
 	}
 	defer stop()
+	var notes string
+	switch rc, stopRedis, err := redisContender(ctx, cs, env); {
+	case errors.Is(err, errNoRedis):
+		log.Printf("latency: SKIPPING the Redis store: %v", err)
+		notes = fmt.Sprintf("\n- **The Redis fail-fast run was not run**: %v.\n", err)
+	case err != nil:
+		return roundResult{}, err
+	default:
+		defer stopRedis()
+		cs = append(cs, rc)
+	}
 	log.Printf("latency: %d contenders, %d runs each, interleaved", len(cs), runs)
 	res, err := runLatency(ctx, cs, env, runs)
 	if err != nil {
@@ -396,10 +435,11 @@ func latencyRound(ctx context.Context, t *tools, repo string, runs int, outDir s
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d runs of each, interleaved in a shuffled order each round, timed from fork to exit. "+
-		"Every fusebox run but the last two has the two-circuit config of `fusebox call`'s chain; "+
+		"Every fusebox run has the two-circuit config of `fusebox call`'s chain and the file store unless its row names another; "+
 		"the exit-at-main floor is the same binary built with `-tags fusebox_exitatmain`. "+
 		"Every binary is timed as installed: copied with write(2), not as the Go linker left it.\n\n", runs)
 	b.WriteString(mdTable([]string{"process", "median", "p99", "median / hello-world"}, "lrrr", rows))
+	b.WriteString(notes)
 	b.WriteString("\n![latency](bench-latency.svg)\n\n")
 	b.WriteString(table)
 	return roundResult{Detail: b.String(), Figures: latencyFigures(byName)}, nil
@@ -419,7 +459,7 @@ func latencyFigures(by map[string]latencyResult) []figure {
 		return medianOf(rs)
 	}
 	signed := func(v float64) string { return signedMs(time.Duration(v)) }
-	return []figure{
+	figs := []figure{
 		{Key: "open/hello", Label: "fail-fast run ≤3.5x the static hello-world", Value: ratio(m(cOpen), m(cHello)), Format: fmtRatio, Met: atMost(3.5)},
 		{Key: "floor/hello", Label: "exit-at-main floor ≤2.1x the static hello-world", Value: ratio(m(cFloor), m(cHello)), Format: fmtRatio, Met: atMost(2.1)},
 		{Key: "healthy over", Label: "healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms (its excess over the two)", Value: m(cHealthy) - m(cOpen) - m(cTrue), Format: signed,
@@ -434,11 +474,16 @@ func latencyFigures(by map[string]latencyResult) []figure {
 		{Key: "paired open/bash", Value: paired(cOpen, cBash), Format: fmtRatio},
 		{Key: "paired twenty/one", Value: paired(cTwenty, cOne), Format: fmtRatio},
 		{Key: "paired floor/hello", Value: paired(cFloor, cHello), Format: fmtRatio},
+		{Key: "job twenty/alone", Value: paired(cJobTwenty, cJobAlone), Format: fmtRatio},
 		{Key: "gc/done", Label: "a healthy run at 10,000 circuits that runs the hourly GC, against one that finds it done (paired)",
 			Value: paired(cGCDue, cGCDone), Format: fmtRatio, Note: "(no target: what the hourly GC costs the run that finds it due)"},
 		{Key: "gc cost", Value: m(cGCDue) - m(cGCDone), Format: fmtDur},
 		{Key: "gc done", Value: m(cGCDone), Format: fmtDur},
 	}
+	if _, ok := by[cRedis]; ok {
+		figs = append(figs, figure{Key: "redis/file", Label: "a Redis fail-fast run ≤1.2x the file store's (paired)", Value: paired(cRedis, cOpen), Format: fmtRatio, Met: atMost(1.2)})
+	}
+	return figs
 }
 
 // latencyProse is what the latency rounds show.
@@ -449,10 +494,19 @@ func latencyProse(s summary) string {
 		"and a healthy run with the 20-circuit config %s one with the one-circuit config. "+
 		"The bash check itself took %s the hello-world, and the healthy run %s over the fail-fast run and `/bin/true` together. "+
 		"At 10,000 circuits the hourly GC cost the one healthy run an hour that finds it due %s more than the same run without it (%s), "+
-		"%s that run's time, paired.",
+		"%s that run's time, paired. A fail-fast run of `job-4` with the 20-circuit config took %s the time of one with a config of `job-4` alone, paired.%s",
 		s.get("open over floor"), s.get("floor/hello"), s.get("paired open/hello"), s.get("paired floor/hello"),
 		s.get("paired open/bash"), s.get("paired twenty/one"), s.get("bash/hello"), s.get("healthy over"),
-		s.get("gc cost"), s.get("gc done"), s.get("gc/done"))
+		s.get("gc cost"), s.get("gc done"), s.get("gc/done"), s.get("job twenty/alone"), redisSentence(s))
+}
+
+// redisSentence is the Redis fail-fast run's part of the prose, or says it
+// was skipped.
+func redisSentence(s summary) string {
+	if !s.has("redis/file") {
+		return " The Redis store was not measured: redis-server is not installed."
+	}
+	return " A fail-fast run against a local redis-server took " + s.get("redis/file") + " the time of one against the file store, paired."
 }
 
 // signedMs prints a difference of medians: "+0.42 ms", "-0.05 ms".
