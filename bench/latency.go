@@ -18,9 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
-	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/manycircuits"
 )
 
 // Whole-process latency: every contender is run Runs times, interleaved in a
@@ -68,20 +67,8 @@ func writeGCDir(dir string) error {
 		return err
 	}
 	defer s.Close()
-	ctx := context.Background()
-	now := time.Now().UTC()
-	for i := range gcCircuits {
-		name := fmt.Sprintf("circuit-%05d", i)
-		fail := breaker.Event{Time: now, Circuit: name, Kind: breaker.EventFailure, Attempt: 1, Reason: "connect: connection refused"}
-		if _, err := s.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
-			st.ConsecutiveFailures, st.LastFailureAt, st.LastFailure = 1, now, fail.Reason
-			return []breaker.Event{fail}, true
-		}); err != nil {
-			return fmt.Errorf("write the GC's state dir: %w", err)
-		}
-		if err := s.Count(ctx, name, fusebox.Counts{Successes: 100, Failures: 1}); err != nil {
-			return fmt.Errorf("write the GC's state dir: %w", err)
-		}
+	if err := manycircuits.Write(context.Background(), s, gcCircuits, time.Now().UTC()); err != nil {
+		return fmt.Errorf("write the GC's state dir: %w", err)
 	}
 	return nil
 }
