@@ -77,7 +77,7 @@ func TestSectionOverRounds(t *testing.T) {
 	}
 	prose := func(s summary) string { return "The fail-fast run took " + s.get("margin") + " over the floor." }
 	got := section(s, prose, loads, "abc1234")
-	for _, want := range []string{
+	wantAll(t, "section", got,
 		"detail of round 3\n",
 		"The tables above are round 3's",
 		"| fail-fast run ≤0.5x the classic bash check's time | 0.51x (0.47–0.54x, 3 rounds) | met in 1 of 3 rounds |",
@@ -85,11 +85,7 @@ func TestSectionOverRounds(t *testing.T) {
 		"**What this run shows.** The fail-fast run took 0.30 ms (0.20–0.40 ms, 3 rounds) over the floor.",
 		"_Measured 2026-12-07 01:40–01:42 UTC on fusebox abc1234 in 3 rounds",
 		"- round 2: 2026-12-07 01:41:00–01:41:30 UTC, load average 0.10 at its start, 0.50 at its end; other work used 1% of the CPU in the half second before it; nice -15.",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("section lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if strings.Contains(got, "| margin") {
 		t.Errorf("a figure of the prose only became a table row:\n%s", got)
 	}
@@ -108,12 +104,18 @@ func TestStormProseFromAFixture(t *testing.T) {
 	}
 	s := overRounds([]roundResult{{Figures: figs(72, 9)}, {Figures: figs(72, 11)}})
 	got := stormProse(s)
-	for _, want := range []string{"classic bash sent it 72 (every one of 2 rounds) requests", "`fusebox run` 10 (9–11, 2 rounds)", "`fusebox call` not measured"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("prose lacks %q:\n%s", want, got)
-		}
-	}
+	wantAll(t, "prose", got, "classic bash sent it 72 (every one of 2 rounds) requests", "`fusebox run` 10 (9–11, 2 rounds)", "`fusebox call` not measured")
 	if strings.Contains(got, "curl --retry") {
 		t.Errorf("prose names a contender that was not run:\n%s", got)
+	}
+}
+
+// wantAll reports each of wants that got, the named text, lacks.
+func wantAll(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, got)
+		}
 	}
 }
