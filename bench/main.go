@@ -7,8 +7,10 @@
 // The scenarios are those of issue 5: the storm (fusebox against the classic
 // bash breaker, curl --retry and each other, against an upstream that is down
 // and comes back), whole-process latency, contention between processes,
-// library overhead next to gobreaker v2, and the jitter simulation. It lives
-// in a module of its own so that fusebox never carries its dependencies.
+// library overhead next to gobreaker v2, and the jitter simulation; then the
+// burst, the daemon against httputil.ReverseProxy, and issue 34's budgets.
+// Each runs in rounds, the scenarios taking turns (rounds.go). It lives in a
+// module of its own so that fusebox never carries its dependencies.
 package main
 
 import (
@@ -26,11 +28,11 @@ import (
 
 // allScenarios are in the report's order; runOrder runs contention last, as
 // its hundreds of processes disturb the machine for a while after.
-var allScenarios = []string{"storm", "burst", "latency", "contention", "library", "jitter", "proxy"}
+var allScenarios = []string{"storm", "burst", "latency", "contention", "library", "jitter", "proxy", "budgets"}
 
 func runOrder(scenarios []string) []string {
 	var out []string
-	for _, s := range []string{"storm", "burst", "latency", "library", "jitter", "proxy", "contention"} {
+	for _, s := range []string{"storm", "burst", "latency", "library", "jitter", "proxy", "budgets", "contention"} {
 		if slices.Contains(scenarios, s) {
 			out = append(out, s)
 		}
@@ -225,6 +227,8 @@ func runScenario(ctx context.Context, t *tools, o *options, repo, s, chartDir st
 		return jitterRound(defaultJitterSim(o.quick), chartDir)
 	case "proxy":
 		return proxyRound(ctx, t, o.proxyTime, o.proxyConns)
+	case "budgets":
+		return budgetsRound(ctx, t)
 	}
 	return roundResult{}, fmt.Errorf("unknown scenario %q", s)
 }
@@ -245,6 +249,8 @@ func proseOf(s string, o *options) func(summary) string {
 		return libraryProse
 	case "proxy":
 		return proxyProse
+	case "budgets":
+		return budgetsProse
 	}
 	return nil
 }

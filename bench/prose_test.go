@@ -32,7 +32,7 @@ var methodConstants = []string{
 	// Redis, the proxy, budgets, bounds
 	"within 1.2x", "200-process", "200 processes", "100 ms to connect", "50 ms a command", "2 s to connect and 5 s to answer", "2 s to connect, 5 s to answer",
 	"8 clients each making 25 state updates", "after 50 ms", "64 idle upstream\nconnections", "80% of nginx", "≥90%", "≤1.15x", "<1 ms", "500 requests a second",
-	"≤15 MB", "16 connections", "`attempts: 2`", "10s timeout", "`deadline: 20s`", "3 attempts of 10s", "waits of 5s, 10s\n  and 30s", "(at most 1s)",
+	"≤15 MB", "16 connections", "`attempts: 2`", "10s timeout", "`deadline: 20s`", "3 attempts of 10s", "waits of 5s, 10s and 30s", "(at most 1s)",
 	"50 processes", "5 s\n  lock wait", "more than 20%", "`nice -n -15`", "nice -n -15", "0.2 ms-over-the-floor", "most 600 lines", "100 'A' 'B'",
 	"just after tick 0", "[0, exp)", "of 200,", "(3 attempts", "2-core", "2 cores", "two cores", "X-Fusebox-", "1 December", "HTTP/1.x", "http1.go", "case 13", "§13", "x/sys", "goccy/go-yaml",
 }
