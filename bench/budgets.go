@@ -22,30 +22,15 @@ import (
 // on a fresh state dir, then through `fusebox serve` by a caller that
 // waits a while and says so in X-Fusebox-Wait.
 
-// budgetsConfig is packaging/examples' weather chain (openweather with
-// attempts 2 and the default 10s timeout, then wttr; deadline 20s) and
-// hang, an endpoint with the default policy. %[1]s is the hanging
-// upstream, %[2]s the wttr stand-in.
-const budgetsConfig = `circuits:
-  hang:
-    http:
-      url: %[1]s/api
-  openweather:
-    attempts: 2
-    open_for: 1m
-    http:
-      url: %[1]s/data/2.5/weather?q=Berlin
-      extract: '.main.temp'
-  wttr:
-    http:
-      url: %[2]s/Berlin?format=j1
-      extract: '.current_condition[0].temp_C | tonumber'
-chains:
-  weather:
-    endpoints: [openweather, wttr]
-    stale: 6h
-    deadline: 20s
-`
+// budgetsConfig is bench/scripts/budgets.yaml, shared with budgets.sh,
+// with the upstreams' URLs put in.
+func budgetsConfig(t *tools, hang, wttr string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(t.script), "budgets.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("read the budgets config: %w", err)
+	}
+	return []byte(strings.NewReplacer("HANG", hang, "WTTR", wttr).Replace(string(b))), nil
+}
 
 // budgetCall is one call through the daemon: the circuit or chain, the
 // wait the caller declares (0: none, and it waits noWait), and the wait
@@ -118,6 +103,10 @@ func budgetsRound(ctx context.Context, t *tools) (roundResult, error) {
 		return roundResult{}, err
 	}
 	defer stopUp()
+	cfg, err := budgetsConfig(t, hang, wttr)
+	if err != nil {
+		return roundResult{}, err
+	}
 	var figs []figure
 	var rows [][]string
 
@@ -126,7 +115,7 @@ func budgetsRound(ctx context.Context, t *tools) (roundResult, error) {
 	if err != nil {
 		return roundResult{}, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), fmt.Appendf(nil, budgetsConfig, hang, wttr), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), cfg, 0o600); err != nil {
 		return roundResult{}, err
 	}
 	log.Printf("budgets: fusebox call weather, its primary hanging")
@@ -154,7 +143,7 @@ func budgetsRound(ctx context.Context, t *tools) (roundResult, error) {
 		if err != nil {
 			return roundResult{}, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), fmt.Appendf(nil, budgetsConfig, hang, wttr), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), cfg, 0o600); err != nil {
 			return roundResult{}, err
 		}
 		log.Printf("budgets: fusebox serve, %s", c.label())

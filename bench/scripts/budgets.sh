@@ -26,27 +26,7 @@ fi
 (cd "$root" && go build -o "$tmp/fb-new" ./cmd/fusebox)
 bins+=(new)
 python3 "$here/budgets-upstreams.py" & up=$!
-cat >"$tmp/config.yaml" <<'YAML'
-circuits:
-  hang:
-    http:
-      url: http://127.0.0.1:18091/api
-  openweather:
-    attempts: 2
-    open_for: 1m
-    http:
-      url: http://127.0.0.1:18091/data/2.5/weather?q=Berlin
-      extract: '.main.temp'
-  wttr:
-    http:
-      url: http://127.0.0.1:18092/Berlin?format=j1
-      extract: '.current_condition[0].temp_C | tonumber'
-chains:
-  weather:
-    endpoints: [openweather, wttr]
-    stale: 6h
-    deadline: 20s
-YAML
+sed -e 's|HANG|http://127.0.0.1:18091|' -e 's|WTTR|http://127.0.0.1:18092|' "$here/budgets.yaml" >"$tmp/config.yaml"
 sleep 1
 echo "== the first call after the primary starts hanging: fusebox call weather"
 for b in "${bins[@]}"; do
