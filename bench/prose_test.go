@@ -23,10 +23,10 @@ var methodConstants = []string{
 	"40 jobs", "5 attempts each", "200 requests", "`retry_budget: 20%`", "20% of its first attempts in the last 10 s plus 3: 40 + 8 + 3 = 51",
 	"in 10s", "`trip_after: 3`",
 	// latency
-	"fail-fast + `true` + 0.3 ms", "Within 1.25x", "within 1.25x", "(0.5x)", "(3.5x)", "at its first use", "`141`", "`runtime.GOMAXPROCS(1)`", "poll(2)", "write(2)",
+	"fail-fast + `true` + 0.3 ms", "within 1.25x", "(0.5x)", "(3.5x)", "at its first use", "`141`", "`runtime.GOMAXPROCS(1)`", "poll(2)", "write(2)",
 	"10,000 circuits", "an hour old", "two hours old", "20-circuit", "twenty circuits", "two `http:`",
 	// the library and §4b
-	"within 2x", "Target 2x", "5 rounds", "-benchtime 1s", "v2", "up to 256", "statecache",
+	"within 2x", "5 rounds", "v2", "up to 256", "statecache",
 	// jitter
 	"20 ms slots", "(5 ms)", "(2 s)", "N(N+1)/2",
 	// Redis, the proxy, budgets, bounds
