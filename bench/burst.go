@@ -50,29 +50,33 @@ func burstContenders(t *tools, bc burstConfig) []stormContender {
 	}
 }
 
-// burstReport runs each contender through the burst and returns the report
-// section.
-func burstReport(ctx context.Context, t *tools, bc burstConfig) (string, error) {
+// burstRound runs each contender through the burst once.
+func burstRound(ctx context.Context, t *tools, bc burstConfig) (roundResult, error) {
 	// One tick long enough for every job: the jobs start at tick 0 only.
 	cfg := stormConfig{Scale: Scale{Tick: time.Minute}, Ticks: 1, DownTicks: 1, Jobs: bc.Procs}
 	var rows [][]string
+	var figs []figure
 	for i, c := range burstContenders(t, bc) {
 		dir, err := newScratch(t.work, "burst-"+strconv.Itoa(i))
 		if err != nil {
-			return "", err
+			return roundResult{}, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), nil, 0o600); err != nil {
-			return "", err
+			return roundResult{}, err
 		}
 		log.Printf("burst: %s (%d jobs of %d attempts)", c.Name, bc.Procs, bc.Attempts)
 		start := time.Now()
 		run, err := runStorm(ctx, cfg, c, dir)
 		if err != nil {
-			return "", err
+			return roundResult{}, err
 		}
 		s := summarize(c.Name, cfg, run)
+		until := time.Since(start) - 200*time.Millisecond
 		rows = append(rows, []string{c.Name, strconv.Itoa(s.Requests), fmtSeconds(s.TotalWall), fmtMs(s.Slowest),
-			fmtMs(time.Since(start) - 200*time.Millisecond), fmt.Sprintf("%d / %d", s.Succeeded, s.Failed+s.Skipped)})
+			fmtMs(until), fmt.Sprintf("%d / %d", s.Succeeded, s.Failed+s.Skipped)})
+		figs = append(figs,
+			figure{Key: c.Name + "/requests", Value: float64(s.Requests), Format: fmtCount},
+			figure{Key: c.Name + "/until", Value: float64(until), Format: fmtDur})
 		log.Printf("burst: %s: %d requests, total job time %s", c.Name, s.Requests, s.TotalWall.Round(time.Millisecond))
 	}
 	var b strings.Builder
@@ -80,5 +84,15 @@ func burstReport(ctx context.Context, t *tools, bc burstConfig) (string, error) 
 		"fusebox jobs run `fusebox call --url` with one state dir. A budget of 20%% (min 3, window 10s) allows %d + 20%% of %d + 3 = %d requests at most.\n\n",
 		bc.Procs, bc.Attempts, bc.Backoff, bc.Procs, bc.Procs, bc.Procs+bc.Procs/5+3)
 	b.WriteString(mdTable([]string{"contender", "requests to the dead upstream", "total job wall time", "slowest job", "until the last job ended", "jobs ok / failed"}, "lrrrrr", rows))
-	return b.String(), nil
+	return roundResult{Detail: b.String(), Figures: figs}, nil
+}
+
+// burstProse is what the burst's rounds show.
+func burstProse(s summary) string {
+	return fmt.Sprintf("The dead upstream received %s requests from the bash loop, %s from `fusebox call` with neither a breaker nor a budget, "+
+		"%s with the retry budget and %s with the breaker alone; the last job ended %s, %s, %s and %s after the start.",
+		s.get("bash loop of curl/requests"), s.get("fusebox call, no breaker, no budget/requests"),
+		s.get("fusebox call, no breaker, retry_budget 20%/requests"), s.get("fusebox call, breaker (trip_after 3), no budget/requests"),
+		s.get("bash loop of curl/until"), s.get("fusebox call, no breaker, no budget/until"),
+		s.get("fusebox call, no breaker, retry_budget 20%/until"), s.get("fusebox call, breaker (trip_after 3), no budget/until"))
 }

@@ -189,35 +189,52 @@ func totalCounted(t *tools, env []string, name string) (int, error) {
 	return 0, nil
 }
 
-func contentionReport(ctx context.Context, t *tools, sizes []int) (string, error) {
+func contentionRound(ctx context.Context, t *tools, sizes []int) (roundResult, error) {
 	var b strings.Builder
 	b.WriteString("Each process is `fusebox run contended -- true` (then `fusebox run --attempts 1 contended -- false`) " +
 		"on one shared circuit (fsync on, the default); all are started, wait at a barrier, and are released together. " +
 		"Counted is total_successes + total_failures + skipped in `status --json`: one per run.\n\n")
-	met := true
-	var lastLost, lastErrors, lastN int
+	var figs []figure
+	var lostOrFailed int
+	n := sizes[len(sizes)-1]
 	for _, c := range []contentionCommand{contendSuccess, contendFailure} {
 		var rows [][]string
-		for _, n := range sizes {
-			log.Printf("contention: %d processes, %s", n, c.name)
-			r, err := runContention(ctx, t, c, n)
+		for _, size := range sizes {
+			log.Printf("contention: %d processes, %s", size, c.name)
+			r, err := runContention(ctx, t, c, size)
 			if err != nil {
-				return "", err
+				return roundResult{}, err
 			}
-			lost := n - r.Counted
-			met = met && lost == 0 && r.Errors == 0
-			lastN, lastLost, lastErrors = n, max(lastLost, lost), max(lastErrors, r.Errors)
-			rows = append(rows, []string{strconv.Itoa(n), fmtMs(r.Wall), fmtMs(r.Median),
+			lost := size - r.Counted
+			lostOrFailed += lost + r.Errors
+			rows = append(rows, []string{strconv.Itoa(size), fmtMs(r.Wall), fmtMs(r.Median),
 				strconv.Itoa(r.Counted), strconv.Itoa(lost), strconv.Itoa(r.Errors), strconv.Itoa(r.StderrLines)})
+			if size == n {
+				figs = append(figs,
+					figure{Key: c.name + "/wall", Value: float64(r.Wall), Format: fmtDur},
+					figure{Key: c.name + "/counted", Value: float64(r.Counted), Format: fmtCount},
+					figure{Key: c.name + "/lost", Value: float64(lost), Format: fmtCount})
+			}
 		}
 		fmt.Fprintf(&b, "A %s command:\n\n", c.name)
 		b.WriteString(mdTable([]string{"processes", "wall time", "median process", "counted",
 			"lost updates", "errors", "log lines"}, "rrrrrrr", rows))
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "Target: %d processes, zero lost updates, zero errors: %s (at most %d lost, %d errors).\n",
-		lastN, verdict(met), lastLost, lastErrors)
-	return b.String(), nil
+	figs = append([]figure{{Key: "lost or failed", Label: fmt.Sprintf("up to %d processes: zero lost updates, zero errors", n),
+		Value: float64(lostOrFailed), Format: func(v float64) string { return fmtCount(v) + " lost or failed" }, Met: atMost(0)}}, figs...)
+	return roundResult{Detail: b.String(), Figures: figs}, nil
+}
+
+// contentionProse is what the contention rounds show, at the most
+// processes.
+func contentionProse(n int) func(summary) string {
+	return func(s summary) string {
+		return fmt.Sprintf("Of %d succeeding processes %s were counted and %s lost, in %s from release to the last exit; "+
+			"of %d failing ones %s were counted and %s lost, in %s.",
+			n, s.get("succeeding/counted"), s.get("succeeding/lost"), s.get("succeeding/wall"),
+			n, s.get("failing/counted"), s.get("failing/lost"), s.get("failing/wall"))
+	}
 }
 
 // contentionSizes parses "10,50,200".

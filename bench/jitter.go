@@ -136,9 +136,10 @@ func (q *slotQueue) Pop() any {
 	return x
 }
 
-// jitterReport runs the simulation, writes its two charts into outDir and
-// returns the report section.
-func jitterReport(s jitterSim, outDir string) (string, error) {
+// jitterRound runs the simulation, writes its two charts into outDir and
+// returns its tables. The simulation is seeded: every round would give the
+// same figures, so a run simulates it once.
+func jitterRound(s jitterSim, outDir string) (roundResult, error) {
 	res := s.Run()
 	calls := LineChart{Title: "Jitter: total calls until every client has written", XLabel: "contending clients", YLabel: "calls (mean of " + strconv.Itoa(s.Trials) + " runs)"}
 	times := LineChart{Title: "Jitter: time until every client has written", XLabel: "contending clients", YLabel: "completion time (ms, simulated; log scale)", YLog: true}
@@ -152,10 +153,10 @@ func jitterReport(s jitterSim, outDir string) (string, error) {
 		times.Series = append(times.Series, Series{Name: string(j), Points: ts})
 	}
 	if err := writeChart(filepath.Join(outDir, "bench-jitter-calls.svg"), calls); err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	if err := writeChart(filepath.Join(outDir, "bench-jitter-time.svg"), times); err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 
 	var b strings.Builder
@@ -186,7 +187,7 @@ func jitterReport(s jitterSim, outDir string) (string, error) {
 		fmtRatio(ratio(float64(none.Completion), float64(full.Completion))), fmtRatio(ratio(float64(equal.Completion), float64(full.Completion))),
 		fmtRatio(ratio(float64(full.Completion), float64(dec.Completion))))
 	b.WriteString("\n![calls](bench-jitter-calls.svg)\n\n![time](bench-jitter-time.svg)\n")
-	return b.String(), nil
+	return roundResult{Detail: b.String()}, nil
 }
 
 // jitterTableClients picks the client counts the table shows: the middle and

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/md5"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -16,6 +17,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/manycircuits"
 )
 
 // Whole-process latency: every contender is run Runs times, interleaved in a
@@ -23,29 +27,74 @@ import (
 // alike, and timed from fork to exit.
 
 type latencyContender struct {
-	Name string
-	Argv []string
-	Want int      // the exit status that means it did what it should
-	Env  []string // nil: the scenario's
+	Name   string
+	Argv   []string
+	Want   int          // the exit status that means it did what it should
+	Env    []string     // nil: the scenario's
+	Before func() error // nil, or set up before each run, untimed
+	Every  int          // run in every Every-th pass only (0: every pass)
 }
 
 // The contenders the targets are computed from, by name.
 const (
-	cTrue     = "/bin/true"
-	cHello    = "static Go hello-world (floor)"
-	cBash     = "classic bash check, open"
-	cFloor    = "fusebox exiting at the top of main"
-	cOpen     = "fusebox run, open (fail fast)"
-	cHealthy  = "fusebox run -- true, closed"
-	cOne      = "fusebox run -- true, closed, one-circuit config"
-	cTwenty   = "fusebox run -- true, closed, 20-circuit config"
-	cFallback = "fusebox call, primary open → fallback"
-	cCurl     = "curl the fallback directly"
+	cTrue      = "/bin/true"
+	cHello     = "static Go hello-world (floor)"
+	cBash      = "classic bash check, open"
+	cFloor     = "fusebox exiting at the top of main"
+	cOpen      = "fusebox run, open (fail fast)"
+	cHealthy   = "fusebox run -- true, closed"
+	cOne       = "fusebox run -- true, closed, one-circuit config"
+	cTwenty    = "fusebox run -- true, closed, 20-circuit config"
+	cFallback  = "fusebox call, primary open → fallback"
+	cCurl      = "curl the fallback directly"
+	cRedis     = "fusebox run, open (fail fast), Redis store"
+	cJobTwenty = "fusebox run job-4, open, 20-circuit config"
+	cJobAlone  = "fusebox run job-4, open, a config of job-4 alone"
+	cGCDue     = "fusebox run -- true, closed, 10,000 circuits, the hourly GC due"
+	cGCDone    = "fusebox run -- true, closed, 10,000 circuits, the hourly GC done"
 )
+
+// gcCircuits is the state dir the hourly GC's cost is timed on: each
+// circuit has a state, counts and an event, none old enough to remove, as
+// a household with many devices and a long-lived config has.
+const gcCircuits = 10_000
+
+// writeGCDir writes gcCircuits circuits into dir, each with a state (one
+// failure), an event and counts: what the hourly GC scans.
+func writeGCDir(dir string) error {
+	s, err := file.Open(dir, file.WithFsync(false))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := manycircuits.Write(context.Background(), s, gcCircuits, time.Now().UTC()); err != nil {
+		return fmt.Errorf("write the GC's state dir: %w", err)
+	}
+	return nil
+}
+
+// gcMarkAged sets the mtime of the store's GC mark (DIR/.gc, file/gc.go)
+// to age ago: two hours makes the next success run the hourly GC, none
+// makes it skip it.
+func gcMarkAged(dir string, age time.Duration) func() error {
+	return func() error {
+		mark := filepath.Join(dir, ".gc")
+		if err := os.WriteFile(mark, nil, 0o600); err != nil {
+			return err
+		}
+		t := time.Now().Add(-age)
+		return os.Chtimes(mark, t, t)
+	}
+}
+
+// gcRuns is how many runs the GC pair gets at most: a due GC takes a
+// scan of every circuit, and a full run of them would take minutes.
+const gcRuns = 30
 
 type latencyResult struct {
 	Name        string
 	Median, P99 time.Duration
+	Times       []time.Duration // run by run: the i-th of every contender ran in the same shuffled pass
 }
 
 // chainConfig is the config of the fallback scenario: a chain whose primary
@@ -93,9 +142,9 @@ func withVar(env []string, name, value string) []string {
 
 // cronPath is the PATH cron gives a job (Debian's cron, and the POSIX
 // default): the latency processes run with it, as cron's would. With this
-// machine's own PATH of 13 entries, finding `true` in the 11th cost the
-// healthy run 0.2 ms (68ebc6b's run of 2026-12-01, docs/benchmarks.md) that
-// the /bin/true row, which looks nothing up, did not pay.
+// machine's own long PATH, finding `true` near its end cost the healthy run
+// failed stats (d141d6d's session) that the /bin/true row, which looks
+// nothing up, did not pay.
 const cronPath = "/usr/bin:/bin"
 
 // buildFloor builds fusebox with -tags fusebox_exitatmain: the same binary
@@ -113,9 +162,9 @@ func buildFloor(ctx context.Context, repo, out string) error {
 // install copies the program at src into dir with write(2), as a package
 // manager or cp installs it, and returns the copy's path. The Go linker
 // writes its output through mmap, and on this machine (ext4, Linux 6.x) a
-// process of the file it wrote started 0.8-1 ms slower than one of the
-// same bytes written by write(2) (the run of 2026-12-07, docs/benchmarks.md):
-// the latency contenders are timed as installed.
+// process of the file it wrote started slower than one of the same bytes
+// written by write(2) (2db6eea's session): the latency contenders are timed
+// as installed.
 func install(src, dir string) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
@@ -138,7 +187,7 @@ func install(src, dir string) (string, error) {
 // breaker's file, builds the exit-at-main floor, installs the binaries
 // (see install), and returns the contenders. stop shuts the local HTTP
 // server down.
-func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latencyContender, env []string, stop func(), err error) {
+func latencySetup(ctx context.Context, t *tools, repo, dir string, runs int) (cs []latencyContender, env []string, stop func(), err error) {
 	built := filepath.Join(dir, "fusebox-exit-at-main")
 	if err := buildFloor(ctx, repo, built); err != nil {
 		return nil, nil, nil, err
@@ -172,7 +221,7 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		return nil, nil, nil, err
 	}
 	env = withVar(isolatedEnv(dir), "PATH", cronPath)
-	for _, name := range []string{"open-circuit", "primary"} {
+	for _, name := range []string{"open-circuit", "primary", "job-4"} {
 		cmd := exec.Command(t.fusebox, "trip", "--new", name, "--for", "24h") // open-circuit is in no config
 		cmd.Env = env
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -195,8 +244,12 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		stop()
 		return nil, nil, nil, fmt.Errorf("fusebox call lookup was not answered by the fallback: %v\n%s", err, out)
 	}
-	one, twenty := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "twenty.yaml")
+	one, twenty, job4 := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "twenty.yaml"), filepath.Join(dir, "job-4.yaml")
 	if err := os.WriteFile(one, []byte("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n  healthy:\n    attempts: 2\n"), 0o600); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	if err := os.WriteFile(job4, []byte("defaults:\n  attempts: 3\n  timeout: 10s\ncircuits:\n  job-4:\n    attempts: 3\n    open_for: 4m\n"), 0o600); err != nil {
 		stop()
 		return nil, nil, nil, err
 	}
@@ -204,6 +257,14 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		stop()
 		return nil, nil, nil, err
 	}
+	gcDir := filepath.Join(dir, "gc-state")
+	log.Printf("latency: writing %d circuits for the hourly GC", gcCircuits)
+	if err := writeGCDir(gcDir); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	gcEnv := withVar(env, "FUSEBOX_STATE_DIR", gcDir)
+	every := max((runs+gcRuns-1)/gcRuns, 1)
 	healthy := []string{fb, "run", "healthy", "--", "true"}
 	cs = []latencyContender{
 		{Name: cTrue, Argv: []string{"/bin/true"}},
@@ -214,8 +275,12 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		{Name: cHealthy, Argv: healthy},
 		{Name: cOne, Argv: healthy, Env: withConfig(env, one)},
 		{Name: cTwenty, Argv: healthy, Env: withConfig(env, twenty)},
+		{Name: cJobTwenty, Argv: []string{fb, "run", "job-4", "--", "true"}, Env: withConfig(env, twenty), Want: 75},
+		{Name: cJobAlone, Argv: []string{fb, "run", "job-4", "--", "true"}, Env: withConfig(env, job4), Want: 75},
 		{Name: cFallback, Argv: []string{fb, "call", "lookup"}},
 		{Name: cCurl, Argv: []string{"curl", "-fsS", base + "/fallback"}},
+		{Name: cGCDue, Argv: healthy, Env: gcEnv, Before: gcMarkAged(gcDir, 2*time.Hour), Every: every},
+		{Name: cGCDone, Argv: healthy, Env: gcEnv, Before: gcMarkAged(gcDir, 0), Every: every},
 	}
 	for _, c := range cs {
 		if c.Env == nil {
@@ -230,6 +295,24 @@ func latencySetup(ctx context.Context, t *tools, repo, dir string) (cs []latency
 		}
 	}
 	return cs, env, stop, nil
+}
+
+// redisContender starts a redis-server, trips the fail-fast run's circuit
+// in it and returns the fail-fast run against it; stop stops the server.
+func redisContender(ctx context.Context, cs []latencyContender, env []string) (latencyContender, func(), error) {
+	i := slices.IndexFunc(cs, func(c latencyContender) bool { return c.Name == cOpen })
+	url, stop, err := startRedis(ctx)
+	if err != nil {
+		return latencyContender{}, nil, err
+	}
+	renv := withVar(env, "FUSEBOX_STATE_DIR", url)
+	trip := exec.Command(cs[i].Argv[0], "trip", "--new", "open-circuit", "--for", "24h")
+	trip.Env = renv
+	if out, err := trip.CombinedOutput(); err != nil {
+		stop()
+		return latencyContender{}, nil, fmt.Errorf("fusebox trip on Redis: %v\n%s", err, out)
+	}
+	return latencyContender{Name: cRedis, Argv: cs[i].Argv, Env: renv, Want: 75}, stop, nil
 }
 
 // runLatency times each contender runs times (after warm rounds that are not
@@ -251,6 +334,14 @@ func runLatency(ctx context.Context, cs []latencyContender, env []string, runs i
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, k := range order {
 			c := cs[k]
+			if c.Every > 1 && round%c.Every != 0 {
+				continue
+			}
+			if c.Before != nil {
+				if err := c.Before(); err != nil {
+					return nil, fmt.Errorf("%s: %w", c.Name, err)
+				}
+			}
 			cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
 			cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, devnull, devnull, devnull
 			if c.Env != nil {
@@ -269,25 +360,36 @@ func runLatency(ctx context.Context, cs []latencyContender, env []string, runs i
 	}
 	res := make([]latencyResult, len(cs))
 	for k, c := range cs {
-		res[k] = latencyResult{Name: c.Name, Median: median(times[k]), P99: p99(times[k])}
+		res[k] = latencyResult{Name: c.Name, Median: median(times[k]), P99: p99(times[k]), Times: times[k]}
 	}
 	return res, nil
 }
 
-func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir string) (string, error) {
+func latencyRound(ctx context.Context, t *tools, repo string, runs int, outDir string) (roundResult, error) {
 	dir, err := newScratch(t.work, "latency")
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
-	cs, env, stop, err := latencySetup(ctx, t, repo, dir)
+	cs, env, stop, err := latencySetup(ctx, t, repo, dir, runs)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	defer stop()
+	var notes string
+	switch rc, stopRedis, err := redisContender(ctx, cs, env); {
+	case errors.Is(err, errNoRedis):
+		log.Printf("latency: SKIPPING the Redis store: %v", err)
+		notes = fmt.Sprintf("\n- **The Redis fail-fast run was not run**: %v.\n", err)
+	case err != nil:
+		return roundResult{}, err
+	default:
+		defer stopRedis()
+		cs = append(cs, rc)
+	}
 	log.Printf("latency: %d contenders, %d runs each, interleaved", len(cs), runs)
 	res, err := runLatency(ctx, cs, env, runs)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	inits := initRuns(runs)
 	log.Printf("latency: package init, %d runs with GODEBUG=inittrace=1", inits)
@@ -299,7 +401,7 @@ func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir 
 	}
 	table, err := initTable(ctx, failFast[0], env, inits)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 
 	byName := map[string]latencyResult{}
@@ -315,40 +417,83 @@ func latencyReport(ctx context.Context, t *tools, repo string, runs int, outDir 
 		chart.Bars = append(chart.Bars, Bar{Label: r.Name, Value: ms(r.Median), Whisker: ms(r.P99)})
 	}
 	if err := writeChart(filepath.Join(outDir, "bench-latency.svg"), chart); err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d runs of each, interleaved in a shuffled order each round, timed from fork to exit. "+
-		"Every fusebox run but the last two has the two-circuit config of `fusebox call`'s chain; "+
+		"Every fusebox run has the two-circuit config of `fusebox call`'s chain and the file store unless its row names another; "+
 		"the exit-at-main floor is the same binary built with `-tags fusebox_exitatmain`. "+
 		"Every binary is timed as installed: copied with write(2), not as the Go linker left it.\n\n", runs)
 	b.WriteString(mdTable([]string{"process", "median", "p99", "median / hello-world"}, "lrrr", rows))
-	b.WriteString("\n")
-	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", latencyTargets(byName)))
+	b.WriteString(notes)
 	b.WriteString("\n![latency](bench-latency.svg)\n\n")
 	b.WriteString(table)
-	return b.String(), nil
+	return roundResult{Detail: b.String(), Figures: latencyFigures(byName)}, nil
 }
 
-// latencyTargets are issue 29's targets, and issue 5's and issue 14's that
-// stand, from medians of one run.
-func latencyTargets(by map[string]latencyResult) [][]string {
-	m := func(name string) time.Duration { return by[name].Median }
-	vsHello := ratio(float64(m(cOpen)), float64(m(cHello)))
-	floorVsHello := ratio(float64(m(cFloor)), float64(m(cHello)))
-	vsBash := ratio(float64(m(cOpen)), float64(m(cBash)))
-	healthyOver := m(cHealthy) - (m(cOpen) + m(cTrue))
-	twentyVsOne := ratio(float64(m(cTwenty)), float64(m(cOne)))
-	const healthyOverMax = 300 * time.Microsecond
-	return [][]string{
-		{"fail-fast run ≤3.5x the static hello-world", fmtRatio(vsHello), verdict(vsHello <= 3.5)},
-		{"exit-at-main floor ≤2.1x the static hello-world", fmtRatio(floorVsHello), verdict(floorVsHello <= 2.1)},
-		{"healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms", signedMs(healthyOver) + " over fail-fast + true", verdict(healthyOver <= healthyOverMax)},
-		{"healthy run with a 20-circuit config ≤1.25x with a one-circuit config", fmtRatio(twentyVsOne), verdict(twentyVsOne <= 1.25)},
-		{"fail-fast run ≤0.5x the classic bash check's time", fmtRatio(vsBash) + " the time", verdict(vsBash <= 0.5)},
-		{"`fusebox call` with its primary open, against curling the fallback directly", fmtRatio(ratio(float64(m(cFallback)), float64(m(cCurl)))) + " the time", "(no target)"},
+// latencyFigures are issue 29's targets, and issue 5's and issue 14's that
+// stand, from medians of one round; then the paired ratios (the median,
+// pass by pass, of one process's time over the other's in the same
+// shuffled pass) and the margins the prose quotes.
+func latencyFigures(by map[string]latencyResult) []figure {
+	m := func(name string) float64 { return float64(by[name].Median) }
+	paired := func(a, b string) float64 {
+		var rs []float64
+		for i := range by[a].Times {
+			rs = append(rs, ratio(float64(by[a].Times[i]), float64(by[b].Times[i])))
+		}
+		return medianOf(rs)
 	}
+	signed := func(v float64) string { return signedMs(time.Duration(v)) }
+	figs := []figure{
+		{Key: "open/hello", Label: "fail-fast run ≤3.5x the static hello-world", Value: ratio(m(cOpen), m(cHello)), Format: fmtRatio, Met: atMost(3.5)},
+		{Key: "floor/hello", Label: "exit-at-main floor ≤2.1x the static hello-world", Value: ratio(m(cFloor), m(cHello)), Format: fmtRatio, Met: atMost(2.1)},
+		{Key: "healthy over", Label: "healthy run ≤ fail-fast run + `/bin/true` + 0.3 ms (its excess over the two)", Value: m(cHealthy) - m(cOpen) - m(cTrue), Format: signed,
+			Met: atMost(float64(300 * time.Microsecond))},
+		{Key: "twenty/one", Label: "healthy run with a 20-circuit config ≤1.25x with a one-circuit config", Value: ratio(m(cTwenty), m(cOne)), Format: fmtRatio, Met: atMost(1.25)},
+		{Key: "open/bash", Label: "fail-fast run ≤0.5x the classic bash check's time", Value: ratio(m(cOpen), m(cBash)), Format: fmtRatio, Met: atMost(0.5)},
+		{Key: "call/curl", Label: "`fusebox call` with its primary open, against curling the fallback directly", Value: ratio(m(cFallback), m(cCurl)), Format: fmtRatio,
+			Note: "(no target)"},
+		{Key: "open over floor", Value: m(cOpen) - m(cFloor), Format: signed},
+		{Key: "bash/hello", Value: ratio(m(cBash), m(cHello)), Format: fmtRatio},
+		{Key: "paired open/hello", Value: paired(cOpen, cHello), Format: fmtRatio},
+		{Key: "paired open/bash", Value: paired(cOpen, cBash), Format: fmtRatio},
+		{Key: "paired twenty/one", Value: paired(cTwenty, cOne), Format: fmtRatio},
+		{Key: "paired floor/hello", Value: paired(cFloor, cHello), Format: fmtRatio},
+		{Key: "job twenty/alone", Value: paired(cJobTwenty, cJobAlone), Format: fmtRatio},
+		{Key: "gc/done", Label: "a healthy run at 10,000 circuits that runs the hourly GC, against one that finds it done (paired)",
+			Value: paired(cGCDue, cGCDone), Format: fmtRatio, Note: "(no target: what the hourly GC costs the run that finds it due)"},
+		{Key: "gc cost", Value: m(cGCDue) - m(cGCDone), Format: fmtDur},
+		{Key: "gc done", Value: m(cGCDone), Format: fmtDur},
+	}
+	if _, ok := by[cRedis]; ok {
+		figs = append(figs, figure{Key: "redis/file", Label: "a Redis fail-fast run ≤1.2x the file store's (paired)", Value: paired(cRedis, cOpen), Format: fmtRatio, Met: atMost(1.2)})
+	}
+	return figs
+}
+
+// latencyProse is what the latency rounds show.
+func latencyProse(s summary) string {
+	return fmt.Sprintf("The fail-fast run took %s over the exit-at-main floor, and the floor %s the static hello-world before fusebox does anything of its own. "+
+		"Paired pass by pass (each process's time over the other's in the same shuffled pass, the median of those ratios), "+
+		"the fail-fast run was %s the hello-world, the floor %s, the fail-fast run %s the classic bash check's time, "+
+		"and a healthy run with the 20-circuit config %s one with the one-circuit config. "+
+		"The bash check itself took %s the hello-world, and the healthy run %s over the fail-fast run and `/bin/true` together. "+
+		"At 10,000 circuits the hourly GC cost the one healthy run an hour that finds it due %s more than the same run without it (%s), "+
+		"%s that run's time, paired. A fail-fast run of `job-4` with the 20-circuit config took %s the time of one with a config of `job-4` alone, paired.%s",
+		s.get("open over floor"), s.get("floor/hello"), s.get("paired open/hello"), s.get("paired floor/hello"),
+		s.get("paired open/bash"), s.get("paired twenty/one"), s.get("bash/hello"), s.get("healthy over"),
+		s.get("gc cost"), s.get("gc done"), s.get("gc/done"), s.get("job twenty/alone"), redisSentence(s))
+}
+
+// redisSentence is the Redis fail-fast run's part of the prose, or says it
+// was skipped.
+func redisSentence(s summary) string {
+	if !s.has("redis/file") {
+		return " The Redis store was not measured: redis-server is not installed."
+	}
+	return " A fail-fast run against a local redis-server took " + s.get("redis/file") + " the time of one against the file store, paired."
 }
 
 // signedMs prints a difference of medians: "+0.42 ms", "-0.05 ms".

@@ -113,6 +113,13 @@ func gobreakerBench(cb *gobreaker.CircuitBreaker[struct{}], parallel, wantOpen b
 	}
 }
 
+// noTimeout is the like-for-like policy next to gobreaker, which has no
+// timeouts: without a deadline of its own an attempt runs with the
+// caller's context, and Do allocates nothing (issue 29's targets).
+var noTimeout = fusebox.Policy{Retry: fusebox.RetryPolicy{Timeout: fusebox.NoDeadline, Deadline: fusebox.NoDeadline}}
+
+const noTimeoutCase = "fusebox Do, mem store, no timeout"
+
 // libCases builds the cases; file stores live under dir.
 func libCases(dir string) ([]libCase, error) {
 	var cases []libCase
@@ -139,6 +146,7 @@ func libCases(dir string) ([]libCase, error) {
 		cases = append(cases,
 			libCase{"gobreaker v2 Execute", parallel, gobreakerBench(gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{Name: "bench"}), parallel, false)},
 			libCase{"fusebox Do, mem store", parallel, doBench(fusebox.New(mem.New()), parallel, false)},
+			libCase{noTimeoutCase, parallel, doBench(fusebox.New(mem.New(), fusebox.WithPolicy(noTimeout)), parallel, false)},
 			libCase{"fusebox Do, file store, fsync off", parallel, doBench(noSync, parallel, false)},
 			libCase{"fusebox Do, file store, fsync on", parallel, doBench(withSync, parallel, false)},
 		)
@@ -236,17 +244,17 @@ func mode(parallel bool) string {
 	return "serial"
 }
 
-func libraryReport(t *tools, benchtime time.Duration) (string, error) {
+func libraryRound(t *tools, benchtime time.Duration) (roundResult, error) {
 	dir, err := newScratch(t.work, "library")
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	if err := setBenchtime(benchtime / libRounds); err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	res, err := runLibrary(dir)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	get := func(name string, parallel bool) libResult {
 		for _, r := range res {
@@ -266,7 +274,7 @@ func libraryReport(t *tools, benchtime time.Duration) (string, error) {
 	fmt.Fprintf(&b, "`testing.Benchmark` inside the command, %s a case in %d rounds that take turns (ns/op is the median round, "+
 		"range the fastest and slowest; vs gobreaker is the median of each round's ratio to the gobreaker case run just before), "+
 		"GOMAXPROCS=%d; parallel cases use `b.RunParallel`. "+
-		"Every Do uses the default policy and the default clock (WallClock); the file store is `file.Open` on a temp dir. "+
+		"Every Do uses the default policy but the no-timeout cases', and the default clock (WallClock); the file store is `file.Open` on a temp dir. "+
 		"The open circuit was opened by one failure (`TripAfter: 1`, open for an hour).\n\n", benchtime, libRounds, maxprocs())
 	b.WriteString(mdTable([]string{"case", "mode", "ns/op", "range", "allocs/op", "B/op", "vs gobreaker"}, "llrrrrr", rows))
 	memSerial, memPar := get("fusebox Do, mem store", false), get("fusebox Do, mem store", true)
@@ -274,15 +282,33 @@ func libraryReport(t *tools, benchtime time.Duration) (string, error) {
 	par := pairedRatio(memPar, get("gobreaker v2 Execute", true))
 	openRatio := pairedRatio(get("fusebox Do, mem store, open", false), get("gobreaker v2 Execute, open", false))
 	allocs := max(memSerial.AllocsPerOp, memPar.AllocsPerOp)
-	b.WriteString("\nTargets, in-memory Do with the default policy (its 10 s attempt timeout; issue 29 set the 2x and the " +
-		"0 allocations for a Do without one, §4b):\n\n")
-	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", [][]string{
-		{"in-memory Do within 2x of gobreaker's Execute, serial", fmtRatio(serial), verdict(serial <= 2)},
-		{"in-memory Do within 2x of gobreaker's Execute, parallel", fmtRatio(par), verdict(par <= 2)},
-		{"in-memory Do within 3x on an open circuit", fmtRatio(openRatio), verdict(openRatio <= 3)},
-		{"0 allocations on the success path", fmt.Sprint(allocs), verdict(allocs == 0)},
-	}))
-	return b.String(), nil
+	b.WriteString("\nThe targets are the in-memory Do's, with the default policy (its 10 s attempt timeout) and without a timeout " +
+		"(`Timeout` and `Deadline` `fusebox.NoDeadline`: gobreaker has no timeouts either), for which issue 29 set the 2x and the 0 allocations.\n")
+	bare, barePar := get(noTimeoutCase, false), get(noTimeoutCase, true)
+	bareSerial := pairedRatio(bare, get("gobreaker v2 Execute", false))
+	bareParallel := pairedRatio(barePar, get("gobreaker v2 Execute", true))
+	return roundResult{Detail: b.String(), Figures: []figure{
+		{Key: "serial", Label: "in-memory Do within 2x of gobreaker's Execute, serial", Value: serial, Format: fmtRatio, Met: atMost(2)},
+		{Key: "parallel", Label: "in-memory Do within 2x of gobreaker's Execute, parallel", Value: par, Format: fmtRatio, Met: atMost(2)},
+		{Key: "open", Label: "in-memory Do within 3x on an open circuit", Value: openRatio, Format: fmtRatio, Met: atMost(3)},
+		{Key: "allocs", Label: "0 allocations on the success path", Value: float64(allocs), Format: fmtCount, Met: atMost(0)},
+		{Key: "bare serial", Label: "in-memory Do without a timeout within 2x of gobreaker's Execute, serial", Value: bareSerial, Format: fmtRatio, Met: atMost(2)},
+		{Key: "bare parallel", Label: "in-memory Do without a timeout within 2x of gobreaker's Execute, parallel", Value: bareParallel, Format: fmtRatio, Met: atMost(2)},
+		{Key: "bare allocs", Label: "0 allocations on the success path without a timeout", Value: float64(max(bare.AllocsPerOp, barePar.AllocsPerOp)),
+			Format: fmtCount, Met: atMost(0)},
+		{Key: "file serial", Value: get("fusebox Do, file store, fsync on", false).NsPerOp, Format: fmtNanos},
+		{Key: "file parallel", Value: get("fusebox Do, file store, fsync on", true).NsPerOp, Format: fmtNanos},
+		{Key: "file allocs", Value: float64(get("fusebox Do, file store, fsync on", false).AllocsPerOp), Format: fmtCount},
+		{Key: "gobreaker serial", Value: get("gobreaker v2 Execute", false).NsPerOp, Format: fmtNanos},
+		{Key: "mem serial", Value: memSerial.NsPerOp, Format: fmtNanos},
+	}}, nil
+}
+
+// libraryProse is what the library rounds show.
+func libraryProse(s summary) string {
+	return fmt.Sprintf("A serial in-memory `Do` took %s a call against gobreaker's %s; a success on the file store (fsync on) took %s serial "+
+		"and %s with two goroutines, with %s allocations.",
+		s.get("mem serial"), s.get("gobreaker serial"), s.get("file serial"), s.get("file parallel"), s.get("file allocs"))
 }
 
 // gobreakerFor names the gobreaker case a fusebox case is compared with.

@@ -324,30 +324,30 @@ func mergeRounds(rounds []proxyResult) proxyResult {
 	return out
 }
 
-func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (string, error) {
+func proxyRound(ctx context.Context, t *tools, per time.Duration, conc int) (roundResult, error) {
 	dir, err := newScratch(t.work, "proxy")
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	base, stopUp, err := proxyUpstream()
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	defer stopUp()
 	serveURL, servePID, stopServe, err := startServe(ctx, t, dir, base)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	defer stopServe()
 	nginxURL, nginxPID, stopNginx, err := startNginx(ctx, dir, base)
 	if err != nil {
-		return "", err
+		return roundResult{}, err
 	}
 	defer stopNginx()
 
 	goURL, goPID, stopGo, err := startGoProxy(ctx, t, base)
 	if err != nil {
-		return "", fmt.Errorf("httputil.ReverseProxy: %w", err)
+		return roundResult{}, fmt.Errorf("httputil.ReverseProxy: %w", err)
 	}
 	defer stopGo()
 	const (
@@ -382,7 +382,7 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 	for k := range targets {
 		res[k] = mergeRounds(got[k])
 		if res[k].Requests == 0 {
-			return "", fmt.Errorf("%s: no request succeeded (%d errors)", targets[k].Name, res[k].Errors)
+			return roundResult{}, fmt.Errorf("%s: no request succeeded (%d errors)", targets[k].Name, res[k].Errors)
 		}
 	}
 	// Latency without load: each path paced at pacedRate from one
@@ -413,7 +413,7 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 	var pacedRows [][]string
 	for k, tg := range targets {
 		if len(pacedLat[k]) == 0 {
-			return "", fmt.Errorf("%s: no paced request succeeded (%d errors)", tg.Name, pacedErrs[k])
+			return roundResult{}, fmt.Errorf("%s: no paced request succeeded (%d errors)", tg.Name, pacedErrs[k])
 		}
 		pacedRows = append(pacedRows, []string{tg.Name, strconv.Itoa(len(pacedLat[k])), fmtMs(median(pacedLat[k])), fmtMs(p99(pacedLat[k])),
 			fmtMs(p99(pacedLat[k]) - p99(pacedLat[direct])), strconv.Itoa(pacedErrs[k])})
@@ -432,19 +432,30 @@ func proxyReport(ctx context.Context, t *tools, per time.Duration, conc int) (st
 	slices.Sort(shares)
 	cpu := ratio(float64(res[fusebox].cpuPerRequest()), float64(res[reverse].cpuPerRequest()))
 	pacedAdded := p99(pacedLat[fusebox]) - p99(pacedLat[direct])
-	b.WriteString("\n")
-	verdicts := [][]string{
-		{"`fusebox serve` ≥90% of httputil.ReverseProxy's throughput", fmt.Sprintf("%.0f%%", share*100), verdict(share >= 0.9)},
-		{fmt.Sprintf("the same, round by round (%d rounds): lowest, median, highest", len(shares)),
-			fmt.Sprintf("%.0f%%, %.0f%%, %.0f%%", shares[0]*100, shares[len(shares)/2]*100, shares[len(shares)-1]*100), "(no target)"},
-		{"`fusebox serve`'s CPU per request ≤1.15x httputil.ReverseProxy's", fmtRatio(cpu), verdict(cpu <= 1.15)},
-		{fmt.Sprintf("`fusebox serve` adds <1 ms p99 over the upstream directly, at %d requests/s", pacedRate), fmtMs(pacedAdded), verdict(pacedAdded < time.Millisecond)},
-		{"`fusebox serve`'s idle RSS ≤15 MB (after the load)", fmtMB(idleRSS), verdict(idleRSS > 0 && idleRSS <= 15e6)},
-		{fmt.Sprintf("what `fusebox serve` adds to the p99 under full load (%d connections)", conc), fmtMs(res[fusebox].P99 - res[direct].P99), "(no target)"},
-		{"`fusebox serve`'s throughput / nginx's", fmt.Sprintf("%.0f%%", ratio(res[fusebox].rps(), res[nginx].rps())*100), "(no target: context)"},
-	}
-	b.WriteString(mdTable([]string{"target", "measured", "verdict"}, "lrl", verdicts))
-	return b.String(), nil
+	pct := fmtPercent
+	return roundResult{Detail: b.String(), Figures: []figure{
+		{Key: "share", Label: "`fusebox serve` ≥90% of httputil.ReverseProxy's throughput", Value: share, Format: pct, Met: atLeast(0.9)},
+		{Key: "lowest round", Label: fmt.Sprintf("the same, the lowest of its %d short rounds", len(shares)), Value: shares[0], Format: pct, Note: "(no target)"},
+		{Key: "cpu", Label: "`fusebox serve`'s CPU per request ≤1.15x httputil.ReverseProxy's", Value: cpu, Format: fmtRatio, Met: atMost(1.15)},
+		{Key: "paced added", Label: fmt.Sprintf("`fusebox serve` adds <1 ms p99 over the upstream directly, at %d requests/s", pacedRate),
+			Value: float64(pacedAdded), Format: fmtDur, Met: func(v float64) bool { return v < float64(time.Millisecond) }},
+		{Key: "idle rss", Label: "`fusebox serve`'s idle RSS ≤15 MB (after the load)", Value: float64(idleRSS), Format: func(v float64) string { return fmtMB(int64(v)) },
+			Met: func(v float64) bool { return v > 0 && v <= 15e6 }},
+		{Key: "loaded added", Label: fmt.Sprintf("what `fusebox serve` adds to the p99 under full load (%d connections)", conc),
+			Value: float64(res[fusebox].P99 - res[direct].P99), Format: fmtDur, Note: "(no target)"},
+		{Key: "nginx", Label: "`fusebox serve`'s throughput / nginx's", Value: ratio(res[fusebox].rps(), res[nginx].rps()), Format: pct, Note: "(no target: context)"},
+		{Key: "reverse added", Value: float64(p99(pacedLat[reverse]) - p99(pacedLat[direct])), Format: fmtDur},
+		{Key: "nginx added", Value: float64(p99(pacedLat[nginx]) - p99(pacedLat[direct])), Format: fmtDur},
+		{Key: "start rss", Value: float64(startRSS), Format: func(v float64) string { return fmtMB(int64(v)) }},
+	}}, nil
+}
+
+// proxyProse is what the proxy rounds show.
+func proxyProse(s summary) string {
+	return fmt.Sprintf("`fusebox serve` served %s of the ReverseProxy's requests a second and %s of nginx's; "+
+		"paced at %d requests a second it added %s to the upstream's p99, where the ReverseProxy added %s and nginx %s. "+
+		"Its RSS was %s idle at start and %s idle after the load.",
+		s.get("share"), s.get("nginx"), pacedRate, s.get("paced added"), s.get("reverse added"), s.get("nginx added"), s.get("start rss"), s.get("idle rss"))
 }
 
 // clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,9 +14,9 @@ import (
 	"github.com/fusebox-hq/fusebox"
 )
 
-// stormReport runs every contender through the storm, writes the
-// requests-per-tick chart into outDir and returns the report section.
-func stormReport(ctx context.Context, t *tools, cfg stormConfig, outDir string) (string, error) {
+// stormRound runs every contender through the storm once, writes the
+// requests-per-tick chart into outDir and returns what it measured.
+func stormRound(ctx context.Context, t *tools, cfg stormConfig, outDir string) (roundResult, error) {
 	var sums []stormSummary
 	var missing []string
 	for i, c := range stormContenders(t, cfg.Scale) {
@@ -26,15 +27,15 @@ func stormReport(ctx context.Context, t *tools, cfg stormConfig, outDir string) 
 		}
 		dir, err := newScratch(t.work, "storm-"+strconv.Itoa(i))
 		if err != nil {
-			return "", err
+			return roundResult{}, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(c.Config), 0o600); err != nil { // ConfigFor replaces it in runStorm
-			return "", err
+			return roundResult{}, err
 		}
 		log.Printf("storm: %s (%d ticks of %s)", c.Name, cfg.Ticks, cfg.Scale.Tick)
 		run, err := runStorm(ctx, cfg, c, dir)
 		if err != nil {
-			return "", err
+			return roundResult{}, err
 		}
 		s := summarize(c.Name, cfg, run)
 		s.Diagnostic = c.Diagnostic
@@ -60,9 +61,9 @@ func stormReport(ctx context.Context, t *tools, cfg stormConfig, outDir string) 
 		chart.Series = append(chart.Series, Series{Name: s.Name, Points: pts})
 	}
 	if err := writeChart(filepath.Join(outDir, "bench-storm.svg"), chart); err != nil {
-		return "", err
+		return roundResult{}, err
 	}
-	return stormMarkdown(cfg, sums, missing), nil
+	return roundResult{Detail: stormMarkdown(cfg, sums, missing), Figures: stormFigures(cfg, sums)}, nil
 }
 
 func stormMarkdown(cfg stormConfig, sums []stormSummary, missing []string) string {
@@ -97,49 +98,82 @@ func stormMarkdown(cfg stormConfig, sums []stormSummary, missing []string) strin
 		b.WriteString("\n" + m + "\n")
 	}
 
-	bash, ok := find(sums, "classic bash")
-	if ok {
-		openMax := sc.Of(fusebox.Policy{}.WithDefaults().Breaker.OpenMax)
-		limit := int(openMax / sc.Tick)
-		b.WriteString("\nTargets (against classic bash; one open_max is " + strconv.Itoa(limit) + " ticks):\n\n")
-		var trows [][]string
-		for _, s := range sums {
-			if !strings.HasPrefix(s.Name, "fusebox") || s.Diagnostic {
-				continue
-			}
-			fewer := ratio(float64(bash.RequestsDown), float64(s.RequestsDown))
-			if s.RequestsDown == 0 && bash.RequestsDown > 0 {
-				fewer = inf
-			}
-			faster := ratio(float64(bash.TotalWall), float64(s.TotalWall))
-			recovered := s.RecoveryTicks >= 0 && s.RecoveryTicks <= limit
-			trows = append(trows,
-				[]string{s.Name, "≥5x fewer requests to the dead upstream", fmtRatio(fewer), verdict(fewer >= 5)},
-				[]string{s.Name, "≥3x lower total job wall time", fmtRatio(faster), verdict(faster >= 3)},
-				[]string{s.Name, "every job succeeds again within one open_max (" + strconv.Itoa(limit) + " ticks)",
-					recoveryText(s.RecoveryTicks), verdict(recovered)})
-		}
-		if h, ok := find(sums, "fusebox call + serve health checks"); ok {
-			interval := healthInterval(sc)
-			met := h.FirstOK >= 0 && h.FirstOK <= interval
-			measured := "no request after recovery"
-			if h.FirstOK >= 0 {
-				measured = fmt.Sprintf("%.2f ticks", float64(h.FirstOK)/float64(sc.Tick))
-			}
-			trows = append(trows, []string{h.Name, fmt.Sprintf("the circuit is probed within one health interval (%.2f ticks) of the upstream's return", float64(interval)/float64(sc.Tick)),
-				measured, verdict(met)})
-		}
-		b.WriteString(mdTable([]string{"contender", "target", "measured", "verdict"}, "llrl", trows))
-	}
 	b.WriteString("\n![requests per tick](bench-storm.svg)\n")
 	return b.String()
 }
 
-func recoveryText(ticks int) string {
-	if ticks < 0 {
-		return "not within the run"
+// stormFigures are the targets (against classic bash; one open_max is the
+// recovery's bound) and every contender's requests, job time and recovery,
+// which the prose quotes.
+func stormFigures(cfg stormConfig, sums []stormSummary) []figure {
+	sc := cfg.Scale
+	var figs []figure
+	for _, s := range sums {
+		rec := inf
+		if s.RecoveryTicks >= 0 {
+			rec = float64(s.RecoveryTicks)
+		}
+		figs = append(figs,
+			figure{Key: s.Name + "/down", Value: float64(s.RequestsDown), Format: fmtCount},
+			figure{Key: s.Name + "/wall", Value: float64(s.TotalWall), Format: fmtSecs},
+			figure{Key: s.Name + "/recovery", Value: rec, Format: fmtTicks})
 	}
-	return strconv.Itoa(ticks) + " ticks"
+	bash, ok := find(sums, "classic bash")
+	if !ok {
+		return figs
+	}
+	openMax := sc.Of(fusebox.Policy{}.WithDefaults().Breaker.OpenMax)
+	limit := int(openMax / sc.Tick)
+	for _, s := range sums {
+		if !strings.HasPrefix(s.Name, "fusebox") || s.Diagnostic {
+			continue
+		}
+		fewer := ratio(float64(bash.RequestsDown), float64(s.RequestsDown))
+		if s.RequestsDown == 0 && bash.RequestsDown > 0 {
+			fewer = inf
+		}
+		rec := inf
+		if s.RecoveryTicks >= 0 {
+			rec = float64(s.RecoveryTicks)
+		}
+		figs = append(figs,
+			figure{Key: s.Name + "/fewer", Contender: s.Name, Label: "≥5x fewer requests to the dead upstream than classic bash",
+				Value: fewer, Format: fmtRatio, Met: atLeast(5)},
+			figure{Key: s.Name + "/faster", Contender: s.Name, Label: "≥3x lower total job wall time than classic bash",
+				Value: ratio(float64(bash.TotalWall), float64(s.TotalWall)), Format: fmtRatio, Met: atLeast(3)},
+			figure{Key: s.Name + "/recovered", Contender: s.Name, Label: "every job succeeds again within one open_max (" + strconv.Itoa(limit) + " ticks)",
+				Value: rec, Format: fmtTicks, Met: atMost(float64(limit))})
+	}
+	if h, ok := find(sums, "fusebox call + serve health checks"); ok {
+		interval := healthInterval(sc)
+		first := inf
+		if h.FirstOK >= 0 {
+			first = float64(h.FirstOK) / float64(sc.Tick)
+		}
+		figs = append(figs, figure{Key: h.Name + "/probed", Contender: h.Name,
+			Label:  fmt.Sprintf("the circuit is probed within one health interval (%.2f ticks) of the upstream's return", float64(interval)/float64(sc.Tick)),
+			Value:  first,
+			Format: func(v float64) string { return fmtTicks(math.Round(v*100) / 100) },
+			Met:    atMost(float64(interval) / float64(sc.Tick))})
+	}
+	return figs
+}
+
+// stormProse is what the storm's rounds show, in figures of its own.
+func stormProse(s summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "While the upstream was down, classic bash sent it %s requests, `fusebox run` %s and `fusebox call` %s; "+
+		"with `serve`'s health checks beside the jobs it received %s. ",
+		s.get("classic bash/down"), s.get("fusebox run/down"), s.get("fusebox call/down"), s.get("fusebox call + serve health checks/down"))
+	fmt.Fprintf(&b, "The jobs took %s in all with classic bash, %s with `fusebox run`, %s with `fusebox call` and %s with the health checks. ",
+		s.get("classic bash/wall"), s.get("fusebox run/wall"), s.get("fusebox call/wall"), s.get("fusebox call + serve health checks/wall"))
+	fmt.Fprintf(&b, "After the upstream's return every job succeeded again after %s with classic bash, %s with `fusebox run`, %s with `fusebox call` "+
+		"and %s with the health checks.",
+		s.get("classic bash/recovery"), s.get("fusebox run/recovery"), s.get("fusebox call/recovery"), s.get("fusebox call + serve health checks/recovery"))
+	if s.has("curl --retry 2/down") {
+		fmt.Fprintf(&b, " `curl --retry 2` sent %s requests while the upstream was down.", s.get("curl --retry 2/down"))
+	}
+	return b.String()
 }
 
 func find(sums []stormSummary, name string) (stormSummary, bool) {

@@ -29,8 +29,8 @@ func BenchmarkFailFastProcess(b *testing.B) {
 		b.Fatalf("build hello: %v\n%s", err, out)
 	}
 	// Timed as installed: a process of the file the Go linker wrote started
-	// 0.8-1 ms slower here than one of a copy written with write(2) (the run
-	// of 2026-12-07, docs/benchmarks.md).
+	// slower here than one of a copy written with write(2) (2db6eea's
+	// session).
 	hello = installCopy(b, hello, dir)
 	fusebox := installCopy(b, fuseboxBin, dir)
 	state := filepath.Join(dir, "state")

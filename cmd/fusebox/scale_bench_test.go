@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fusebox-hq/fusebox"
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/manycircuits"
 )
 
 // scaleCircuits and scaleStale are the state dir of BenchmarkAtScale: ten
@@ -75,23 +74,13 @@ func writeScaleDir(dir string) error {
 			return err
 		}
 	}
-	for i := range scaleCircuits {
-		name := fmt.Sprintf("circuit-%05d", i)
-		fail := breaker.Event{Time: now, Circuit: name, Kind: breaker.EventFailure, Attempt: 1, Reason: "connect: connection refused"}
-		if _, err := s.Update(ctx, name, func(st *breaker.State) ([]breaker.Event, bool) {
-			st.ConsecutiveFailures, st.LastFailureAt, st.LastFailure = 1, now, fail.Reason
-			return []breaker.Event{fail}, true
-		}); err != nil {
-			return err
-		}
-		if err := s.Count(ctx, name, fusebox.Counts{Successes: 100, Failures: 1}); err != nil {
-			return err
-		}
+	if err := manycircuits.Write(ctx, s, scaleCircuits, now); err != nil {
+		return err
 	}
 	// Last used a month ago: every file of the stale circuits.
 	old := now.AddDate(0, -1, 0)
 	for i := range scaleStale {
-		name := fmt.Sprintf("circuit-%05d", i)
+		name := manycircuits.Name(i)
 		matches, _ := filepath.Glob(filepath.Join(dir, "*", name+".*"))
 		matches = append(matches, filepath.Join(dir, name+".json"))
 		for _, m := range matches {
