@@ -149,6 +149,30 @@ func TestContainerCompose(t *testing.T) {
 			t.Errorf("the image's CA bundle (%d bytes) is not the host's (%d bytes)", len(a), len(b))
 		}
 	})
+	t.Run("the image carries the licenses, as every archive does", func(t *testing.T) {
+		dir := t.TempDir()
+		p.run(t, "cp", container+":/usr/share/doc/fusebox", dir)
+		p.run(t, "cp", container+":/usr/bin/fusebox", filepath.Join(dir, "bin"))
+		for _, f := range []string{"LICENSE", "NOTICE"} {
+			got, err := os.ReadFile(filepath.Join(dir, "fusebox", f))
+			want, _ := os.ReadFile(filepath.Join("..", f))
+			if err != nil || len(want) == 0 || string(got) != string(want) {
+				t.Errorf("the image's /usr/share/doc/fusebox/%s is not the checkout's (%v)", f, err)
+			}
+		}
+		bin, err := os.ReadFile(filepath.Join(dir, "bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		third, err := os.ReadFile(filepath.Join(dir, "fusebox", "THIRD-PARTY-LICENSES"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkThirdPartyLicenses(t, bin, string(third))
+		if got := p.run(t, "image", "inspect", p.tag, "--format", `{{index .Labels "org.opencontainers.image.licenses"}}`); got != "Apache-2.0" {
+			t.Errorf("label org.opencontainers.image.licenses %q, want Apache-2.0", got)
+		}
+	})
 
 	t.Run("the health check fails where no daemon answers", func(t *testing.T) {
 		// The image with its daemon elsewhere than the check looks.
