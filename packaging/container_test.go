@@ -107,7 +107,7 @@ func TestContainerCompose(t *testing.T) {
 	composeCmd := func(args ...string) *exec.Cmd {
 		cmd := exec.Command("podman-compose", append([]string{"-p", project}, args...)...)
 		cmd.Dir = proj
-		cmd.Env = append(p.env, "FUSEBOX_GID="+g.Gid, "FUSEBOX_STATE_DIR="+state, "FUSEBOX_IMAGE="+p.tag)
+		cmd.Env = append(p.env, "FUSEBOX_GID="+g.Gid, "FUSEBOX_STATE_DIR="+state, "FUSEBOX_IMAGE="+p.tag, "TZ="+containerTZ)
 		return cmd
 	}
 	container, network := project+"_fusebox_1", project+"_homeauto"
@@ -273,6 +273,44 @@ func TestContainerCompose(t *testing.T) {
 			}
 		}
 	})
+	t.Run("compose's TZ is the container's local time", func(t *testing.T) {
+		in, err := p.try("exec", container, "/usr/bin/fusebox", "history", "weather")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, utc := historyStart(t, state, containerTZ), historyStart(t, state, "UTC")
+		if got := firstStart(in); got != want || want == utc {
+			t.Errorf("the outage began at %q in the container, %q on the host with TZ=%s (%q in UTC)\n%s", got, want, containerTZ, utc, in)
+		}
+	})
+}
+
+// containerTZ is a zone whose offset from UTC is never zero, so that a
+// binary without the time zone database (UTC) shows.
+const containerTZ = "Asia/Kolkata"
+
+// historyStart returns the START of the first row of fusebox history
+// weather, run on the host with TZ=tz.
+func historyStart(t *testing.T, state, tz string) string {
+	t.Helper()
+	out, err := testenv.FuseboxCmd(fuseboxBin, state, []string{"TZ=" + tz}, "history", "weather").Output()
+	if err != nil {
+		t.Fatalf("history with TZ=%s: %v", tz, err)
+	}
+	return firstStart(string(out))
+}
+
+// firstStart returns the START (date and time) of a history table's first
+// row, or "" when it has none.
+func firstStart(table string) string {
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) < 2 {
+		return ""
+	}
+	if f := strings.Fields(lines[1]); len(f) >= 3 {
+		return f[1] + " " + f[2]
+	}
+	return ""
 }
 
 // TestContainerHostDaemon follows the host-daemon recipe of

@@ -39,7 +39,10 @@ esac
 
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
-CGO_ENABLED=0 GOOS=linux GOARCH=$goarch GOARM=${GOARM:-} go build -trimpath \
+# timetzdata: the binary carries the time zone database, which a scratch
+# image has not, so that TZ (the Supervisor sets it for every add-on)
+# gives notifications and history their local time instead of UTC.
+CGO_ENABLED=0 GOOS=linux GOARCH=$goarch GOARM=${GOARM:-} go build -trimpath -tags timetzdata \
 	-ldflags "-s -w -X main.version=$VERSION -buildid=" -o "$ctx/fusebox" ./cmd/fusebox
 licenses "$ctx"
 cp "$certs" "$ctx/ca-certificates.crt"
