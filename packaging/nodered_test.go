@@ -93,9 +93,16 @@ func startNodeRED(t *testing.T, node, red string) *nodeRED {
 // have been installed. Node-RED's local time is UTC.
 func startNodeREDIn(t *testing.T, node, red, user string) *nodeRED {
 	t.Helper()
+	return startNodeREDWith(t, node, red, user, nodeREDSettings)
+}
+
+// startNodeREDWith is startNodeREDIn with the settings file settingsJS,
+// whose one %d is the port.
+func startNodeREDWith(t *testing.T, node, red, user, settingsJS string) *nodeRED {
+	t.Helper()
 	port := testenv.FreePort(t)
 	settings := filepath.Join(user, "settings.js")
-	if err := os.WriteFile(settings, fmt.Appendf(nil, nodeREDSettings, port), 0o600); err != nil {
+	if err := os.WriteFile(settings, fmt.Appendf(nil, settingsJS, port), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(user, "flows.json"), []byte("[]\n"), 0o600); err != nil {
