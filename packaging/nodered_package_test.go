@@ -184,6 +184,28 @@ func startNodeREDWithPackage(t *testing.T, node, red string) *nodeRED {
 	return n
 }
 
+// flows returns the flows Node-RED runs, as GET /flows lists them.
+func (n *nodeRED) flows(t *testing.T) []map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+"/flows", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Node-RED-API-Version", "v2")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /flows: %v", err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Flows []map[string]any `json:"flows"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /flows: %s %v", resp.Status, err)
+	}
+	return got.Flows
+}
+
 // checkPackageLoaded checks that Node-RED loaded both the package's nodes.
 func (n *nodeRED) checkPackageLoaded(t *testing.T) {
 	t.Helper()
