@@ -187,23 +187,30 @@ func startNodeREDWithPackage(t *testing.T, node, red string) *nodeRED {
 // flows returns the flows Node-RED runs, as GET /flows lists them.
 func (n *nodeRED) flows(t *testing.T) []map[string]any {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+"/flows", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Node-RED-API-Version", "v2")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET /flows: %v", err)
-	}
-	defer resp.Body.Close()
 	var got struct {
 		Flows []map[string]any `json:"flows"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /flows: %s %v", resp.Status, err)
-	}
+	n.getJSON(t, "/flows", "Node-RED-API-Version", "v2", &got)
 	return got.Flows
+}
+
+// getJSON decodes into v the answer to GET path of the admin API, sent
+// with the header name: value.
+func (n *nodeRED) getJSON(t *testing.T, path, name, value string, v any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(name, value)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", path, resp.Status, err)
+	}
 }
 
 // checkPackageLoaded checks that Node-RED loaded both the package's nodes.
@@ -227,20 +234,8 @@ func (n *nodeRED) checkPackageLoaded(t *testing.T) {
 // nodeSets returns what GET /nodes lists: each node set Node-RED found.
 func (n *nodeRED) nodeSets(t *testing.T) []nodeSet {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+"/nodes", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET /nodes: %v", err)
-	}
-	defer resp.Body.Close()
 	var sets []nodeSet
-	if err := json.NewDecoder(resp.Body).Decode(&sets); err != nil {
-		t.Fatalf("GET /nodes: %v", err)
-	}
+	n.getJSON(t, "/nodes", "Accept", "application/json", &sets)
 	return sets
 }
 
