@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/fusebox-hq/fusebox/internal/fakeapis"
+	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
 // No Home Assistant runs here (it is not packaged for the test machines), so
@@ -70,34 +71,6 @@ var haHeaders = map[string]string{
 	"User-Agent":      "HomeAssistant/2025.12.0 aiohttp/3.13.2 Python/3.13",
 }
 
-// haTemplates holds, for each template examples/home-assistant.yaml uses,
-// what Home Assistant renders it to from value_json, the answer's body
-// parsed as JSON (absent when it is not JSON). A template the file changes
-// to fails the test until its meaning is written here.
-var haTemplates = map[string]func(valueJSON any, ok bool) any{
-	// float(0) of anything that is not a number is 0.
-	"{{ value_json | float(0) }}": func(v any, ok bool) any {
-		if f, isNum := v.(float64); ok && isNum {
-			return f
-		}
-		return 0.0
-	},
-	// Jinja's number test; JSON gives Go float64 for every number.
-	"{{ value_json is number }}": func(v any, ok bool) any {
-		_, isNum := v.(float64)
-		return ok && isNum
-	},
-	"{{ (value_json | selectattr('name', 'eq', 'openweather') | first).state }}": func(v any, ok bool) any {
-		rows, _ := v.([]any)
-		for _, r := range rows {
-			if row, _ := r.(map[string]any); row["name"] == "openweather" {
-				return row["state"]
-			}
-		}
-		return nil // first of nothing: undefined, the template errors
-	},
-}
-
 // haSensor is a RESTful sensor of examples/home-assistant.yaml.
 type haSensor struct {
 	Platform      string            `yaml:"platform"`
@@ -126,8 +99,10 @@ func haExample(t *testing.T) ([]haSensor, string) {
 }
 
 // read requests the sensor's resource as Home Assistant does and returns
-// whether the sensor is available and its state, as Home Assistant renders
-// them from the answer (the status of which it does not look at).
+// whether the sensor is available and its state, rendered with Jinja2 as
+// Home Assistant's RESTful sensor renders them in every release:
+// availability over the body, then value_template (the status is not
+// looked at). A template that logs an ERROR or a WARNING fails the test.
 func (s haSensor) read(t *testing.T, d *daemon) (available bool, state any) {
 	t.Helper()
 	timeout := 10 * time.Second // the integration's default
@@ -136,20 +111,14 @@ func (s haSensor) read(t *testing.T, d *daemon) (available bool, state any) {
 	}
 	headers := maps.Clone(haHeaders)
 	maps.Copy(headers, s.Headers)
-	_, body := send(t, d, http.MethodGet, s.Resource, headers, timeout)
-	var v any
-	ok := json.Unmarshal(body, &v) == nil
-	render := func(tmpl string) any {
-		f := haTemplates[tmpl]
-		if f == nil {
-			t.Fatalf("sensor %q: the test does not know what %s renders to", s.Name, tmpl)
-		}
-		return f(v, ok)
+	_, b := send(t, d, http.MethodGet, s.Resource, headers, timeout)
+	body := string(b)
+	r := testenv.RenderAsHomeAssistant(t, testenv.HATemplates{Value: &body, ValueTemplate: s.ValueTemplate,
+		Availability: s.Availability, Order: "availability_first"})
+	if logged := append(r.Errors, r.Warnings...); len(logged) > 0 {
+		t.Errorf("sensor %q: Home Assistant logs %q reading %s", s.Name, logged, body)
 	}
-	if s.Availability != "" && render(s.Availability) != true {
-		return false, nil
-	}
-	return true, render(s.ValueTemplate)
+	return r.Available, r.State
 }
 
 // TestHomeAssistantRESTSensors reads the sensors of
@@ -215,13 +184,13 @@ func TestHomeAssistantRESTSensors(t *testing.T) {
 	for _, step := range []struct {
 		name string
 		down []string
-		want float64
+		want string
 	}{
-		{"OpenWeatherMap tripped: wttr.in's temperature", nil, 21},
-		{"OpenWeatherMap reset and up: its temperature", nil, 21.5},
-		{"both down: the stored temperature", []string{fakeapis.OpenWeatherMap, fakeapis.Wttr}, 21.5},
+		{"OpenWeatherMap tripped: wttr.in's temperature", nil, "21.0"},
+		{"OpenWeatherMap reset and up: its temperature", nil, "21.5"},
+		{"both down: the stored temperature", []string{fakeapis.OpenWeatherMap, fakeapis.Wttr}, "21.5"},
 	} {
-		if step.want == 21.5 && step.down == nil {
+		if step.want == "21.5" && step.down == nil {
 			d.post(t, "/api/circuits/openweather/reset")
 		}
 		for _, api := range step.down {

@@ -107,7 +107,7 @@ func TestContainerCompose(t *testing.T) {
 	composeCmd := func(args ...string) *exec.Cmd {
 		cmd := exec.Command("podman-compose", append([]string{"-p", project}, args...)...)
 		cmd.Dir = proj
-		cmd.Env = append(p.env, "FUSEBOX_GID="+g.Gid, "FUSEBOX_STATE_DIR="+state, "FUSEBOX_IMAGE="+p.tag)
+		cmd.Env = append(p.env, "FUSEBOX_GID="+g.Gid, "FUSEBOX_STATE_DIR="+state, "FUSEBOX_IMAGE="+p.tag, "TZ="+containerTZ)
 		return cmd
 	}
 	container, network := project+"_fusebox_1", project+"_homeauto"
@@ -147,6 +147,30 @@ func TestContainerCompose(t *testing.T) {
 		}
 		if len(a) == 0 || string(a) != string(b) {
 			t.Errorf("the image's CA bundle (%d bytes) is not the host's (%d bytes)", len(a), len(b))
+		}
+	})
+	t.Run("the image carries the licenses, as every archive does", func(t *testing.T) {
+		dir := t.TempDir()
+		p.run(t, "cp", container+":/usr/share/doc/fusebox", dir)
+		p.run(t, "cp", container+":/usr/bin/fusebox", filepath.Join(dir, "bin"))
+		for _, f := range []string{"LICENSE", "NOTICE"} {
+			got, err := os.ReadFile(filepath.Join(dir, "fusebox", f))
+			want, _ := os.ReadFile(filepath.Join("..", f))
+			if err != nil || len(want) == 0 || string(got) != string(want) {
+				t.Errorf("the image's /usr/share/doc/fusebox/%s is not the checkout's (%v)", f, err)
+			}
+		}
+		bin, err := os.ReadFile(filepath.Join(dir, "bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		third, err := os.ReadFile(filepath.Join(dir, "fusebox", "THIRD-PARTY-LICENSES"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkThirdPartyLicenses(t, bin, string(third))
+		if got := p.run(t, "image", "inspect", p.tag, "--format", `{{index .Labels "org.opencontainers.image.licenses"}}`); got != "Apache-2.0" {
+			t.Errorf("label org.opencontainers.image.licenses %q, want Apache-2.0", got)
 		}
 	})
 
@@ -249,6 +273,44 @@ func TestContainerCompose(t *testing.T) {
 			}
 		}
 	})
+	t.Run("compose's TZ is the container's local time", func(t *testing.T) {
+		in, err := p.try("exec", container, "/usr/bin/fusebox", "history", "weather")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, utc := historyStart(t, state, containerTZ), historyStart(t, state, "UTC")
+		if got := firstStart(in); got != want || want == utc {
+			t.Errorf("the outage began at %q in the container, %q on the host with TZ=%s (%q in UTC)\n%s", got, want, containerTZ, utc, in)
+		}
+	})
+}
+
+// containerTZ is a zone whose offset from UTC is never zero, so that a
+// binary without the time zone database (UTC) shows.
+const containerTZ = "Asia/Kolkata"
+
+// historyStart returns the START of the first row of fusebox history
+// weather, run on the host with TZ=tz.
+func historyStart(t *testing.T, state, tz string) string {
+	t.Helper()
+	out, err := testenv.FuseboxCmd(fuseboxBin, state, []string{"TZ=" + tz}, "history", "weather").Output()
+	if err != nil {
+		t.Fatalf("history with TZ=%s: %v", tz, err)
+	}
+	return firstStart(string(out))
+}
+
+// firstStart returns the START (date and time) of a history table's first
+// row, or "" when it has none.
+func firstStart(table string) string {
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if len(lines) < 2 {
+		return ""
+	}
+	if f := strings.Fields(lines[1]); len(f) >= 3 {
+		return f[1] + " " + f[2]
+	}
+	return ""
 }
 
 // TestContainerHostDaemon follows the host-daemon recipe of

@@ -273,7 +273,7 @@ func stopProcess(t *testing.T, name string, p *os.Process, exited <-chan struct{
 
 // tap is a reverse proxy on a loopback port in front of a daemon, the
 // address a caller under test is given: it records the X-Fusebox-Wait
-// header of each request, can be pointed at another daemon (one with a
+// and Authorization headers of each request, can be pointed at another daemon (one with a
 // token), and, once closed, refuses connections as a stopped daemon does.
 type tap struct {
 	Addr   string
@@ -281,6 +281,7 @@ type tap struct {
 	mu     sync.Mutex
 	target string   // the daemon's address
 	waits  []string // each request's X-Fusebox-Wait, in order
+	auths  []string // and its Authorization
 }
 
 func startTap(t *testing.T, d *daemon) *tap {
@@ -290,6 +291,7 @@ func startTap(t *testing.T, d *daemon) *tap {
 		p.mu.Lock()
 		target := p.target
 		p.waits = append(p.waits, r.In.Header.Get("X-Fusebox-Wait"))
+		p.auths = append(p.auths, r.In.Header.Get("Authorization"))
 		p.mu.Unlock()
 		r.SetURL(&url.URL{Scheme: "http", Host: target})
 	}}
@@ -314,4 +316,11 @@ func (p *tap) Waits() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.waits)
+}
+
+// Authorizations returns the Authorization of each request so far.
+func (p *tap) Authorizations() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.auths)
 }

@@ -164,6 +164,35 @@ func TestHAAddonConfig(t *testing.T) {
 		t.Errorf("config.yaml: schema keys %v, want those serve --addon-options reads: hosts, token", got)
 	}
 
+	// translations/en.yaml (SCHEMA_ADDON_TRANSLATIONS): a name, and a
+	// description, for every option the Configuration tab shows, and the
+	// ports' descriptions, the same as ports_description's.
+	tr := readYAML(t, "ha-addon/fusebox/translations/en.yaml")
+	for k := range tr {
+		if k != "configuration" && k != "network" {
+			t.Errorf("translations/en.yaml: unknown key %q", k)
+		}
+	}
+	named, _ := tr["configuration"].(map[string]any)
+	for k := range schema {
+		entry, _ := named[k].(map[string]any)
+		name, _ := entry["name"].(string)
+		desc, _ := entry["description"].(string)
+		if name == "" || desc == "" {
+			t.Errorf("translations/en.yaml: option %s: want a name and a description, got %v", k, named[k])
+		}
+	}
+	for k := range named {
+		if _, ok := schema[k]; !ok {
+			t.Errorf("translations/en.yaml: option %s not in the schema", k)
+		}
+	}
+	network, _ := tr["network"].(map[string]any)
+	desc, _ := cfg["ports_description"].(map[string]any)
+	if fmt.Sprint(network) != fmt.Sprint(desc) {
+		t.Errorf("translations/en.yaml: network %v, want ports_description's %v", network, desc)
+	}
+
 	build := readYAML(t, "ha-addon/fusebox/build.yaml")
 	from, _ := build["build_from"].(map[string]any)
 	for a, img := range from {

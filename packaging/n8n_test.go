@@ -339,6 +339,11 @@ func TestN8nWorkflow(t *testing.T) {
 	if got := tp.Waits(); len(got) != 3 || slices.ContainsFunc(got, func(w string) bool { return w != wait }) {
 		t.Errorf("the workflow's requests sent X-Fusebox-Wait %q, want %s on each of 3", got, wait)
 	}
+	// The 401 alone would come of a header n8n left out too: the header
+	// the README has n8n send is on the request.
+	if got := tp.Authorizations(); len(got) != 3 || !slices.Equal(got, []string{"", "", "Bearer not-the-token"}) {
+		t.Errorf("the workflow's requests sent Authorization %q, want none, none and the wrong token's", got)
+	}
 
 	d.Stop()
 	tp.Close()

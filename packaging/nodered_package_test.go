@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,19 +35,7 @@ const (
 // loads is then a copy, not a link into the checkout.
 func installNodePackage(t *testing.T, user string) {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		testenv.Skip(t, "npm is not installed (apt-get install nodejs npm): %v", err)
-	}
-	dir, err := filepath.Abs(nodePackage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pkg struct {
-		Version string `json:"version"`
-	}
-	readJSON(t, filepath.Join(nodePackage, "package.json"), &pkg)
-	tarball := "fusebox-hq-node-red-fusebox-" + pkg.Version + ".tgz"
+	tarball := packNodePackage(t, user)
 	readme, err := os.ReadFile(filepath.Join(nodePackage, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -56,31 +45,54 @@ func installNodePackage(t *testing.T, user string) {
 			t.Errorf("%s/README.md does not say %q: the install tested here is not the one it documents", nodePackage, step)
 		}
 	}
-	npmIn := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(npm, args...)
-		cmd.Dir = user
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user,
-			"npm_config_cache=" + filepath.Join(user, ".npm"), "npm_config_offline=true",
-			"npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false"}
-		out, err := cmd.Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("npm %s in the user dir: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
-		}
-		return out
-	}
-	if got := strings.TrimSpace(string(npmIn("pack", dir))); got != tarball {
-		t.Fatalf("npm pack wrote %q, want %s as the README says", got, tarball)
-	}
-	npmIn("install", "./"+tarball)
+	npmIn(t, user, "install", "./"+tarball)
 	installed := filepath.Join(user, "node_modules", nodePackageName)
 	if fi, err := os.Lstat(installed); err != nil || !fi.IsDir() {
 		t.Fatalf("%s after the install: %v, %v; want a dir of its own, not a link into the checkout", installed, fi, err)
 	}
+}
+
+// packNodePackage runs `npm pack` of the package in dir and returns the
+// name of the tarball it wrote there.
+func packNodePackage(t *testing.T, dir string) string {
+	t.Helper()
+	pkgDir, err := filepath.Abs(nodePackage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	readJSON(t, filepath.Join(nodePackage, "package.json"), &pkg)
+	tarball := "fusebox-hq-node-red-fusebox-" + pkg.Version + ".tgz"
+	if got := strings.TrimSpace(string(npmIn(t, dir, "pack", pkgDir))); got != tarball {
+		t.Fatalf("npm pack wrote %q, want %s", got, tarball)
+	}
+	return tarball
+}
+
+// npmIn runs npm in dir, offline, with dir as its home, and returns what
+// it printed.
+func npmIn(t *testing.T, dir string, args ...string) []byte {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		testenv.Skip(t, "npm is not installed (apt-get install nodejs npm): %v", err)
+	}
+	cmd := exec.Command(npm, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
+		"npm_config_cache=" + filepath.Join(dir, ".npm"), "npm_config_offline=true",
+		"npm_config_audit=false", "npm_config_fund=false", "npm_config_update_notifier=false"}
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("npm %s in %s: %v\n%s%s", strings.Join(args, " "), dir, err, out, stderr)
+	}
+	return out
 }
 
 // packageExample returns the package's example flow as Node-RED's editor
@@ -168,6 +180,42 @@ func startNodeREDWithPackage(t *testing.T, node, red string) *nodeRED {
 	user := t.TempDir()
 	installNodePackage(t, user)
 	n := startNodeREDIn(t, node, red, user)
+	n.checkPackageLoaded(t)
+	return n
+}
+
+// flows returns the flows Node-RED runs, as GET /flows lists them.
+func (n *nodeRED) flows(t *testing.T) []map[string]any {
+	t.Helper()
+	var got struct {
+		Flows []map[string]any `json:"flows"`
+	}
+	n.getJSON(t, "/flows", "Node-RED-API-Version", "v2", &got)
+	return got.Flows
+}
+
+// getJSON decodes into v the answer to GET path of the admin API, sent
+// with the header name: value.
+func (n *nodeRED) getJSON(t *testing.T, path, name, value string, v any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(name, value)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", path, resp.Status, err)
+	}
+}
+
+// checkPackageLoaded checks that Node-RED loaded both the package's nodes.
+func (n *nodeRED) checkPackageLoaded(t *testing.T) {
+	t.Helper()
 	var types []string
 	for _, s := range n.nodeSets(t) {
 		if s.Module == nodePackageName {
@@ -181,26 +229,13 @@ func startNodeREDWithPackage(t *testing.T, node, red string) *nodeRED {
 	if !slices.Equal(types, []string{"fusebox call", "fusebox-daemon"}) {
 		t.Fatalf("Node-RED loaded the types %q of %s, want fusebox call and fusebox-daemon\n%s", types, nodePackageName, n.log.String())
 	}
-	return n
 }
 
 // nodeSets returns what GET /nodes lists: each node set Node-RED found.
 func (n *nodeRED) nodeSets(t *testing.T) []nodeSet {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+n.Addr+"/nodes", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET /nodes: %v", err)
-	}
-	defer resp.Body.Close()
 	var sets []nodeSet
-	if err := json.NewDecoder(resp.Body).Decode(&sets); err != nil {
-		t.Fatalf("GET /nodes: %v", err)
-	}
+	n.getJSON(t, "/nodes", "Accept", "application/json", &sets)
 	return sets
 }
 
@@ -535,4 +570,53 @@ func hasClass(e *html.Node, class string) bool {
 		}
 	}
 	return false
+}
+
+// TestNodeREDPackageUploadedInThePalette installs the package where no npm
+// runs in the user dir, as in Node-RED's container or Home Assistant's
+// Node-RED add-on: the tarball of npm pack uploaded in the editor (Manage
+// palette → Install → the upload button), which is POST /nodes with the
+// file as the multipart field "tarball". Node-RED installs it and loads
+// both its nodes at once, without a restart.
+func TestNodeREDPackageUploadedInThePalette(t *testing.T) {
+	t.Parallel()
+	node, red := npmInstalled(t, NodeREDVar, "node-red/red.js", "npm install --prefix DIR node-red@4.1.15")
+	dir := t.TempDir()
+	tarball := packNodePackage(t, dir)
+	// The palette as Node-RED ships it, installs and uploads allowed.
+	const locked = "palette: { allowInstall: false, allowUpdate: false }"
+	if !strings.Contains(nodeREDSettings, locked) {
+		t.Fatalf("nodeREDSettings no longer says %s", locked)
+	}
+	n := startNodeREDWith(t, node, red, t.TempDir(), strings.Replace(nodeREDSettings, locked, "palette: { allowInstall: true, allowUpload: true }", 1))
+
+	var body bytes.Buffer
+	form := multipart.NewWriter(&body)
+	part, err := form.CreateFormFile("tarball", tarball)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, tarball))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part.Write(b)
+	form.Close()
+	req, err := http.NewRequest(http.MethodPost, "http://"+n.Addr+"/nodes", &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", form.FormDataContentType())
+	req.Header.Set("Accept", "application/json")
+	client := &http.Client{Timeout: 2 * time.Minute} // Node-RED runs npm install before it answers
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("POST /nodes: %v\n%s", err, n.log.String())
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /nodes of %s: %s %s\n%s", tarball, resp.Status, answer, n.log.String())
+	}
+	n.checkPackageLoaded(t)
 }

@@ -93,9 +93,16 @@ func startNodeRED(t *testing.T, node, red string) *nodeRED {
 // have been installed. Node-RED's local time is UTC.
 func startNodeREDIn(t *testing.T, node, red, user string) *nodeRED {
 	t.Helper()
+	return startNodeREDWith(t, node, red, user, nodeREDSettings)
+}
+
+// startNodeREDWith is startNodeREDIn with the settings file settingsJS,
+// whose one %d is the port.
+func startNodeREDWith(t *testing.T, node, red, user, settingsJS string) *nodeRED {
+	t.Helper()
 	port := testenv.FreePort(t)
 	settings := filepath.Join(user, "settings.js")
-	if err := os.WriteFile(settings, fmt.Appendf(nil, nodeREDSettings, port), 0o600); err != nil {
+	if err := os.WriteFile(settings, fmt.Appendf(nil, settingsJS, port), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(user, "flows.json"), []byte("[]\n"), 0o600); err != nil {
@@ -297,7 +304,8 @@ func (s *sidebar) settled(t *testing.T) nodeStatus {
 // temperature one, which shows where it came from — OpenWeatherMap, wttr.in
 // when it is down, and the stored answer of wttr.in, with its age, when
 // both are — a daemon with a token the flow does not send to the
-// "refused by fusebox" one, and, once the daemon is stopped, the
+// "refused by fusebox" one, the same daemon answering once the token is
+// in the http request node's headers, and, once the daemon is stopped, the
 // connection's error to the "fusebox itself unreachable" one. A recording
 // proxy in the daemon's place checks that each request sends the flow's
 // timeout as X-Fusebox-Wait.
@@ -442,6 +450,32 @@ func TestNodeREDFlow(t *testing.T) {
 		}
 		if msg.StatusCode != 401 || !strings.Contains(msg.Payload.Error, "token") {
 			t.Errorf("msg = %+v, want statusCode 401 and the daemon's error about the token", msg)
+		}
+	})
+	// The token where packaging/README.md says: a header Authorization in
+	// the http request node's list, beside X-Fusebox-Wait. The daemon then
+	// answers the call (a 200 or, every endpoint down, a 503), not a 401.
+	t.Run("the token in the http request node's headers: the daemon answers", func(t *testing.T) {
+		tp.To(exampleDaemonWithToken(t, up, "packaging-serve-token"))
+		nodes := n.flows(t)
+		found := false
+		for _, node := range nodes {
+			if node["id"] == "fusebox-http.weather" {
+				headers, _ := node["headers"].([]any)
+				node["headers"] = append(headers, map[string]any{"keyType": "other", "keyValue": "Authorization",
+					"valueType": "other", "valueValue": "Bearer packaging-serve-token"})
+				found = true
+			}
+		}
+		if !found {
+			t.Fatal("no fusebox-http.weather among the deployed flows")
+		}
+		n.deploy(t, sb, nodes) // the inject node fires once on its own a second after
+		if m := sb.next(t); m.ID != "fusebox-http.temperature" && m.ID != "fusebox-http.down" {
+			t.Errorf("debug node %s showed %s, want the temperature or every endpoint down", m.ID, m.Msg)
+		}
+		if got := tp.Authorizations(); len(got) == 0 || got[len(got)-1] != "Bearer packaging-serve-token" {
+			t.Errorf("the requests sent Authorization %q, want the token's on the last", got)
 		}
 	})
 

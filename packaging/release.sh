@@ -22,6 +22,7 @@ all="linux/amd64 linux/arm/6 linux/arm/7 linux/arm64 linux/riscv64 darwin/arm64 
 targets=${FUSEBOX_RELEASE_TARGETS:-$all}
 
 cd "$repo"
+. packaging/licenses.sh
 if [ -z "${VERSION:-}" ]; then
 	VERSION=$(git describe --tags 2>/dev/null || echo "0.0.0+git.$(git rev-parse --short HEAD)")
 fi
@@ -57,36 +58,6 @@ tgz() {
 docs() {
 	cp -R docs "$1/docs"
 	chmod -R u=rwX,go=rX "$1/docs"
-}
-
-# licenses DIR: fusebox's LICENSE and NOTICE in DIR, and
-# DIR/THIRD-PARTY-LICENSES: the license of every module DIR/fusebox links
-# in (go version -m lists them), and of Go's standard library, which a
-# static binary carries and whose licenses ask to be reproduced with it.
-licenses() {
-	install -m 0644 LICENSE NOTICE "$1/"
-	{
-		echo "fusebox is licensed under the Apache License 2.0 (LICENSE). Its binary also"
-		echo "holds the Go standard library and the Go modules below, under these licenses."
-		printf '\n==== Go %s (the standard library and runtime)\n\n' "$(go env GOVERSION)"
-		cat "$(go env GOROOT)/LICENSE"
-		go version -m "$1/fusebox" | awk '$1 == "dep" || $1 == "=>" { print $2, $3 }' |
-			while read -r path ver; do
-				dir=$(go mod download -json "$path@$ver" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-				found=
-				for f in "$dir"/LICEN[CS]E* "$dir"/COPYING* "$dir"/NOTICE*; do
-					[ -f "$f" ] || continue
-					printf '\n==== %s %s (%s)\n\n' "$path" "$ver" "$(basename "$f")"
-					cat "$f"
-					found=1
-				done
-				if [ -z "$found" ]; then
-					echo "release.sh: no license file in module $path $ver ($dir)" >&2
-					exit 1
-				fi
-			done
-	} >"$1/THIRD-PARTY-LICENSES"
-	chmod 0644 "$1/THIRD-PARTY-LICENSES"
 }
 
 # copyright: the .deb's /usr/share/doc/fusebox/copyright, machine-readable

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/file"
+	"github.com/fusebox-hq/fusebox/internal/doctext"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
 
@@ -248,19 +250,31 @@ func TestServeTripsAWatchedCircuitBeforeItHasState(t *testing.T) {
 	}
 }
 
-// The README's bridge watch reads both forms Zigbee2MQTT publishes its
-// bridge state in: 2.x's JSON and 1.x's plain text (its default
-// legacy_availability_payload: true), from a real broker.
+// Every bridge watch the pages show (README.md and docs/*.md) reads both
+// forms Zigbee2MQTT publishes its bridge state in: 2.x's JSON and 1.x's
+// plain text (its default legacy_availability_payload: true), from a real
+// broker.
 func TestTheDocumentedBridgeWatchReadsZigbee2MQTT1xAnd2x(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	watch := regexp.MustCompile(`topic: zigbee2mqtt/bridge/state, up: '([^']+)'`)
+	var ups []string
+	for _, page := range doctext.Pages(t) {
+		for _, m := range watch.FindAllStringSubmatch(doctext.Read(t, page), -1) {
+			if !slices.Contains(ups, m[1]) {
+				ups = append(ups, m[1])
+			}
+		}
 	}
-	m := regexp.MustCompile(`mqtt: \{topic: zigbee2mqtt/bridge/state, up: '([^']+)'\}`).FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("README.md has no health: mqtt: watch of zigbee2mqtt/bridge/state")
+	if len(ups) == 0 {
+		t.Fatal("no page has a health: mqtt: watch of zigbee2mqtt/bridge/state")
 	}
-	up := string(m[1])
+	for _, up := range ups {
+		t.Run(up, func(t *testing.T) { checkBridgeWatch(t, up) })
+	}
+}
+
+// checkBridgeWatch runs a daemon watching the bridge with up and publishes
+// each form of the bridge's state.
+func checkBridgeWatch(t *testing.T, up string) {
 	port := testenv.FreePort(t)
 	broker := testenv.StartMosquitto(t, port)
 	pub := newPublisher(t, broker.Addr)

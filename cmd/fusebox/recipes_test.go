@@ -468,50 +468,13 @@ type haScan struct {
 	attributes  map[string]any
 }
 
-// haOrders are the orders in which Home Assistant's releases render a
-// command_line sensor's templates: value_template first and availability
-// over its output, or availability first over stdout (the current
-// source). testdata/ha_command_line.py says how each goes.
-var haOrders = []string{"value_first", "availability_first"}
-
-// jinjaPython returns a python3 that imports Jinja2, Home Assistant's
-// template engine, or skips the test.
-func jinjaPython(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(p, "-c", "import jinja2").Run() == nil {
-			return p
-		}
-	}
-	testenv.Skip(t, "no python3 with Jinja2 (Debian: python3-jinja2) to render Home Assistant's templates")
-	return ""
-}
-
 // renderAsHomeAssistant renders sensor's templates over one scan's stdout
 // (nil: the command failed) with Jinja2, in order, as Home Assistant does
-// (testdata/ha_command_line.py).
+// (testenv.RenderAsHomeAssistant).
 func renderAsHomeAssistant(t *testing.T, sensor haSensorConfig, stdout *string, order string) haScan {
 	t.Helper()
-	in, _ := json.Marshal(map[string]any{"stdout": stdout, "value_template": sensor.ValueTemplate,
-		"availability": sensor.Availability, "json_attributes": sensor.JSONAttributes, "order": order})
-	cmd := exec.Command(jinjaPython(t), "testdata/ha_command_line.py")
-	cmd.Stdin = strings.NewReader(string(in))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("rendering the templates as Home Assistant does: %v\n%s", err, stderr.String())
-	}
-	var r struct {
-		Available  bool           `json:"available"`
-		State      any            `json:"state"`
-		Attributes map[string]any `json:"attributes"`
-		Errors     []string       `json:"errors"`
-		Warnings   []string       `json:"warnings"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("the renderer's answer %q: %v", out, err)
-	}
+	r := testenv.RenderAsHomeAssistant(t, testenv.HATemplates{Value: stdout, ValueTemplate: sensor.ValueTemplate,
+		Availability: sensor.Availability, JSONAttributes: sensor.JSONAttributes, Order: order})
 	return haScan{available: r.Available, state: r.State, attributes: r.Attributes,
 		errorLogged: strings.Join(append(r.Errors, r.Warnings...), "; ")}
 }
@@ -519,7 +482,7 @@ func renderAsHomeAssistant(t *testing.T, sensor haSensorConfig, stdout *string, 
 // scanAsHomeAssistant runs command through /bin/sh with HA's timeout and
 // reads it as HA does: an exit status other than 0 or the timeout logs an
 // ERROR and leaves no value; else the value is stdout, stripped, over
-// which the sensor's templates are rendered in each of haOrders.
+// which the sensor's templates are rendered in each of testenv.HAOrders.
 func scanAsHomeAssistant(t *testing.T, sensor haSensorConfig, timeout time.Duration, env []string) map[string]haScan {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -541,7 +504,7 @@ func scanAsHomeAssistant(t *testing.T, sensor haSensorConfig, timeout time.Durat
 		value = &v
 	}
 	scans := map[string]haScan{}
-	for _, order := range haOrders {
+	for _, order := range testenv.HAOrders {
 		s := renderAsHomeAssistant(t, sensor, value, order)
 		if failed != "" {
 			s.errorLogged = strings.Trim(failed+"; "+s.errorLogged, "; ")
@@ -576,7 +539,7 @@ func TestDocsHomeAssistantTemplatesShowEveryAnswer(t *testing.T) {
 		{"a stale string", stdout("stale", "Sunny"), "Sunny"},
 		{"nothing to show", stdout(nil, nil), nil},
 	} {
-		for _, order := range haOrders {
+		for _, order := range testenv.HAOrders {
 			s := renderAsHomeAssistant(t, sensor, tc.stdout, order)
 			if s.errorLogged != "" {
 				t.Errorf("%s, %s: Home Assistant logs %s", tc.name, order, s.errorLogged)
@@ -608,7 +571,7 @@ func TestDocsHomeAssistantTemplatesShowEveryAnswer(t *testing.T) {
 func TestDocsHomeAssistantCommandLineSensor(t *testing.T) {
 	t.Parallel() // waits on processes and timers: it runs beside the others
 	sensor := docsSensor(t)
-	jinjaPython(t)
+	testenv.JinjaPython(t)
 	timeout := time.Duration(sensor.CommandTimeout) * time.Second
 	if sensor.CommandTimeout == 0 {
 		timeout = 15 * time.Second // HA's DEFAULT_TIMEOUT

@@ -1,7 +1,8 @@
 #!/bin/sh
 # build.sh [TAG] builds the fusebox image (packaging/container/Containerfile)
 # from this checkout: a static binary, the build host's CA certificates and
-# an unprivileged user 8417, FROM scratch, so no base image is pulled.
+# an unprivileged user 8417, FROM scratch, so no base image is pulled; with
+# the licenses of the binary, as in every release archive (licenses.sh).
 #
 #   packaging/container/build.sh                       # fusebox-hq/fusebox:VERSION
 #   GOARCH=arm64 packaging/container/build.sh fusebox-hq/fusebox:1.2.3-arm64
@@ -16,6 +17,7 @@ set -eu
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
+. packaging/licenses.sh
 if [ -z "${VERSION:-}" ]; then
 	VERSION=$(git describe --tags 2>/dev/null || echo "0.0.0+git.$(git rev-parse --short HEAD)")
 fi
@@ -37,8 +39,12 @@ esac
 
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
-CGO_ENABLED=0 GOOS=linux GOARCH=$goarch GOARM=${GOARM:-} go build -trimpath \
+# timetzdata: the binary carries the time zone database, which a scratch
+# image has not, so that TZ (the Supervisor sets it for every add-on)
+# gives notifications and history their local time instead of UTC.
+CGO_ENABLED=0 GOOS=linux GOARCH=$goarch GOARM=${GOARM:-} go build -trimpath -tags timetzdata \
 	-ldflags "-s -w -X main.version=$VERSION -buildid=" -o "$ctx/fusebox" ./cmd/fusebox
+licenses "$ctx"
 cp "$certs" "$ctx/ca-certificates.crt"
 printf 'fusebox:x:8417:8417:fusebox:/data:/sbin/nologin\n' >"$ctx/passwd"
 printf 'fusebox:x:8417:\n' >"$ctx/group"

@@ -1,22 +1,29 @@
-"""Renders a Home Assistant command_line sensor's templates over one scan's
-output, with Jinja2 as Home Assistant does, in both orders its releases have
-used (homeassistant/components/command_line/sensor.py and
+"""Renders a Home Assistant command_line or RESTful sensor's templates over
+one scan's value (a command's stdout, a resource's body), with Jinja2 as Home
+Assistant does, in both orders its releases have used
+(homeassistant/components/command_line/sensor.py,
+homeassistant/components/rest/sensor.py and
 homeassistant/helpers/trigger_template_entity.py):
 
-- "value_first": value_template is rendered over stdout, then availability
+- "value_first": value_template is rendered over the value, then availability
   over value_template's output (value is that output, value_json that output
   parsed as JSON when it parses), not strict; the entity is unavailable only
-  when availability renders False.
+  when availability renders False. (The RESTful sensor's older releases
+  rendered availability over the body itself: "availability_first" gives
+  that.)
 - "availability_first" (the current source): availability is rendered first
-  over stdout (value is stdout, value_json stdout parsed), strict (an
-  undefined name is an error, which Home Assistant logs and takes as
+  over the value (value is the value, value_json the value parsed), strict
+  (an undefined name is an error, which Home Assistant logs and takes as
   available), its result read as a boolean; value_template and the JSON
   attributes only when it is true.
 
+A sensor without an availability template is available.
+
 Reads {"stdout": str or null, "value_template", "availability",
-"json_attributes": [...], "order"} as JSON on stdin; writes {"available",
-"state", "attributes", "errors", "warnings"} as JSON on stdout. errors are
-what Home Assistant logs as an ERROR, warnings as a WARNING.
+"json_attributes": [...], "order"} as JSON on stdin (stdout: the value, null
+when the command failed); writes {"available", "state", "attributes",
+"errors", "warnings"} as JSON on stdout. errors are what Home Assistant logs
+as an ERROR, warnings as a WARNING. internal/testenv/hatemplates.go runs it.
 """
 
 import ast
@@ -94,16 +101,21 @@ def attributes(stdout, keys):
 def main():
     q = json.load(sys.stdin)
     stdout, order = q["stdout"], q["order"]
+    keys = q.get("json_attributes") or []
+    vt = q.get("value_template") or "{{ value }}"  # none: the state is the value
     out = {"available": True, "state": None, "attributes": {}}
-    if order == "value_first":
-        value = render_value(q["value_template"], variables(stdout)) if stdout is not None else None
+    if not q.get("availability"):
+        out["state"] = render_value(vt, variables(stdout)) if stdout is not None else None
+        out["attributes"] = attributes(stdout, keys)
+    elif order == "value_first":
+        value = render_value(vt, variables(stdout)) if stdout is not None else None
         try:
             rendered = parse_result(loose.from_string(q["availability"]).render(variables(value)))
             out["available"] = rendered is not False
         except jinja2.TemplateError as e:
             errors.append("availability: %s" % e)
         out["state"] = value
-        out["attributes"] = attributes(stdout, q["json_attributes"])
+        out["attributes"] = attributes(stdout, keys)
     elif order == "availability_first":
         try:
             rendered = parse_result(strict.from_string(q["availability"]).render(variables(stdout)))
@@ -112,9 +124,9 @@ def main():
             errors.append("availability: %s" % e)
             out["available"] = True
         if out["available"]:
-            out["attributes"] = attributes(stdout, q["json_attributes"])
+            out["attributes"] = attributes(stdout, keys)
             if stdout is not None:
-                out["state"] = render_value(q["value_template"], variables(stdout))
+                out["state"] = render_value(vt, variables(stdout))
     else:
         sys.exit("unknown order %r" % order)
     out["errors"], out["warnings"] = errors, warnings
