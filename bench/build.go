@@ -11,6 +11,7 @@ import (
 // tools are the programs the scenarios run, built or found once per run.
 type tools struct {
 	work     string // the run's scratch dir
+	repo     string // the fusebox checkout
 	fusebox  string // built from the checkout, static
 	hello    string // the static Go floor
 	script   string // the classic bash breaker
@@ -23,6 +24,7 @@ type tools struct {
 func buildTools(ctx context.Context, repo, work string) (*tools, error) {
 	t := &tools{
 		work:     work,
+		repo:     repo,
 		fusebox:  filepath.Join(work, "fusebox"),
 		hello:    filepath.Join(work, "hello"),
 		script:   filepath.Join(repo, "bench", "scripts", "classic-breaker.sh"),
