@@ -291,20 +291,27 @@ circuits:
 			cycles[4].Add(1)
 		}
 	})
+	// ask sends a request with one header set and returns the answer's
+	// status and its first MiB.
+	ask := func(ctx context.Context, method, url, header, value string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, method, url, nil)
+		req.Header.Set(header, value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(b)
+	}
 	spawn(2, func(ctx context.Context, _ int) { // a token caller's query of 1,000 parameters (issue 36.7)
 		var q strings.Builder
 		for j := range 1000 {
 			fmt.Fprintf(&q, "&p%d=x", j)
 		}
 		for ctx.Err() == nil {
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/call/ok?"+q.String()[1:], nil)
-			req.Header.Set("X-Fusebox-Token", token)
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusBadRequest {
-					cycles[5].Add(1)
-				}
+			if code, _ := ask(ctx, "GET", "http://"+addr+"/call/ok?"+q.String()[1:], "X-Fusebox-Token", token); code == http.StatusBadRequest {
+				cycles[5].Add(1)
 			}
 			sleepCtx(ctx, 100*time.Millisecond)
 		}
@@ -319,21 +326,10 @@ circuits:
 			}
 		}
 	})
-	tokenGet := func(ctx context.Context, method, path string) (int, string) {
-		req, _ := http.NewRequestWithContext(ctx, method, "http://"+addr+path, nil)
-		req.Header.Set("X-Fusebox-Token", token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return resp.StatusCode, string(b)
-	}
 	spawn(4, func(ctx context.Context, i int) { // status pages and a scrape over the flapping's event log (issue 36.1)
 		path := []string{"/api/outages", "/metrics"}[i%2]
 		for ctx.Err() == nil {
-			if code, _ := tokenGet(ctx, "GET", path); code == http.StatusOK {
+			if code, _ := ask(ctx, "GET", "http://"+addr+path, "X-Fusebox-Token", token); code == http.StatusOK {
 				cycles[7].Add(1)
 			}
 			sleepCtx(ctx, 50*time.Millisecond)
@@ -341,7 +337,7 @@ circuits:
 	})
 	spawn(6, func(ctx context.Context, _ int) { // POSTs at once for 10 MB of JSON with extract: (issue 36.1)
 		for ctx.Err() == nil {
-			code, body := tokenGet(ctx, "POST", "/call/list")
+			code, body := ask(ctx, "POST", "http://"+addr+"/call/list", "X-Fusebox-Token", token)
 			if code == http.StatusServiceUnavailable && (strings.Contains(body, "decoded, more than") || strings.Contains(body, "no memory free for the body")) {
 				cycles[8].Add(1)
 			}
@@ -350,14 +346,8 @@ circuits:
 	})
 	spawn(2, func(ctx context.Context, _ int) { // a browser's page GETs of the tokenless daemon's /call (issue 36.3)
 		for ctx.Err() == nil {
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+onFile.Addr+"/call/secret", nil)
-			req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/142")
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusForbidden {
-					cycles[9].Add(1)
-				}
+			if code, _ := ask(ctx, "GET", "http://"+onFile.Addr+"/call/secret", "User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/142"); code == http.StatusForbidden {
+				cycles[9].Add(1)
 			}
 			sleepCtx(ctx, 20*time.Millisecond)
 		}
