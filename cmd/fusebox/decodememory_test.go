@@ -37,7 +37,7 @@ func weatherList(size int) []byte {
 // (httpcall.JQMemory) before it is decoded, so the calls take turns or,
 // past what one jq program may use, fail at once. The daemon's peak
 // resident set: 60-84 MiB for six 10 MB answers (was 622 MiB here, 1.62
-// GiB in the issue), asserted at most 128; 113-185 MiB for six 4 MB ones
+// GiB in the issue), asserted at most 128; 113-193 MiB for six 4 MB ones
 // (was 259), asserted at most 224: two decodes at once fit the daemon's
 // default 256 MiB jq bound, with the garbage collector's headroom.
 func TestLargeAnswersAreDecodedWithinTheJQBound(t *testing.T) {
