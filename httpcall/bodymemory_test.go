@@ -28,7 +28,7 @@ func TestBodiesAreReadWithinTheirShare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("64 KiB to start with: %v", err)
 	}
-	if _, err := io.ReadAll(b); !errors.Is(err, errNoBodyMemory) || b.held != 1<<20 {
+	if _, err := io.ReadAll(b); !errors.Is(err, ErrNoBodyMemory) || b.held != 1<<20 {
 		t.Fatalf("1.5 MiB while 600 KiB are held: %v, holding %d; want it refused at 1 MiB, the next 1 MiB eating into what small bodies keep", err, b.held)
 	}
 	b.giveBack()
@@ -36,7 +36,7 @@ func TestBodiesAreReadWithinTheirShare(t *testing.T) {
 	if err != nil || c.held != 300<<10 {
 		t.Fatalf("300 KiB said, 2.1 MiB free: %v, holding %d", err, c.held)
 	}
-	if _, err := m.take(body(1200<<10), 1200<<10, 10<<20); !errors.Is(err, errNoBodyMemory) {
+	if _, err := m.take(body(1200<<10), 1200<<10, 10<<20); !errors.Is(err, ErrNoBodyMemory) {
 		t.Fatalf("1.2 MiB said, 2.1 MiB free: %v, want it refused before it is read, leaving 1 MiB to small bodies", err)
 	}
 	small, err := m.take(body(10<<10), 10<<10, 10<<20)

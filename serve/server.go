@@ -68,11 +68,11 @@ type Options struct {
 	// use at once (httpcall.JQMemory); default httpcall.DefaultJQMemory.
 	JQMemory int64
 	// BodyMemory is what the upstream bodies of every call and health
-	// check may hold at once while they are read and judged
-	// (httpcall.BodyMemory); by default DefaultBodyMemory, or room for
-	// the largest max_body of the first targets (twice it, as a body of
-	// unknown length is read, and 1 MiB for small bodies) when that is
-	// more.
+	// check, and the callers' request bodies, may hold at once while they
+	// are read and used (httpcall.BodyMemory); by default
+	// DefaultBodyMemory, or room for the largest max_body of the first
+	// targets (twice it, as a body of unknown length is read, and 1 MiB
+	// for small bodies) when that is more.
 	BodyMemory int64
 
 	// ClientOptions are added to those of every httpcall.Client the server
