@@ -201,7 +201,7 @@ func New(targets Targets, o Options) (*Server, error) {
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory),
 		bodyMemory: httpcall.NewBodyMemory(o.BodyMemory),
 		slots:      newSlots(o.MaxConns, DefaultUnprovenIdle)}
-	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
+	s.transport = httpcall.NewTransport() // proxies from the environment, HTTP/2 over TLS, headers bounded
 	// No more idle upstream connections than callers' (connsAllowed).
 	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = min(256, o.MaxConns), min(64, o.MaxConns)
 	s.counters = newCounters()
