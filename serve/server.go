@@ -71,8 +71,8 @@ type Options struct {
 	// check, and the callers' request bodies, may hold at once while they
 	// are read and used (httpcall.BodyMemory); by default
 	// DefaultBodyMemory, or room for the largest max_body of the first
-	// targets (twice it, as a body of unknown length is read, and 1 MiB
-	// for small bodies) when that is more.
+	// targets or MaxRequestBody (twice it, as a body of unknown length is
+	// read, and 1 MiB for small bodies) when that is more.
 	BodyMemory int64
 
 	// ClientOptions are added to those of every httpcall.Client the server
@@ -193,7 +193,7 @@ func New(targets Targets, o Options) (*Server, error) {
 		o.JQMemory = httpcall.DefaultJQMemory
 	}
 	if o.BodyMemory <= 0 {
-		o.BodyMemory = DefaultBodyMemory
+		o.BodyMemory = max(DefaultBodyMemory, 2*o.MaxRequestBody+1<<20)
 		for _, e := range targets.Endpoints {
 			o.BodyMemory = max(o.BodyMemory, 2*max(e.MaxBody, httpcall.DefaultMaxBody)+1<<20)
 		}
