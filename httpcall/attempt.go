@@ -203,7 +203,7 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 	} else {
 		body, err = io.ReadAll(io.LimitReader(src, min(limit, math.MaxInt64-1)+1))
 	}
-	if errors.Is(err, errNoBodyMemory) {
+	if errors.Is(err, ErrNoBodyMemory) {
 		f := c.failure(ep, CauseLocal, err.Error(), true, false)
 		f.Local = true
 		return nil, share, f

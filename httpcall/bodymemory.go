@@ -9,7 +9,8 @@ import (
 )
 
 // BodyMemory bounds the bytes of upstream bodies that the attempts of the
-// Clients sharing it hold at once (WithBodyMemory). An attempt takes its
+// Clients sharing it hold at once (WithBodyMemory), and of what else its
+// owner reads through ReadAll (a daemon: its callers' request bodies). An attempt takes its
 // body's Content-Length before it reads it, or, when the upstream does not
 // say, 64 KiB, then twice what it holds each time the body reaches it (the
 // buffer a body of unknown length is read into grows so); once read, it
@@ -45,8 +46,8 @@ const (
 	smallBodies    = 1 << 20
 )
 
-// errNoBodyMemory: a body did not fit the BodyMemory.
-var errNoBodyMemory = errors.New("no memory free for the body")
+// ErrNoBodyMemory: a body did not fit the BodyMemory.
+var ErrNoBodyMemory = errors.New("no memory free for the body")
 
 // bodyShare is what an attempt holds of a BodyMemory, and reads its body
 // through (Read), within it.
@@ -76,7 +77,7 @@ func (m *BodyMemory) take(body io.Reader, length, maxBody int64) (*bodyShare, er
 }
 
 func (m *BodyMemory) refusal() error {
-	return fmt.Errorf("%w: the %d MiB that bodies may hold at once are in use", errNoBodyMemory, m.total>>20)
+	return fmt.Errorf("%w: the %d MiB that bodies may hold at once are in use", ErrNoBodyMemory, m.total>>20)
 }
 
 // grow takes n bytes more, within limit, without waiting; past
@@ -127,3 +128,32 @@ func (s *bodyShare) keep(n int64) {
 
 // giveBack gives back what is held.
 func (s *bodyShare) giveBack() { s.keep(0) }
+
+// ReadAll reads body, which says it is length bytes long (-1: it does not
+// say; the caller refuses one longer than limit first), within m as an
+// upstream body is read: without waiting, failing at once with an error
+// matching ErrNoBodyMemory when it does not fit. A body of unknown length
+// is read to limit bytes and one more at most, so that a reader that fails
+// past limit (http.MaxBytesReader) can. What the body holds stays counted
+// until release is called. A nil m bounds nothing.
+func (m *BodyMemory) ReadAll(body io.Reader, length, limit int64) (_ []byte, release func(), _ error) {
+	share, err := m.take(body, length, limit)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	var b []byte
+	if length > 0 {
+		// Its length, counted already, into a buffer of that size: no
+		// read past its end asks for more.
+		b = make([]byte, length)
+		_, err = io.ReadFull(share, b)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(share, limit+1))
+	}
+	if err != nil {
+		share.giveBack()
+		return nil, func() {}, err
+	}
+	share.keep(int64(len(b)))
+	return b, share.giveBack, nil
+}

@@ -197,7 +197,7 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 	case s.transport != nil:
 		c.http.Transport = s.transport
 	case c.http.Transport == nil:
-		c.http.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		c.http.Transport = NewTransport()
 	}
 	for _, ep := range c.endpoints {
 		hc := *c.http
@@ -205,6 +205,22 @@ func New(store fusebox.Store, endpoints []*Endpoint, chains []*Chain, opts ...Op
 		ep.http = &hc
 	}
 	return c, nil
+}
+
+// MaxResponseHeader bounds the header of an upstream's answer, which is
+// held whole before anything else of the answer is read, where no body
+// budget counts it (Go's own bound is 10 MB an answer). Answers' headers
+// are small: nginx reads an upstream's into 4 or 8 KiB.
+const MaxResponseHeader = 64 << 10
+
+// NewTransport returns what a Client calls through unless it is given
+// another (WithTransport, WithHTTPClient): Go's default transport, proxies
+// from the environment and HTTP/2 over TLS, with an upstream's header
+// bounded by MaxResponseHeader.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxResponseHeaderBytes = MaxResponseHeader
+	return t
 }
 
 // Circuits returns the breakers the Client runs its endpoints under.

@@ -8,9 +8,11 @@ import (
 )
 
 // DefaultJQMemory is the memory the jq programs of a Client may use at
-// once when no JQMemory is given: two programs in children at their bound,
-// or eight in-process.
-const DefaultJQMemory = 2 * jqMemory
+// once when no JQMemory is given: one program in a child at its bound, or
+// four in-process. One, not two: two bodies decoded at once kept a daemon
+// over the 128 MiB of issue 36 (six 4 MB answers at once: 113-193 MiB of
+// peak resident set with two, 101-115 MiB with one).
+const DefaultJQMemory = jqMemory
 
 // JQMemory bounds the memory that the expect.jq and extract programs of
 // the Clients sharing it may use at once (WithJQMemory): each evaluation

@@ -4,13 +4,15 @@ import (
 	"bufio"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// Family is one metric family as it is exposed. It is not safe for
-// concurrent use: a writer builds its families for one scrape.
+// Family is one metric family as it is exposed. Add is not safe for
+// concurrent use; a family built, Write only reads it, so scrapes at once
+// may write the same one.
 type Family struct {
 	Name, Help, Type string // Type: counter, gauge or histogram
 	samples          []sample
@@ -32,9 +34,11 @@ func (f *Family) Add(v float64, labels ...string) {
 }
 
 // Write writes fams in name order, each one's samples sorted by labels so
-// that scrapes diff cleanly; a family without samples is left out.
+// that scrapes diff cleanly; a family without samples is left out. It
+// sorts copies: fams and their families are left as they are.
 func Write(w io.Writer, fams []*Family) error {
-	sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
+	fams = slices.Clone(fams)
+	slices.SortStableFunc(fams, func(a, b *Family) int { return strings.Compare(a.Name, b.Name) })
 	bw := bufio.NewWriter(w)
 	for _, f := range fams {
 		if len(f.samples) == 0 {
@@ -42,12 +46,14 @@ func Write(w io.Writer, fams []*Family) error {
 		}
 		bw.WriteString("# HELP " + f.Name + " " + escapeHelp(f.Help) + "\n")
 		bw.WriteString("# TYPE " + f.Name + " " + f.Type + "\n")
+		samples := f.samples
 		if f.Type != "histogram" {
-			sort.SliceStable(f.samples, func(i, j int) bool {
-				return strings.Join(f.samples[i].labels, "\x00") < strings.Join(f.samples[j].labels, "\x00")
+			samples = slices.Clone(samples)
+			slices.SortStableFunc(samples, func(a, b sample) int {
+				return strings.Compare(strings.Join(a.labels, "\x00"), strings.Join(b.labels, "\x00"))
 			})
 		}
-		for _, s := range f.samples {
+		for _, s := range samples {
 			bw.WriteString(f.Name + s.suffix)
 			if len(s.labels) > 0 {
 				bw.WriteByte('{')

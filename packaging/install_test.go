@@ -293,14 +293,20 @@ func TestTheDebSharesItsStateDirByDesign(t *testing.T) {
 
 	t.Run("on a machine with a fusebox group of its own", func(t *testing.T) {
 		h := newDebHost(t)
-		h.sh("groupadd --system fusebox")
-		t.Cleanup(func() { exec.Command("groupdel", "fusebox").Run() })
+		// Its members: one listed in it, one whose own group it is
+		// (getent group lists only the first).
+		h.sh("groupadd --system fusebox && useradd --system --no-create-home -g fusebox fbown && useradd --system --no-create-home -G fusebox fblisted")
+		t.Cleanup(func() {
+			exec.Command("userdel", "fbown").Run()
+			exec.Command("userdel", "fblisted").Run()
+			exec.Command("groupdel", "fusebox").Run()
+		})
 		before := h.machine()
 		p := h.install(deb)
 		if p.code != 0 {
 			t.Fatalf("dpkg -i: exit %d\n%s%s", p.code, p.stdout, p.stderr)
 		}
-		if !strings.Contains(p.stderr, "fusebox: group fusebox was there before fusebox was installed (gid ") || !strings.Contains(p.stderr, "members: none): the units run as it, and its members may read and change /var/lib/fusebox") {
+		if !strings.Contains(p.stderr, "fusebox: group fusebox was there before fusebox was installed (gid ") || !strings.Contains(p.stderr, "members: fblisted,fbown): the units run as it, and its members may read and change /var/lib/fusebox") {
 			t.Errorf("dpkg -i did not say it took a group that was there, and what its members get:\n%s", p.stderr)
 		}
 		if got := h.sh("id -gn fusebox"); got != "fusebox" {

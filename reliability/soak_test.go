@@ -16,11 +16,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/fusebox-hq/fusebox/breaker"
 	"github.com/fusebox-hq/fusebox/internal/redistest"
 	"github.com/fusebox-hq/fusebox/internal/testenv"
 )
@@ -45,12 +47,20 @@ const (
 //     and whose shared epoch another client turns into a list every 10 s;
 //   - clients that drip a request body, drip headers, send requests and
 //     never read the answers, send a refused request announcing a large
-//     body, keep a tokenless page GET's connection alive and idle, or
-//     send a query of 1,000 parameters;
+//     body, keep a tokenless page GET's connection alive and idle, send a
+//     query of 1,000 parameters, poll /api/outages and /metrics over the
+//     flapping's event log, or POST at once to an endpoint with extract:
+//     whose upstream answers 10 MB of JSON;
 //   - an upstream that hangs and one that resets every connection;
 //
 // beside a second daemon on a file state dir that watches the same topic,
-// whose dir must stay flat too. Each daemon's resident memory,
+// whose dir must stay flat too. That one has no token, as a LAN's daemon
+// reached as http://fusebox.lan may not: a browser's page GETs its /call
+// (no Sec-Fetch-Site, no Origin), and none may reach the upstream; and it
+// has MQTT controls, whose trip button is pressed every 100 ms on a
+// circuit a person tripped until reset, which must stay so. Meanwhile
+// `fusebox run` times out, again and again, a command whose grandchild
+// left its group (setsid): none may outlive its run. Each daemon's resident memory,
 // descriptors and goroutines (its /metrics) and the state dirs' sizes are
 // sampled every second; the last quarter of the run may not hold more than
 // the second quarter (after the first quarter's warm-up) plus a slack
@@ -90,13 +100,18 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	const topic = "soak/bridge/state"
+	const instance = "soak1"
 	config := func(i int) string {
 		p := filepath.Join(dir, fmt.Sprintf("config%d.yaml", i))
+		controls := "" // the file daemon's trip and reset buttons
+		if i == 1 {
+			controls = fmt.Sprintf("\n    mqtt: {broker: 'tcp://%s', instance: %s, controls: true}", broker, instance)
+		}
 		text := fmt.Sprintf(`mqtt: {broker: 'tcp://%s'}
 defaults:
   notify:
     after: 0s
-    webhooks: [{url: '%s/hook/%d'}]
+    webhooks: [{url: '%s/hook/%d'}]%s
 circuits:
   ok:
     http: {url: '%s/ok', timeout: 10s}
@@ -108,28 +123,38 @@ circuits:
   reset:
     attempts: 1
     http: {url: '%s/reset'}
+  list:
+    attempts: 1
+    http: {url: '%s/list', method: POST, extract: '.list | length'}
+  secret:
+    http: {url: '%s/secret'}
+  maint: {}
   bridge:
     health:
       mqtt: {topic: %s, up: '(.state? // .) == "online"'}
-`, broker, hook.URL, i, up.URL, up.URL, up.URL, up.URL, topic)
+`, broker, hook.URL, i, controls, up.URL, up.URL, up.URL, up.URL, up.URL, up.URL, topic)
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	local, fileDir := filepath.Join(dir, "local"), filepath.Join(dir, "state")
-	for _, d := range []string{local, fileDir} {
+	local, fileDir, runDir := filepath.Join(dir, "local"), filepath.Join(dir, "state"), filepath.Join(dir, "runs")
+	for _, d := range []string{local, fileDir, runDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	start := func(i int, state string, env ...string) *testenv.Daemon {
+	start := func(i int, state string, args []string, env ...string) *testenv.Daemon {
 		cmd := testenv.FuseboxCmd(fuseboxBin, state, append([]string{"GOMAXPROCS=1", "FUSEBOX_CONFIG=" + config(i)}, env...),
-			"serve", "--listen", "127.0.0.1:0", "--token-file", tokenFile)
+			append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 		return testenv.StartDaemon(t, cmd)
 	}
-	onRedis := start(0, rds.URL(), "STATE_DIRECTORY="+local)
-	onFile := start(1, fileDir)
+	onRedis := start(0, rds.URL(), []string{"--token-file", tokenFile}, "STATE_DIRECTORY="+local)
+	// A person's maintenance trip, which the presses below must leave.
+	if out, err := fbCmd(fileDir, []string{"FUSEBOX_CONFIG=" + config(1)}, "trip", "maint").CombinedOutput(); err != nil {
+		t.Fatalf("trip maint: %v: %s", err, out)
+	}
+	onFile := start(1, fileDir, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
@@ -177,7 +202,8 @@ circuits:
 
 	// The hostile HTTP clients, each against the daemon on Redis.
 	addr := onRedis.Addr
-	var cycles [7]atomic.Int64 // drip body, drip headers, never read, refused, idle page GETs, huge queries, damaged keys
+	var cycles [12]atomic.Int64 // drip body, drip headers, never read, refused, idle page GETs, huge queries, damaged keys,
+	// outages read, large answers refused, browser GETs refused, trip presses, runs whose setsid grandchild ended
 	// A body dripped a byte a second.
 	spawn(10, func(ctx context.Context, _ int) {
 		for ctx.Err() == nil {
@@ -265,20 +291,27 @@ circuits:
 			cycles[4].Add(1)
 		}
 	})
+	// ask sends a request with one header set and returns the answer's
+	// status and its first MiB.
+	ask := func(ctx context.Context, method, url, header, value string) (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, method, url, nil)
+		req.Header.Set(header, value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(b)
+	}
 	spawn(2, func(ctx context.Context, _ int) { // a token caller's query of 1,000 parameters (issue 36.7)
 		var q strings.Builder
 		for j := range 1000 {
 			fmt.Fprintf(&q, "&p%d=x", j)
 		}
 		for ctx.Err() == nil {
-			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/call/ok?"+q.String()[1:], nil)
-			req.Header.Set("X-Fusebox-Token", token)
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusBadRequest {
-					cycles[5].Add(1)
-				}
+			if code, _ := ask(ctx, "GET", "http://"+addr+"/call/ok?"+q.String()[1:], "X-Fusebox-Token", token); code == http.StatusBadRequest {
+				cycles[5].Add(1)
 			}
 			sleepCtx(ctx, 100*time.Millisecond)
 		}
@@ -291,6 +324,56 @@ circuits:
 			if out, err := cli.CombinedOutput(); err == nil && strings.TrimSpace(string(out)) == "3" {
 				cycles[6].Add(1)
 			}
+		}
+	})
+	spawn(4, func(ctx context.Context, i int) { // status pages and a scrape over the flapping's event log (issue 36.1)
+		path := []string{"/api/outages", "/metrics"}[i%2]
+		for ctx.Err() == nil {
+			if code, _ := ask(ctx, "GET", "http://"+addr+path, "X-Fusebox-Token", token); code == http.StatusOK {
+				cycles[7].Add(1)
+			}
+			sleepCtx(ctx, 50*time.Millisecond)
+		}
+	})
+	spawn(6, func(ctx context.Context, _ int) { // POSTs at once for 10 MB of JSON with extract: (issue 36.1)
+		for ctx.Err() == nil {
+			code, body := ask(ctx, "POST", "http://"+addr+"/call/list", "X-Fusebox-Token", token)
+			if code == http.StatusServiceUnavailable && (strings.Contains(body, "decoded, more than") || strings.Contains(body, "no memory free for the body")) {
+				cycles[8].Add(1)
+			}
+			sleepCtx(ctx, 500*time.Millisecond)
+		}
+	})
+	spawn(2, func(ctx context.Context, _ int) { // a browser's page GETs of the tokenless daemon's /call (issue 36.3)
+		for ctx.Err() == nil {
+			if code, _ := ask(ctx, "GET", "http://"+onFile.Addr+"/call/secret", "User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/142"); code == http.StatusForbidden {
+				cycles[9].Add(1)
+			}
+			sleepCtx(ctx, 20*time.Millisecond)
+		}
+	})
+	presser := testenv.Subscribe(t, broker, "soak/unused3").Client
+	spawn(1, func(ctx context.Context, _ int) { // trip presses on the maintenance trip (issue 36.5)
+		for ctx.Err() == nil {
+			pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := presser.Publish(pctx, &paho.Publish{Topic: "fusebox/serve/" + instance + "/command", Payload: []byte(`{"circuit":"maint","press":"trip"}`)})
+			pcancel()
+			if err == nil {
+				cycles[10].Add(1)
+			}
+			sleepCtx(ctx, 100*time.Millisecond)
+		}
+	})
+	grandchildren := filepath.Join(dir, "grandchildren")
+	spawn(1, func(ctx context.Context, _ int) { // runs timed out, their setsid grandchild still running (issue 36.6)
+		for ctx.Err() == nil {
+			// trip_after past the soak's runs: each must run, not skip.
+			run := fbCmd(runDir, nil, testenv.RunArgs("escape", []string{"--attempts", "1", "--timeout", "1s", "--trip-after", "1000"},
+				"sh", "-c", `setsid sleep 300 & echo $! >> "$0"; exec sleep 5`, grandchildren)...)
+			if err := run.Run(); err != nil && run.ProcessState != nil && run.ProcessState.ExitCode() == 124 {
+				cycles[11].Add(1)
+			}
+			sleepCtx(ctx, 100*time.Millisecond)
 		}
 	})
 	// Callers with the token of the upstreams that hang and reset.
@@ -367,7 +450,8 @@ sample:
 		q := len(s) / 4
 		second, last := peak(s[q:2*q]), peak(s[len(s)-q:])
 		t.Logf("daemon %d (%s): second quarter peak %s; last quarter peak %s", i, []string{"redis", "file"}[i], second, last)
-		slack := soakSample{rss: 32 << 20, fds: 64, goroutines: 200, dir: 512 << 10}
+		// A race-built daemon holds several times as much, 10 MB answers too.
+		slack := soakSample{rss: testenv.RaceMemory * 32 << 20, fds: 64, goroutines: 200, dir: 512 << 10}
 		if last.rss > second.rss+slack.rss {
 			t.Errorf("daemon %d: resident memory grew from %d MiB to %d MiB between the second and the last quarter (a leak)", i, second.rss>>20, last.rss>>20)
 		}
@@ -393,12 +477,30 @@ sample:
 	if refused.Load() > 0 || answered.Load() == 0 {
 		t.Errorf("the caller with the token was answered %d times and missed %d (first: %v): locked out by the flood", answered.Load(), refused.Load(), firstMiss.Load())
 	}
-	t.Logf("in %v: %d flaps, %d huge messages, attacker cycles (drip body, drip headers, never read, refused, idle page GETs, huge queries refused, damaged epochs) %d %d %d %d %d %d %d, token caller answered %d, notifications %d and %d",
+	t.Logf("in %v: %d flaps, %d huge messages, attacker cycles (drip body, drip headers, never read, refused, idle page GETs, huge queries refused, damaged epochs, outages read, large answers refused, browser GETs refused, trip presses, runs whose grandchild ended) %d %d %d %d %d %d %d %d %d %d %d %d, token caller answered %d, notifications %d and %d",
 		dur, flaps.Load(), huge.Load(), cycles[0].Load(), cycles[1].Load(), cycles[2].Load(), cycles[3].Load(), cycles[4].Load(), cycles[5].Load(), cycles[6].Load(),
+		cycles[7].Load(), cycles[8].Load(), cycles[9].Load(), cycles[10].Load(), cycles[11].Load(),
 		answered.Load(), notes[0].Load(), notes[1].Load())
-	if flaps.Load() == 0 || huge.Load() == 0 || cycles[3].Load() == 0 || cycles[4].Load() == 0 || cycles[5].Load() == 0 || cycles[6].Load() == 0 {
-		t.Errorf("an attacker never got through a cycle (flaps %d, huge %d, refused %d, idle page GETs %d, huge queries refused %d, damaged epochs %d): the soak did not test what it says",
-			flaps.Load(), huge.Load(), cycles[3].Load(), cycles[4].Load(), cycles[5].Load(), cycles[6].Load())
+	if flaps.Load() == 0 || huge.Load() == 0 || cycles[3].Load() == 0 || cycles[4].Load() == 0 || cycles[5].Load() == 0 || cycles[6].Load() == 0 ||
+		cycles[7].Load() == 0 || cycles[8].Load() == 0 || cycles[9].Load() == 0 || cycles[10].Load() == 0 || cycles[11].Load() == 0 {
+		t.Errorf("an attacker never got through a cycle (flaps %d, huge %d, refused %d, idle page GETs %d, huge queries refused %d, damaged epochs %d, outages read %d, large answers refused %d, browser GETs refused %d, trip presses %d, runs whose grandchild ended %d): the soak did not test what it says",
+			flaps.Load(), huge.Load(), cycles[3].Load(), cycles[4].Load(), cycles[5].Load(), cycles[6].Load(),
+			cycles[7].Load(), cycles[8].Load(), cycles[9].Load(), cycles[10].Load(), cycles[11].Load())
+	}
+	if n := up.secret.Load(); n != 0 {
+		t.Errorf("a browser's page GETs reached the upstream %d times through the tokenless daemon; want each refused before the call", n)
+	}
+	if st, err := decodeState(filepath.Join(fileDir, "maint.json")); err != nil || st.Phase != breaker.ForcedOpen || st.OpenPeriod != 0 {
+		t.Errorf("maint after %d trip presses: %s for %s (%v); want still tripped until reset, as the person left it", cycles[10].Load(), st.Phase, time.Duration(st.OpenPeriod), err)
+	}
+	pids, _ := os.ReadFile(grandchildren)
+	for f := range strings.FieldsSeq(string(pids)) {
+		if argv, err := os.ReadFile("/proc/" + f + "/cmdline"); err == nil && strings.HasPrefix(string(argv), "sleep\x00300") {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Errorf("a run's setsid grandchild (pid %s) outlived its run's timeout", f)
+		}
 	}
 }
 
@@ -450,18 +552,38 @@ func sampleDaemon(d *testenv.Daemon, dir, token string) soakSample {
 	return s
 }
 
-// soakUpstream answers /ok and /big (1 MiB), hangs on /hang until its
-// caller gives up, and resets every connection to /reset.
-type soakUpstream struct{ *httptest.Server }
+// soakUpstream answers /ok, /big (1 MiB), /list (10 MB of JSON, a weather
+// API's list, chunked) and /secret (counting its calls), hangs on /hang
+// until its caller gives up, and resets every connection to /reset.
+type soakUpstream struct {
+	*httptest.Server
+	secret *atomic.Int64
+}
 
 func newSoakUpstream(t *testing.T) soakUpstream {
 	big := strings.Repeat("b", 1<<20)
+	var list strings.Builder
+	list.WriteString(`{"list":[`)
+	for i := 0; list.Len() < 10_000_000; i++ {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		fmt.Fprintf(&list, `{"dt":%d,"main":{"temp":%d.5,"humidity":%d},"weather":[{"id":800,"main":"Clear"}]}`, 1700000000+i*3600, i%30, i%100)
+	}
+	list.WriteString(`]}`)
+	secret := &atomic.Int64{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ok":
 			fmt.Fprint(w, `{"ok":true}`)
 		case "/big":
 			fmt.Fprint(w, big)
+		case "/list":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, list.String())
+		case "/secret":
+			secret.Add(1)
+			fmt.Fprint(w, `{"temp":7}`)
 		case "/hang":
 			select {
 			case <-r.Context().Done():
@@ -478,7 +600,7 @@ func newSoakUpstream(t *testing.T) soakUpstream {
 		}
 	}))
 	t.Cleanup(s.Close)
-	return soakUpstream{s}
+	return soakUpstream{s, secret}
 }
 
 // dialCtx dials addr, or returns nil (after a short pause, so that a

@@ -52,9 +52,12 @@ func endOrphans() (killed int, left []int) {
 			}
 		}
 		for _, pid := range pids {
+			if slices.Contains(left, pid) {
+				continue // not signalled: waiting for it would only wait out reapBound
+			}
 			if reap(pid, deadline) {
 				killed++
-			} else if !slices.Contains(left, pid) {
+			} else {
 				left = append(left, pid)
 			}
 		}

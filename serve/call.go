@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -71,10 +70,17 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	if r.Body != http.NoBody { // the server's body of a request without one: nothing to read
+		// Within the daemon's body budget, as upstream bodies are read, and
+		// held until the call ends.
 		var err error
-		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody)); err != nil {
+		var release func()
+		body, release, err = s.bodyMemory.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxRequestBody), r.ContentLength, s.o.MaxRequestBody)
+		defer release()
+		if err != nil {
 			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
 				refuseAndClose(w, http.StatusRequestEntityTooLarge, "request body too large")
+			} else if errors.Is(err, httpcall.ErrNoBodyMemory) {
+				refuseAndClose(w, http.StatusServiceUnavailable, err.Error())
 			} else {
 				refuseAndClose(w, http.StatusRequestTimeout, "request body not received in time")
 			}

@@ -110,56 +110,78 @@ func fetchedTitle(browser context.Context, url string) (string, error) {
 // send, to show what reached the daemon (and so that a refusal was the
 // daemon's, not the browser's).
 type tap struct {
-	ln   net.Listener
+	lns  []net.Listener // on 127.0.0.1 and the other addresses asked for, one port
 	port string
 	mu   sync.Mutex
 	sent bytes.Buffer
 }
 
-func newTap(t *testing.T) *tap {
+// newTap listens on 127.0.0.1 and on each of also, at one port.
+func newTap(t *testing.T, also ...string) *tap {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return &tap{ln: ln, port: port}
+	tp := &tap{lns: []net.Listener{ln}, port: port}
+	for _, host := range also {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			tp.close()
+			t.Fatalf("the tap on %s as on 127.0.0.1: %v", host, err)
+		}
+		tp.lns = append(tp.lns, ln)
+	}
+	return tp
+}
+
+func (tp *tap) close() {
+	for _, ln := range tp.lns {
+		ln.Close()
+	}
 }
 
 // forward passes every connection on to to until the test ends.
 func (tp *tap) forward(t *testing.T, to string) {
 	var wg sync.WaitGroup
-	t.Cleanup(func() { tp.ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := tp.ln.Accept()
+	t.Cleanup(func() { tp.close(); wg.Wait() })
+	for _, ln := range tp.lns {
+		wg.Go(func() { tp.accept(ln, to, &wg) })
+	}
+}
+
+// accept passes each connection ln takes on to to, keeping what its
+// caller sends.
+func (tp *tap) accept(ln net.Listener, to string, wg *sync.WaitGroup) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		wg.Go(func() {
+			defer c.Close()
+			up, err := net.Dial("tcp", to)
 			if err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer c.Close()
-				up, err := net.Dial("tcp", to)
+			defer up.Close()
+			wg.Go(func() { io.Copy(c, up); c.Close() })
+			buf := make([]byte, 4096)
+			for {
+				n, err := c.Read(buf)
+				if n > 0 {
+					tp.mu.Lock()
+					tp.sent.Write(buf[:n])
+					tp.mu.Unlock()
+					up.Write(buf[:n])
+				}
 				if err != nil {
 					return
 				}
-				defer up.Close()
-				wg.Go(func() { io.Copy(c, up); c.Close() })
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						tp.mu.Lock()
-						tp.sent.Write(buf[:n])
-						tp.mu.Unlock()
-						up.Write(buf[:n])
-					}
-					if err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
+			}
+		})
+	}
 }
 
 func (tp *tap) saw(s string) bool {
@@ -168,12 +190,12 @@ func (tp *tap) saw(s string) bool {
 	return strings.Contains(tp.sent.String(), s)
 }
 
-// Reached under a name that is not potentially trustworthy
-// (http://fusebox.lan), Chromium sends neither Sec-Fetch-Site nor Origin
-// with a page's <img>, <script>, <iframe> or no-cors fetch: each reaches
-// the daemon like any caller's GET, and none may make it call out with the
-// config's credentials. Under 127.0.0.1 the same requests say where they
-// come from. Callers that are no browser, and a browser's that carries
+// Reached under a name or an IP that is not potentially trustworthy
+// (http://fusebox.lan, http://192.168.1.5), Chromium sends neither
+// Sec-Fetch-Site nor Origin with a page's <img>, <script>, <iframe> or
+// no-cors fetch: each reaches the daemon like any caller's GET, and none
+// may make it call out with the config's credentials. Under 127.0.0.1 the
+// same requests say where they come from. Callers that are no browser, and a browser's that carries
 // X-Fusebox-Wait, are answered as before.
 func TestABrowserPageCannotMakeTheDaemonCallOutUnderAnyName(t *testing.T) {
 	var hits atomic.Int64
@@ -183,10 +205,11 @@ func TestABrowserPageCannotMakeTheDaemonCallOutUnderAnyName(t *testing.T) {
 		w.Header().Set("Clear-Site-Data", `"*"`)
 		w.Write([]byte(`{"temp":7}`))
 	})
-	tp := newTap(t)
+	ip := addressOffLoopback(t)
+	tp := newTap(t, ip)
 	passQuery := func(e *httpcall.Endpoint) { e.PassQuery = true } // each request is told by its ?via=
 	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up, passQuery)}},
-		serve.Options{Hosts: []string{"fusebox.lan:" + tp.port, "127.0.0.1:" + tp.port}})
+		serve.Options{Hosts: []string{"fusebox.lan:" + tp.port, "127.0.0.1:" + tp.port, net.JoinHostPort(ip, tp.port)}})
 	tp.forward(t, d.addr)
 	page := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
 		target, tag := r.URL.Query().Get("target"), r.URL.Query().Get("tag")
@@ -205,6 +228,7 @@ fetch("%[1]s/call/u?via=fetch-%[2]s", {mode: "no-cors"}).finally(done);
 	for _, tc := range []struct{ tag, target string }{
 		{"loopback", "http://127.0.0.1:" + tp.port},
 		{"lan", "http://fusebox.lan:" + tp.port},
+		{"ip", "http://" + net.JoinHostPort(ip, tp.port)},
 	} {
 		from := "http://evil.example:" + pport + "/?tag=" + tc.tag + "&target=" + url.QueryEscape(tc.target)
 		if title, err := fetchedTitle(ctx, from); err != nil || title != "done" {
@@ -240,4 +264,22 @@ fetch("%[1]s/call/u?via=fetch-%[2]s", {mode: "no-cors"}).finally(done);
 	if r := d.get(t, "/call/u", func(req *http.Request) { req.Header.Set("User-Agent", "Mozilla/5.0 Firefox/140") }); r.code != http.StatusForbidden || !strings.Contains(r.body, "X-Fusebox-Wait") {
 		t.Errorf("a browser's GET without X-Fusebox-Wait: %d %s; want a 403 naming the header", r.code, r.body)
 	}
+}
+
+// addressOffLoopback is an address of this machine's that is not loopback
+// (nor link-local), as a LAN's clients reach a daemon by its IP; it skips
+// the test loudly when the machine has none.
+func addressOffLoopback(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	testenv.Skip(t, "no IPv4 address off loopback (%v): the daemon reached by an IP is not shown", addrs)
+	return ""
 }

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -219,5 +221,62 @@ func TestAConnectionCapAboveTheOpenFileLimitIsLowered(t *testing.T) {
 	}
 	if w := logged.Lines("level=WARN"); len(w) != 1 {
 		t.Errorf("the default cap warned: %q", logged.String())
+	}
+}
+
+// A caller's request body is read within the daemon's body budget, as an
+// upstream's body is, and stays counted until its call ends: with a
+// budget of 3 MiB and an upstream slow to answer, two callers' 1 MiB bodies
+// are held, and a third caller's is refused at once (503) instead of
+// being read; once the calls end the budget is whole again. Before, each
+// of the 1,024 connections could hold a 1 MiB body the budget never saw.
+func TestCallersBodiesAreReadWithinTheBodyBudget(t *testing.T) {
+	release := make(chan struct{})
+	reached := make(chan struct{}, 3) // a body read in full by the upstream
+	up := newRawUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		reached <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(time.Minute): // a safety net for a failing test
+		}
+		w.Write([]byte(`{"bytes":` + strconv.FormatInt(n, 10) + `}`))
+	})
+	passBody := func(e *httpcall.Endpoint) { e.Method = "POST"; e.PassBody = true }
+	d := start(t, serve.Targets{Endpoints: []*httpcall.Endpoint{endpoint("u", up, passBody)}}, serve.Options{BodyMemory: 3 << 20})
+	body := bytes.Repeat([]byte("x"), 1<<20)
+	post := func() (int, string, error) {
+		resp, err := http.Post("http://"+d.addr+"/call/u", "application/octet-stream", bytes.NewReader(body))
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), nil
+	}
+
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Go(func() {
+			code, answer, err := post()
+			if err != nil || code != 200 || answer != `{"bytes":1048576}` {
+				t.Errorf("caller %d, its body within the budget: %d %q %v", i, code, answer, err)
+			}
+		})
+	}
+	<-reached
+	<-reached
+	code, answer, err := post()
+	if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(answer, "no memory free for the body") {
+		t.Errorf("a third caller's body, with two held: %d %q %v; want a 503 saying there is no room", code, answer, err)
+	}
+	close(release)
+	wg.Wait()
+	if code, answer, err := post(); err != nil || code != 200 || answer != `{"bytes":1048576}` {
+		t.Errorf("a caller's body after the calls ended: %d %q %v; want it read, the budget whole again", code, answer, err)
+	}
+	if n := len(reached); n != 1 {
+		t.Errorf("the upstream got %d bodies after the first two, want the one within the budget", n)
 	}
 }

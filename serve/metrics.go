@@ -167,8 +167,8 @@ func (s *Server) readStored(ctx context.Context) []*metrics.Family {
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	fams := append(s.stored(ctx), s.counters.own()...)
-	fams = append(fams, metrics.Process()...)
+	// A new slice: the stored families are shared by scrapes at once.
+	fams := slices.Concat(s.stored(ctx), s.counters.own(), metrics.Process())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_ = metrics.Write(w, fams)
 }

@@ -68,11 +68,11 @@ type Options struct {
 	// use at once (httpcall.JQMemory); default httpcall.DefaultJQMemory.
 	JQMemory int64
 	// BodyMemory is what the upstream bodies of every call and health
-	// check may hold at once while they are read and judged
-	// (httpcall.BodyMemory); by default DefaultBodyMemory, or room for
-	// the largest max_body of the first targets (twice it, as a body of
-	// unknown length is read, and 1 MiB for small bodies) when that is
-	// more.
+	// check, and the callers' request bodies, may hold at once while they
+	// are read and used (httpcall.BodyMemory); by default
+	// DefaultBodyMemory, or room for the largest max_body of the first
+	// targets or MaxRequestBody (twice it, as a body of unknown length is
+	// read, and 1 MiB for small bodies) when that is more.
 	BodyMemory int64
 
 	// ClientOptions are added to those of every httpcall.Client the server
@@ -193,7 +193,7 @@ func New(targets Targets, o Options) (*Server, error) {
 		o.JQMemory = httpcall.DefaultJQMemory
 	}
 	if o.BodyMemory <= 0 {
-		o.BodyMemory = DefaultBodyMemory
+		o.BodyMemory = max(DefaultBodyMemory, 2*o.MaxRequestBody+1<<20)
 		for _, e := range targets.Endpoints {
 			o.BodyMemory = max(o.BodyMemory, 2*max(e.MaxBody, httpcall.DefaultMaxBody)+1<<20)
 		}
@@ -201,7 +201,7 @@ func New(targets Targets, o Options) (*Server, error) {
 	s := &Server{o: o, log: o.Logger, reloaded: make(chan struct{}, 1), jqMemory: httpcall.NewJQMemory(o.JQMemory),
 		bodyMemory: httpcall.NewBodyMemory(o.BodyMemory),
 		slots:      newSlots(o.MaxConns, DefaultUnprovenIdle)}
-	s.transport = http.DefaultTransport.(*http.Transport).Clone() // proxies from the environment, HTTP/2 over TLS
+	s.transport = httpcall.NewTransport() // proxies from the environment, HTTP/2 over TLS, headers bounded
 	// No more idle upstream connections than callers' (connsAllowed).
 	s.transport.MaxIdleConns, s.transport.MaxIdleConnsPerHost = min(256, o.MaxConns), min(64, o.MaxConns)
 	s.counters = newCounters()

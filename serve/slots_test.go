@@ -101,9 +101,18 @@ func (h *slotHarness) call(when string) (reused bool) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"from":"u"`) {
 		t.Fatalf("the caller with the token, %s: %d %q", when, resp.StatusCode, body)
 	}
-	t.Logf("the caller with the token, %s: answered after %s", when, time.Since(start).Round(time.Millisecond))
+	took := time.Since(start)
+	t.Logf("the caller with the token, %s: answered after %s", when, took.Round(time.Millisecond))
+	if took > slotBound {
+		t.Errorf("the caller with the token, %s: answered after %s, want a slot within %s", when, took.Round(time.Millisecond), slotBound)
+	}
 	return reused
 }
+
+// slotBound is how soon a caller with the token must find a slot: issue
+// 36 asks a second, and this is twice that for a machine with both cores
+// busy, where it took 0.45-0.83 s (before 76b6da0, 2.9 s and 8.3 s).
+const slotBound = 2 * time.Second
 
 // hold opens n connections to the daemon, each doing do.
 func (h *slotHarness) hold(kind string, n int, do func(c net.Conn)) {
