@@ -137,7 +137,7 @@ func (p Policy) Validate() error {
 	switch r.Backoff.Jitter {
 	case "", JitterFull, JitterEqual, JitterDecorrelated, JitterNone:
 	default:
-		bad("jitter", "unknown jitter %q (want full, equal, decorrelated or none)", r.Backoff.Jitter)
+		bad("jitter", "unknown jitter %q (want %s, %s, %s or %s)", r.Backoff.Jitter, JitterFull, JitterEqual, JitterDecorrelated, JitterNone)
 	}
 	if r.Timeout < 0 {
 		bad("timeout", "must not be negative, got %s", r.Timeout)

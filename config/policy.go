@@ -51,7 +51,7 @@ func set[T any](field *T) func(T, bool) {
 }
 
 func (l *loader) jitter(e entry) (fusebox.Jitter, bool) {
-	s, ok := l.text(e.value, e.path, "full, equal, decorrelated or none")
+	s, ok := l.text(e.value, e.path, JitterNames())
 	if !ok {
 		return "", false
 	}

@@ -1,24 +1,44 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fusebox-hq/fusebox"
 )
 
-// jitters are the values of jitter: and --jitter: the fusebox.Jitter kinds.
+// jitters are the values of jitter: and --jitter, for the schema and for
+// help: the fusebox.Jitter kinds (TestJitterEnumIsTheDomains keeps them
+// those Policy.Validate takes).
 var jitters = []fusebox.Jitter{fusebox.JitterFull, fusebox.JitterEqual, fusebox.JitterDecorrelated, fusebox.JitterNone}
 
-// ParseJitter returns the jitter named s, as jitter: and --jitter write it.
-func ParseJitter(s string) (fusebox.Jitter, error) {
-	if j := fusebox.Jitter(s); slices.Contains(jitters, j) {
-		return j, nil
+// JitterNames names the jitters for a message or a flag's help: "full,
+// equal, decorrelated or none".
+func JitterNames() string {
+	names := make([]string, len(jitters))
+	for i, j := range jitters {
+		names[i] = string(j)
 	}
-	return "", fmt.Errorf("unknown jitter %q (want full, equal, decorrelated or none)", s)
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ParseJitter returns the jitter named s, as jitter: and --jitter write it.
+// Which names are jitters, and what is said of one that is not, is
+// Policy.Validate's rule: the domain's, in one place.
+func ParseJitter(s string) (fusebox.Jitter, error) {
+	if s == "" {
+		return "", fmt.Errorf("no jitter named (want %s)", JitterNames())
+	}
+	var p fusebox.Policy
+	p.Retry.Backoff.Jitter = fusebox.Jitter(s)
+	var bad *fusebox.FieldError
+	if errors.As(p.Validate(), &bad) {
+		return "", errors.New(bad.Msg)
+	}
+	return p.Retry.Backoff.Jitter, nil
 }
 
 // sizeUnits are the units of a byte size, longest first so "MiB" is not

@@ -48,7 +48,7 @@ func addPolicyFlags(fs *pflag.FlagSet) *policyFlags {
 	fs.IntVar(&r.Attempts, "attempts", 0, "attempts in all, the first included (default 3)")
 	fs.Var(durationValue{&r.Backoff.First}, "backoff", "first wait between attempts, doubling each time (default 2s)")
 	fs.Var(durationValue{&r.Backoff.Max}, "max-delay", "longest single wait (default 30s)")
-	fs.Var(jitterValue{&r.Backoff.Jitter}, "jitter", "full, equal, decorrelated or none (default full)")
+	fs.Var(jitterValue{&r.Backoff.Jitter}, "jitter", config.JitterNames()+" (default full)")
 	fs.Var(durationValue{&r.Timeout}, "timeout", "per attempt; then SIGTERM, and SIGKILL 1s later (default 10s)")
 	fs.Var(durationValue{&r.Deadline}, "deadline", "for the whole call, waits included (default 60s)")
 	fs.Var(&pf.budget, "retry-budget", "cap the circuit's retries, across every process sharing its state, at this share of its first attempts in 10s plus 3 (like 20%; off for none)")
