@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fusebox-hq/fusebox/internal/testenv"
+	"github.com/fusebox-hq/fusebox/serve"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -168,5 +171,43 @@ chains:
 		if !strings.HasPrefix(u, "http://"+d.Addr+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page asked for %s, outside the daemon", u)
 		}
+	}
+}
+
+// A circuit that flapped more often in a day than the daemon lists
+// (serve.MaxOutages) says on its card how many earlier outages its chart
+// does not draw, rather than look as if it had only the newest hundred.
+func TestStatusPageCountsTheOutagesItDoesNotDraw(t *testing.T) {
+	t.Parallel() // waits on processes and timers: it runs beside the others
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fullEventLogs(t, state, 1, 128<<10) // flapper00: a few hundred outages today
+	d := startServe(t, state, writeConfigPath(t, dir, "circuits: {}\n"))
+	var timeline serve.Timeline
+	if code, _, body := d.Get(t, "/api/outages"); code != 200 || json.Unmarshal([]byte(body), &timeline) != nil || len(timeline.Circuits) != 1 {
+		t.Fatalf("/api/outages: %d %.300s", code, body)
+	}
+	earlier := timeline.Circuits[0].Earlier
+	if earlier == 0 {
+		t.Fatalf("the log gave %d outages and none earlier: the test needs more than %d", len(timeline.Circuits[0].Outages), serve.MaxOutages)
+	}
+
+	ctx, consoleErrors, _ := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+d.Addr+"/"), chromedp.WaitVisible(`article[data-name="flapper00"]`)); err != nil {
+		t.Fatalf("loading the status page: %v", err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('article[data-name="flapper00"] .earlier')?.innerText ?? "nothing of them"`))
+	if want := fmt.Sprintf("%d earlier outages in these 24 hours, not drawn", earlier); err != nil || text != want {
+		t.Errorf("the card says %q (%v), want %q", text, err, want)
+	}
+	bars, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('article[data-name="flapper00"] svg rect.out').length`))
+	if err != nil || bars != serve.MaxOutages {
+		t.Errorf("the chart draws %d outages (%v), want the %d listed", bars, err, serve.MaxOutages)
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
 	}
 }

@@ -65,7 +65,10 @@ function chart(outages, from, to) {
   return s;
 }
 
-function card(row, outages, from, to, now) {
+// card is one circuit: its state, facts and chart. drawn is its entry of
+// the outages timeline: the newest outages, and how many came earlier in
+// the window (the daemon lists at most its newest hundred).
+function card(row, drawn, from, to, now) {
   const state = row.state;
   const facts = el("div", { class: "facts" });
   if (state !== "closed" && row.opened_at) {
@@ -80,12 +83,16 @@ function card(row, outages, from, to, now) {
   facts.append(el("div", { class: "last-failure" },
     row.last_failure ? "last failure: " + row.last_failure + (row.last_failure_at ? " (" + human(now - Date.parse(row.last_failure_at)) + " ago)" : "")
                      : "no failure recorded"));
+  if (drawn.earlier) {
+    facts.append(el("div", { class: "earlier" },
+      drawn.earlier + " earlier outage" + (drawn.earlier === 1 ? "" : "s") + " in these 24 hours, not drawn"));
+  }
   return el("article", { class: "circuit", "data-name": row.name, "data-state": state },
     el("div", { class: "top" },
       el("span", { class: "name" }, row.name),
       el("span", { class: "badge " + state }, STATES[state] || state)),
     facts,
-    chart(outages, from, to),
+    chart(drawn.outages || [], from, to),
     el("div", { class: "axis", "aria-hidden": "true" }, el("span", {}, "24h ago"), el("span", {}, "now")));
 }
 
@@ -95,11 +102,11 @@ async function refresh() {
     const [rows, timeline] = await Promise.all([getJSON("api/circuits"), getJSON("api/outages")]);
     const now = Date.now();
     const from = Date.parse(timeline.from), to = Date.parse(timeline.to);
-    const byName = new Map(timeline.circuits.map((c) => [c.name, c.outages]));
+    const byName = new Map(timeline.circuits.map((c) => [c.name, c]));
     const circuits = rows.filter((r) => r.kind !== "chain");
     const chains = rows.filter((r) => r.kind === "chain");
     document.getElementById("circuits").replaceChildren(
-      ...circuits.map((r) => card(r, byName.get(r.name) || [], from, to, now)));
+      ...circuits.map((r) => card(r, byName.get(r.name) || {}, from, to, now)));
     document.getElementById("chains").replaceChildren(
       ...chains.map((c) => el("li", {}, c.name + ": " + (c.endpoints || []).join(" → ") +
         (c.last_source ? " (last answer from " + c.last_source + ")" : ""))));
