@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -186,23 +185,7 @@ func (c *Client) readBody(ctx context.Context, ep *endpoint, resp *http.Response
 	if resp.ContentLength > limit {
 		return nil, nil, tooLarge()
 	}
-	share, err := c.bodyMemory.take(src, resp.ContentLength, limit)
-	if err != nil {
-		f := c.failure(ep, CauseLocal, err.Error(), true, false)
-		f.Local = true
-		return nil, nil, f
-	}
-	src = share
-	var body []byte
-	if n := resp.ContentLength; n > 0 {
-		// The transport ends the body at its length (and fails one cut
-		// short): read it into a buffer of that size, whose last read
-		// sees the end, so the connection is reused.
-		body = make([]byte, n)
-		_, err = io.ReadFull(src, body)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(src, min(limit, math.MaxInt64-1)+1))
-	}
+	body, share, err := c.bodyMemory.read(src, resp.ContentLength, limit)
 	if errors.Is(err, ErrNoBodyMemory) {
 		f := c.failure(ep, CauseLocal, err.Error(), true, false)
 		f.Local = true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -137,23 +138,34 @@ func (s *bodyShare) giveBack() { s.keep(0) }
 // past limit (http.MaxBytesReader) can. What the body holds stays counted
 // until release is called. A nil m bounds nothing.
 func (m *BodyMemory) ReadAll(body io.Reader, length, limit int64) (_ []byte, release func(), _ error) {
-	share, err := m.take(body, length, limit)
+	b, share, err := m.read(body, length, limit)
 	if err != nil {
-		return nil, func() {}, err
-	}
-	var b []byte
-	if length > 0 {
-		// Its length, counted already, into a buffer of that size: no
-		// read past its end asks for more.
-		b = make([]byte, length)
-		_, err = io.ReadFull(share, b)
-	} else {
-		b, err = io.ReadAll(io.LimitReader(share, limit+1))
-	}
-	if err != nil {
-		share.giveBack()
+		if share != nil {
+			share.giveBack()
+		}
 		return nil, func() {}, err
 	}
 	share.keep(int64(len(b)))
 	return b, share.giveBack, nil
+}
+
+// read reads body within m, an upstream's as a caller's: a body of known
+// length (counted before it is read) into a buffer of that size, whose
+// last read sees the end (a transport then reuses the connection), and
+// one of unknown length to limit bytes and one more at most. The share it
+// returns, nil when the body did not fit at all, holds what was read until
+// the caller keeps or gives it back; an error matching ErrNoBodyMemory is
+// a body that outgrew what m had free.
+func (m *BodyMemory) read(body io.Reader, length, limit int64) ([]byte, *bodyShare, error) {
+	share, err := m.take(body, length, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if length > 0 {
+		b := make([]byte, length)
+		_, err = io.ReadFull(share, b)
+		return b, share, err
+	}
+	b, err := io.ReadAll(io.LimitReader(share, min(limit, math.MaxInt64-1)+1))
+	return b, share, err
 }
